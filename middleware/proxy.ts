@@ -1,0 +1,180 @@
+/**
+ * `proxy`: the terminal handler. Forwards the request (the bytes `body_limit` read) to the
+ * operation's upstream path, with hop-by-hop and internal headers stripped both ways, a deadline
+ * on the whole exchange, and upstream failures turned into Berlin Group errors. Writes are never
+ * retried; a read may be retried once after a connection error.
+ */
+import { z } from "zod";
+import { defineCheck, type GatewayContext } from "../src/check.ts";
+import { BodyLimitError, type Bytes, readLimited } from "../src/body.ts";
+import { GatewayError } from "../src/errors.ts";
+
+/** Headers that belong to one connection and never cross the proxy (RFC 9110 7.6.1). */
+const HOP_BY_HOP = [
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "host",
+  "content-length",
+];
+
+/** Upstream response headers that reveal the core's internals. */
+const INTERNAL = ["server", "x-powered-by", "x-aspnet-version", "x-aspnetmvc-version", "via"];
+
+/** A path template compiled into a function of the path parameters. */
+function compileTemplate(template: string): (params: Record<string, string>) => string {
+  const parts = template.split(/\{([^}]+)\}/);
+  return (params) => {
+    let out = parts[0];
+    for (let i = 1; i < parts.length; i += 2) {
+      out += encodeURIComponent(params[parts[i]] ?? "") + parts[i + 1];
+    }
+    return out;
+  };
+}
+
+/** The upstream path template of an operation: its own, or the public path under the prefix. */
+export function upstreamTemplate(
+  operation: { path: string; upstreamPath?: string },
+  prefix: string,
+): string {
+  return operation.upstreamPath ?? prefix + operation.path.replace(/^\/v1(?=\/|$)/, "");
+}
+
+function clientAddress(c: GatewayContext): string | undefined {
+  const info = c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined;
+  return info?.remoteAddr?.hostname;
+}
+
+function requestHeaders(c: GatewayContext, strip: Set<string>): Headers {
+  const headers = new Headers();
+  for (const [name, value] of c.req.raw.headers) {
+    if (!strip.has(name)) headers.set(name, value);
+  }
+  const address = clientAddress(c);
+  if (address) {
+    const forwarded = c.req.raw.headers.get("x-forwarded-for");
+    headers.set("x-forwarded-for", forwarded ? `${forwarded}, ${address}` : address);
+  }
+  if (!headers.has("x-forwarded-proto")) {
+    headers.set("x-forwarded-proto", new URL(c.req.url).protocol.slice(0, -1));
+  }
+  return headers;
+}
+
+function unavailable(code: "UPSTREAM_UNAVAILABLE" | "UPSTREAM_TIMEOUT", text: string) {
+  return new GatewayError(503, code, text, { headers: { "retry-after": "5" } });
+}
+
+function isTimeout(error: unknown): boolean {
+  return error instanceof DOMException &&
+    (error.name === "TimeoutError" || error.name === "AbortError");
+}
+
+export const proxy = defineCheck({
+  key: "proxy",
+  description: "Forwards the request to the upstream and returns its answer",
+  options: z.object({
+    timeout_ms: z.number().int().positive().default(10_000).describe(
+      "Deadline for the whole upstream exchange (request, answer and its body), in milliseconds",
+    ),
+    retry_reads: z.boolean().default(true).describe(
+      "Retry a GET once when the connection to the upstream fails before any answer (writes are never retried)",
+    ),
+    max_response_bytes: z.number().int().positive().default(10_485_760).describe(
+      "Largest upstream response body passed on; larger answers become 503 UPSTREAM_UNAVAILABLE",
+    ),
+    hide_headers: z.array(z.string().regex(/^[A-Za-z0-9-]+$/)).default([]).describe(
+      "Further upstream response headers to remove (Server, X-Powered-By and hop-by-hop ones always are)",
+    ),
+    no_store: z.enum(["sensitive", "always", "never"]).default("sensitive").describe(
+      "Add Cache-Control: no-store to account and payment data (sensitive), to every answer, or never",
+    ),
+  }).strict(),
+  create(options, { operation, services, sections }) {
+    const base = sections.upstream.url.replace(/\/+$/, "");
+    const path = compileTemplate(upstreamTemplate(operation, sections.upstream.prefix));
+    const method = operation.method;
+    const retries = options.retry_reads && method === "GET" ? 1 : 0;
+    const stripRequest = new Set(HOP_BY_HOP);
+    const stripResponse = new Set([
+      ...HOP_BY_HOP,
+      ...INTERNAL,
+      "content-encoding",
+      ...options.hide_headers.map((h) => h.toLowerCase()),
+    ]);
+    const noStore = options.no_store === "always" ||
+      (options.no_store === "sensitive" && operation.sensitive);
+    const writes = method !== "GET";
+
+    async function exchange(c: GatewayContext, url: string, signal: AbortSignal) {
+      for (let attempt = 0;; attempt++) {
+        try {
+          return await services.fetch(url, {
+            method,
+            headers: requestHeaders(c, stripRequest),
+            body: writes && c.var.body.byteLength > 0 ? c.var.body : undefined,
+            redirect: "manual",
+            signal,
+          });
+        } catch (error) {
+          if (isTimeout(error)) throw error;
+          if (attempt >= retries) throw error;
+        }
+      }
+    }
+
+    return async (c) => {
+      const raw = c.req.url;
+      const query = raw.indexOf("?");
+      const url = base + path(c.var.params) + (query < 0 ? "" : raw.slice(query));
+      const started = performance.now();
+      const signal = AbortSignal.timeout(options.timeout_ms);
+      let response: Response;
+      let body: Bytes;
+      try {
+        response = await exchange(c, url, signal);
+        body = await readLimited(response.body, { maxBytes: options.max_response_bytes });
+      } catch (error) {
+        const ms = Math.round(performance.now() - started);
+        services.log.error({ msg: "upstream failure", op: operation.id, ms, error: String(error) });
+        if (isTimeout(error) || signal.aborted) {
+          throw unavailable(
+            "UPSTREAM_TIMEOUT",
+            writes
+              ? "The bank did not answer in time; the outcome is unknown, read the resource status before retrying"
+              : "The bank did not answer in time",
+          );
+        }
+        if (error instanceof BodyLimitError) {
+          throw unavailable("UPSTREAM_UNAVAILABLE", "The bank's answer was too large to pass on");
+        }
+        throw unavailable(
+          "UPSTREAM_UNAVAILABLE",
+          writes
+            ? "The bank could not be reached or broke the connection; the outcome is unknown, read the resource status before retrying"
+            : "The bank could not be reached",
+        );
+      }
+      c.set("upstream", {
+        status: response.status,
+        ms: Math.round(performance.now() - started),
+      });
+      const headers = new Headers();
+      for (const [name, value] of response.headers) {
+        if (!stripResponse.has(name)) headers.append(name, value);
+      }
+      headers.set("x-content-type-options", "nosniff");
+      if (noStore) headers.set("cache-control", "no-store");
+      c.set("responseBody", body);
+      const empty = response.status === 204 || response.status === 304 || body.byteLength === 0;
+      return new Response(empty ? null : body, { status: response.status, headers });
+    };
+  },
+});

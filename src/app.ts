@@ -1,0 +1,107 @@
+/**
+ * The gateway app: routes registered from the catalogue (as the policy resolved it), each with
+ * its chain built once; Berlin Group 404/405 for everything else; one error handler; the access
+ * log; health endpoints.
+ */
+import { Hono } from "hono";
+import type { GatewayContext, GatewayEnv, Middleware } from "./check.ts";
+import { buildChain } from "./chain.ts";
+import { GatewayError, renderError } from "./errors.ts";
+import type { Policy, ResolvedOperation } from "./policy.ts";
+import type { Services } from "./services.ts";
+import type { Bytes } from "./body.ts";
+import { accessLog } from "./access_log.ts";
+
+/** What the app is built from. */
+export interface AppOptions {
+  policy: Policy;
+  services: Services;
+}
+
+/** `{payment-service}` to Hono's `:payment-service`. */
+function honoPath(template: string): string {
+  return template.replace(/\{([^}]+)\}/g, ":$1");
+}
+
+/** Orders templates so that at each segment a literal wins over a parameter. */
+function bySpecificity(a: string, b: string): number {
+  const x = a.split("/");
+  const y = b.split("/");
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const px = x[i].startsWith("{") ? 1 : 0;
+    const py = y[i].startsWith("{") ? 1 : 0;
+    if (px !== py) return px - py;
+  }
+  return y.length - x.length;
+}
+
+/** Sets the per-request variables every check relies on. */
+function enter(resolved: ResolvedOperation): Middleware {
+  const op = resolved.operation;
+  const empty: Bytes = new Uint8Array(0);
+  return (c, next) => {
+    c.set("op", op);
+    c.set("params", c.req.param() as Record<string, string>);
+    c.set("requestId", c.req.raw.headers.get("x-request-id") ?? "");
+    c.set("body", empty);
+    c.set("psuInitiated", c.req.raw.headers.has("psu-ip-address"));
+    return next();
+  };
+}
+
+function methodNotAllowed(allow: string[]): Middleware {
+  const list = allow.join(", ");
+  return () => {
+    throw new GatewayError(405, "SERVICE_INVALID", `Method not allowed here; allowed: ${list}`, {
+      headers: { allow: list },
+    });
+  };
+}
+
+async function readiness(c: GatewayContext, policy: Policy, services: Services) {
+  try {
+    const response = await services.fetch(policy.upstream.url, {
+      method: "GET",
+      signal: AbortSignal.timeout(2000),
+    });
+    await response.body?.cancel();
+    return c.json({ status: "ready" });
+  } catch {
+    return c.json({ status: "upstream unreachable" }, 503);
+  }
+}
+
+/** Builds the gateway for a policy. */
+export function createApp({ policy, services }: AppOptions): Hono<GatewayEnv> {
+  const app = new Hono<GatewayEnv>();
+  app.get("/healthz", (c) => c.json({ status: "up" }));
+  app.get("/readyz", (c) => readiness(c, policy, services));
+  app.use("*", accessLog(services));
+
+  const byPath = Map.groupBy(policy.operations, (r) => r.operation.path);
+  for (const path of [...byPath.keys()].sort(bySpecificity)) {
+    const resolved = byPath.get(path)!;
+    for (const r of resolved) {
+      const context = { operation: r.operation, services, sections: policy };
+      app.on(r.operation.method, honoPath(path), enter(r), ...buildChain(r.options, context));
+    }
+    app.all(honoPath(path), methodNotAllowed(resolved.map((r) => r.operation.method)));
+  }
+
+  app.notFound(() =>
+    renderError(
+      new GatewayError(404, "RESOURCE_UNKNOWN", "No operation of the interface has this path"),
+    )
+  );
+  app.onError((error, c) => {
+    if (!(error instanceof GatewayError)) {
+      services.log.error({
+        msg: "unhandled error",
+        request_id: c.req.header("x-request-id"),
+        error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+      });
+    }
+    return renderError(error);
+  });
+  return app;
+}

@@ -1,0 +1,70 @@
+/**
+ * The middleware order (one visible list) and the assembly of each operation's chain, built once
+ * at start-up from the resolved policy.
+ *
+ * request -> route (catalogue) -> deprecation -> body -> links -> proxy -> response
+ */
+import type { BuildContext, Check, Finding, Middleware, Mode } from "./check.ts";
+import { GatewayError } from "./errors.ts";
+import { deprecation } from "../middleware/deprecation.ts";
+import { bodyLimit } from "../middleware/body_limit.ts";
+import { links } from "../middleware/links.ts";
+import { proxy } from "../middleware/proxy.ts";
+
+/** Every check in the order it runs; the proxy is the terminal handler. */
+export const CHECKS: readonly Check[] = [
+  deprecation,
+  bodyLimit,
+  links,
+  proxy,
+] as unknown as readonly Check[];
+
+function finding(check: string, mode: Mode, error: GatewayError): Finding {
+  return {
+    check,
+    mode,
+    status: error.status,
+    code: error.code,
+    path: error.path,
+    text: error.message,
+  };
+}
+
+/**
+ * Wraps a check by its mode: a rejection (a {@link GatewayError} thrown before the check passed
+ * the request on) is recorded as a finding; in `report` mode the request then goes on.
+ */
+function withMode(key: string, mode: Mode, middleware: Middleware): Middleware {
+  return async (c, next) => {
+    let passed = false;
+    const pass = () => {
+      passed = true;
+      return next();
+    };
+    try {
+      return await middleware(c, pass);
+    } catch (error) {
+      if (passed || !(error instanceof GatewayError)) throw error;
+      c.var.findings.push(finding(key, mode, error));
+      if (mode === "enforce") throw error;
+      await next();
+    }
+  };
+}
+
+/** Builds one operation's chain: each factory runs once, with that operation's options. */
+export function buildChain(
+  options: Record<string, Record<string, unknown>>,
+  context: BuildContext,
+): Middleware[] {
+  const chain: Middleware[] = [];
+  for (const check of CHECKS) {
+    const resolved = options[check.key];
+    const mode = resolved.mode as Mode | undefined;
+    if (mode === "off") continue;
+    const middleware = check.create(resolved, context);
+    if (!middleware) continue;
+    chain.push(withMode(check.key, mode ?? "enforce", middleware));
+  }
+  return chain;
+}

@@ -1,0 +1,115 @@
+/**
+ * What a check is: a policy key, a zod options schema and a factory that builds the per-operation
+ * middleware once at start-up (Envoy's filter factories, Kong's plugin schemas).
+ *
+ * @example
+ * export const psuGeoLocation = defineCheck({
+ *   key: "psu_geo_location",
+ *   description: "PSU-Geo-Location must look like GEO:<lat>;<long>",
+ *   options: modal({}),
+ *   create: () => (c, next) => { ...; return next(); },
+ * });
+ */
+import { z } from "zod";
+import type { Context, MiddlewareHandler } from "hono";
+import type { Operation } from "./catalogue.ts";
+import type { Services } from "./services.ts";
+import type { PolicySections } from "./sections.ts";
+import type { Bytes } from "./body.ts";
+
+/** How a check acts on a violation: reject, log and forward, or not run at all. */
+export const MODES = ["enforce", "report", "off"] as const;
+export type Mode = typeof MODES[number];
+
+/** A rule violation seen by a check, rejected (enforce) or only reported. */
+export interface Finding {
+  check: string;
+  mode: Mode;
+  status: number;
+  code: string;
+  path?: string;
+  text: string;
+}
+
+/** The TPP calling, once a check has established it. */
+export interface TppIdentity {
+  /** The TPP id (organizationIdentifier, or the token's client id). */
+  id: string;
+  /** PSD2 roles, for example `PSP_PI`. */
+  roles: string[];
+  /** DNS names of the TPP's certificate (CN and SubjectAltName). */
+  domains: string[];
+}
+
+/** Per-request values that checks share, in Hono's context variables. */
+export interface GatewayVariables {
+  /** The operation this request was routed to. */
+  op: Operation;
+  /** The path parameters, decoded. */
+  params: Record<string, string>;
+  /** The X-Request-ID header as sent ("" when absent). */
+  requestId: string;
+  /** The request body, read once with the size limit (empty until `body_limit` ran). */
+  body: Bytes;
+  /** Violations seen so far, for the access log. */
+  findings: Finding[];
+  /** The calling TPP, when known. */
+  tpp?: TppIdentity;
+  /** True when PSU-IP-Address is present: the PSU initiated the request. */
+  psuInitiated: boolean;
+  /** Upstream status and latency, once the proxy ran. */
+  upstream?: { status: number; ms: number };
+  /** The upstream response body the proxy buffered, for response-side stages. */
+  responseBody?: Bytes;
+}
+
+export type GatewayEnv = { Variables: GatewayVariables };
+export type GatewayContext = Context<GatewayEnv>;
+export type Middleware = MiddlewareHandler<GatewayEnv>;
+
+/** What a factory gets besides its options. */
+export interface BuildContext {
+  operation: Operation;
+  services: Services;
+  /** The policy's global sections (upstream, store, ...). */
+  sections: PolicySections;
+}
+
+/** A check: policy key, options schema and factory. */
+export interface Check<Shape extends z.ZodRawShape = z.ZodRawShape> {
+  /** The policy key, also the module and test file stem. */
+  key: string;
+  /** One line for `policy:explain` and the README. */
+  description: string;
+  /** Options; no refinements here (levels are validated field by field). */
+  options: z.ZodObject<Shape>;
+  /** Cross-field rules on the resolved options; each returned string is one problem. */
+  validate?(options: z.output<z.ZodObject<Shape>>): string[];
+  /** Builds the middleware for one operation, or `undefined` when the check does not apply. */
+  create(
+    options: z.output<z.ZodObject<Shape>>,
+    context: BuildContext,
+  ): Middleware | undefined;
+}
+
+/** Declares a check (identity function that keeps the option types). */
+export function defineCheck<Shape extends z.ZodRawShape>(check: Check<Shape>): Check<Shape> {
+  return check;
+}
+
+/** The `mode` field every check has. */
+export function modeField(fallback: Mode = "enforce") {
+  return z.enum(MODES).default(fallback).describe(
+    "enforce: reject violations; report: log them and forward; off: do not run",
+  );
+}
+
+/** An options object with a `mode` field in front. */
+export function modal<Shape extends z.ZodRawShape>(shape: Shape, fallback: Mode = "enforce") {
+  return z.object({ mode: modeField(fallback), ...shape }).strict();
+}
+
+/** The header value, or `undefined` when absent. */
+export function header(c: GatewayContext, name: string): string | undefined {
+  return c.req.raw.headers.get(name) ?? undefined;
+}

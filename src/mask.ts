@@ -1,0 +1,21 @@
+/**
+ * Masking of PSU identifiers and account numbers for logs: enough to correlate, never the value.
+ */
+
+/** Keeps the first and last two characters of values longer than 6, else hides all. */
+export function mask(value: string): string {
+  return value.length > 6 ? `${value.slice(0, 2)}***${value.slice(-2)}` : "***";
+}
+
+/** Path parameters that identify a PSU's account or transaction and are masked in logs. */
+const MASKED_PARAMS = new Set(["account-id", "transactionId"]);
+
+/** The request path with account identifiers masked. */
+export function maskedPath(path: string, params: Record<string, string> | undefined): string {
+  if (!params) return path;
+  let out = path;
+  for (const [name, value] of Object.entries(params)) {
+    if (MASKED_PARAMS.has(name) && value) out = out.replace(encodeURIComponent(value), mask(value));
+  }
+  return out;
+}

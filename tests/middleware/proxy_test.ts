@@ -1,0 +1,184 @@
+import assert from "node:assert/strict";
+import { startGateway } from "../support/gateway.ts";
+import { closedPort, startUpstream } from "../support/upstream.ts";
+
+const ID = "9b2f3c1e-4d5a-4b6c-8d7e-0f1a2b3c4d5e";
+
+function policy(proxy = "") {
+  return `
+upstream:
+  url: \${UPSTREAM_URL}
+  prefix: /psd2/v1
+defaults:
+  proxy:
+    timeout_ms: 400
+${proxy}
+`;
+}
+
+/** A TCP server that accepts connections and closes them at once, counting them. */
+function slammingServer() {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const state = { connections: 0 };
+  (async () => {
+    for await (const conn of listener) {
+      state.connections++;
+      conn.close();
+    }
+  })().catch(() => {});
+  return { url: `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}`, state, listener };
+}
+
+Deno.test("proxy() forwards to the upstream path under the prefix, with the query", async () => {
+  await using upstream = startUpstream();
+  await using gateway = startGateway({ policy: policy(), upstream: upstream.url });
+  const response = await gateway.fetch(
+    "/v1/accounts/acc-1/transactions?bookingStatus=booked&dateFrom=2026-01-01",
+    { headers: { "x-request-id": ID, "consent-id": "c1" } },
+  );
+  assert.equal(response.status, 200);
+  assert.deepEqual(await response.json(), {
+    method: "GET",
+    path: "/psd2/v1/accounts/acc-1/transactions?bookingStatus=booked&dateFrom=2026-01-01",
+  });
+  assert.equal(upstream.received[0].headers.get("consent-id"), "c1");
+  assert.equal(upstream.received[0].headers.get("x-forwarded-proto"), "http");
+  assert.equal(upstream.received[0].headers.get("x-forwarded-for"), "127.0.0.1");
+});
+
+Deno.test("proxy() strips hop-by-hop and internal headers and adds security headers", async () => {
+  await using upstream = startUpstream(() =>
+    new Response('{"ok":true}', {
+      headers: {
+        "content-type": "application/json",
+        server: "legacy-core/7.2",
+        "x-powered-by": "CoreBanking",
+        "x-internal-node": "core-03",
+        "keep-alive": "timeout=5",
+        "x-kept": "yes",
+      },
+    })
+  );
+  await using gateway = startGateway({
+    policy: policy("    hide_headers: [X-Internal-Node]"),
+    upstream: upstream.url,
+  });
+  const response = await gateway.fetch("/v1/consents/c-1", {
+    headers: { "x-request-id": ID, "proxy-authorization": "Basic c2VjcmV0", te: "trailers" },
+  });
+  assert.equal(response.status, 200);
+  await response.body?.cancel();
+  assert.equal(response.headers.get("server"), null);
+  assert.equal(response.headers.get("x-powered-by"), null);
+  assert.equal(response.headers.get("x-internal-node"), null);
+  assert.equal(response.headers.get("keep-alive"), null);
+  assert.equal(response.headers.get("x-kept"), "yes");
+  assert.equal(response.headers.get("cache-control"), "no-store");
+  assert.equal(response.headers.get("x-content-type-options"), "nosniff");
+  assert.equal(response.headers.get("x-request-id"), ID);
+  const seen = upstream.received[0].headers;
+  assert.equal(seen.get("proxy-authorization"), null);
+  assert.equal(seen.get("te"), null);
+});
+
+Deno.test("proxy() does not add no-store to public product data", async () => {
+  await using upstream = startUpstream();
+  await using gateway = startGateway({ policy: policy(), upstream: upstream.url });
+  const response = await gateway.fetch("/v1/products/en/deposits");
+  await response.body?.cancel();
+  assert.equal(response.status, 200);
+  assert.equal(response.headers.get("cache-control"), null);
+  assert.equal(upstream.received[0].path, "/v1/products/en/deposits");
+});
+
+Deno.test("proxy() answers 503 UPSTREAM_UNAVAILABLE when the upstream is unreachable", async () => {
+  await using gateway = startGateway({
+    policy: policy(),
+    upstream: `http://127.0.0.1:${closedPort()}`,
+  });
+  const response = await gateway.fetch("/v1/consents/c-1", { headers: { "x-request-id": ID } });
+  assert.equal(response.status, 503);
+  assert.equal(response.headers.get("retry-after"), "5");
+  assert.equal(response.headers.get("x-request-id"), ID);
+  const body = await response.json();
+  assert.equal(body.tppMessages[0].code, "UPSTREAM_UNAVAILABLE");
+  assert.equal(body.tppMessages[0].category, "ERROR");
+});
+
+Deno.test("proxy() answers 503 UPSTREAM_TIMEOUT when the upstream stalls past the deadline", async () => {
+  let release = () => {};
+  const stalled = new Promise<void>((resolve) => release = resolve);
+  await using upstream = startUpstream(async () => {
+    await stalled;
+    return Response.json({});
+  });
+  await using gateway = startGateway({ policy: policy(), upstream: upstream.url });
+  const response = await gateway.fetch("/v1/payments/domestic", {
+    method: "POST",
+    headers: { "x-request-id": ID, "content-type": "application/json" },
+    body: "{}",
+  });
+  release();
+  assert.equal(response.status, 503);
+  const body = await response.json();
+  assert.equal(body.tppMessages[0].code, "UPSTREAM_TIMEOUT");
+  assert.match(body.tppMessages[0].text, /outcome is unknown/);
+});
+
+Deno.test("proxy() never retries a write, and retries a read once on a connection error", async () => {
+  const server = slammingServer();
+  try {
+    await using gateway = startGateway({ policy: policy(), upstream: server.url });
+    const write = await gateway.fetch("/v1/payments/domestic", {
+      method: "POST",
+      headers: { "x-request-id": ID, "content-type": "application/json" },
+      body: "{}",
+    });
+    assert.equal(write.status, 503);
+    await write.body?.cancel();
+    assert.equal(server.state.connections, 1);
+    const read = await gateway.fetch("/v1/consents/c-1", { headers: { "x-request-id": ID } });
+    assert.equal(read.status, 503);
+    await read.body?.cancel();
+    assert.equal(server.state.connections, 3);
+  } finally {
+    server.listener.close();
+  }
+});
+
+Deno.test("proxy() does not retry reads when the policy says so", async () => {
+  const server = slammingServer();
+  try {
+    await using gateway = startGateway({
+      policy: policy("    retry_reads: false"),
+      upstream: server.url,
+    });
+    const read = await gateway.fetch("/v1/consents/c-1", { headers: { "x-request-id": ID } });
+    await read.body?.cancel();
+    assert.equal(read.status, 503);
+    assert.equal(server.state.connections, 1);
+  } finally {
+    server.listener.close();
+  }
+});
+
+Deno.test("proxy() refuses an upstream answer larger than max_response_bytes", async () => {
+  await using upstream = startUpstream(() => new Response("x".repeat(5000)));
+  await using gateway = startGateway({
+    policy: policy("    max_response_bytes: 1000"),
+    upstream: upstream.url,
+  });
+  const response = await gateway.fetch("/v1/consents/c-1", { headers: { "x-request-id": ID } });
+  assert.equal(response.status, 503);
+  assert.equal((await response.json()).tppMessages[0].code, "UPSTREAM_UNAVAILABLE");
+});
+
+Deno.test("proxy() keeps an encoded slash inside one path parameter", async () => {
+  await using upstream = startUpstream();
+  await using gateway = startGateway({ policy: policy(), upstream: upstream.url });
+  const response = await gateway.fetch("/v1/consents/a%2F..%2Fb/status", {
+    headers: { "x-request-id": ID },
+  });
+  await response.body?.cancel();
+  assert.equal(upstream.received[0].path, "/psd2/v1/consents/a%2F..%2Fb/status");
+});

@@ -1,0 +1,107 @@
+import assert from "node:assert/strict";
+import { parsePolicy, PolicyError, policyJsonSchema } from "../../src/policy.ts";
+
+const env = (name: string) => ({ UPSTREAM_URL: "http://127.0.0.1:9" } as Record<string, string>)[name];
+
+function problems(text: string): string[] {
+  try {
+    parsePolicy("bad.yaml", text, { env });
+  } catch (error) {
+    assert.ok(error instanceof PolicyError);
+    assert.match(error.message, /bad\.yaml/);
+    return error.problems;
+  }
+  assert.fail("the policy was accepted");
+}
+
+const BASE = "upstream:\n  url: ${UPSTREAM_URL}\n";
+
+Deno.test("parsePolicy() resolves defaults, group and operation overrides field by field", () => {
+  const policy = parsePolicy("p.yaml", BASE + `
+defaults:
+  proxy: { timeout_ms: 1000, retry_reads: false }
+groups:
+  ais:
+    proxy: { timeout_ms: 2000 }
+operations:
+  getBalances:
+    proxy: { timeout_ms: 3000 }
+`, { env });
+  const options = (id: string) =>
+    policy.operations.find((r) => r.operation.id === id)!.options.proxy;
+  assert.equal(options("initiatePayment").timeout_ms, 1000);
+  assert.equal(options("getAccountList").timeout_ms, 2000);
+  assert.equal(options("getBalances").timeout_ms, 3000);
+  assert.equal(options("getBalances").retry_reads, false);
+  assert.equal(options("getBalances").max_response_bytes, 10_485_760);
+});
+
+Deno.test("parsePolicy() lists every problem with its path", () => {
+  const found = problems(BASE + `
+defaults:
+  proxy: { timeout_ms: -1, retrys: true }
+  rate_limt: {}
+groups:
+  payments: {}
+operations:
+  initiatePaymnt: {}
+`);
+  assert.ok(found.includes('defaults: unknown key "rate_limt"') || found.some((p) => p.includes('"rate_limt"')), found.join("\n"));
+  assert.ok(found.some((p) => p.startsWith("defaults.proxy.timeout_ms:")), found.join("\n"));
+  assert.ok(found.some((p) => p.startsWith("defaults.proxy") && p.includes('"retrys"')), found.join("\n"));
+  assert.ok(found.includes('groups: unknown group "payments"'), found.join("\n"));
+  assert.ok(found.includes('operations: unknown operation "initiatePaymnt"'), found.join("\n"));
+});
+
+Deno.test("parsePolicy() refuses an unset environment variable and YAML syntax errors", () => {
+  assert.deepEqual(problems("upstream:\n  url: ${NOT_SET_ANYWHERE}\n").slice(0, 1), [
+    'upstream.url: environment variable "NOT_SET_ANYWHERE" is not set',
+  ]);
+  assert.match(problems("upstream: [unclosed\n")[0], /^line \d+:/);
+});
+
+Deno.test("parsePolicy() accepts ${NAME:-default} references", () => {
+  const policy = parsePolicy("p.yaml", "upstream:\n  url: ${NOPE:-http://127.0.0.1:7}\n", { env });
+  assert.equal(policy.upstream.url, "http://127.0.0.1:7");
+});
+
+Deno.test("parsePolicy() applies route overrides and checks their parameters", () => {
+  const policy = parsePolicy("p.yaml", BASE + `
+operations:
+  getTransactionDetails:
+    route:
+      upstream_path: /core/accounts/{account-id}/tx/{transactionId}
+`, { env });
+  const op = policy.operations.find((r) => r.operation.id === "getTransactionDetails")!;
+  assert.equal(op.operation.upstreamPath, "/core/accounts/{account-id}/tx/{transactionId}");
+  const found = problems(BASE + `
+operations:
+  getBalances:
+    route: { path: "/v1/balances/{accountId}" }
+`);
+  assert.match(found[0], /^operations\.getBalances\.route\.path: must use the parameters \{account-id\}/);
+});
+
+Deno.test("parsePolicy() runs cross-field rules of a check", () => {
+  const found = problems(BASE + `
+defaults:
+  deprecation: { since: "2026-05-01", sunset: "2026-01-01" }
+`);
+  assert.ok(found.some((p) => p.includes('sunset "2026-01-01" is before since "2026-05-01"')), found.join("\n"));
+});
+
+Deno.test("the default and example policy files are valid", async () => {
+  for (const file of ["config/policy.yaml"]) {
+    const policy = parsePolicy(file, await Deno.readTextFile(file), { env });
+    assert.ok(policy.operations.length > 30);
+  }
+});
+
+Deno.test("config/policy.schema.json is the schema generated from the zod schemas", async () => {
+  const committed = await Deno.readTextFile("config/policy.schema.json");
+  assert.equal(
+    committed,
+    policyJsonSchema(),
+    "config/policy.schema.json is stale: run deno task policy:schema",
+  );
+});

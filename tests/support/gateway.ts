@@ -1,0 +1,59 @@
+/**
+ * Starts the real gateway on 127.0.0.1 for tests: a policy (the default file, or YAML of the
+ * test's), in front of a given upstream or of a fresh sandbox bank served over HTTP.
+ */
+import { parsePolicy } from "../../src/policy.ts";
+import { createApp } from "../../src/app.ts";
+import { defaultServices, memoryLogger, type Services } from "../../src/services.ts";
+import { serveSandbox } from "../../src/sandbox_server.ts";
+
+/** The default policy file's text. */
+export const DEFAULT_POLICY = Deno.readTextFileSync(
+  new URL("../../config/policy.yaml", import.meta.url),
+);
+
+/** Options of {@link startGateway}. */
+export interface GatewayOptions {
+  /** Policy YAML (default: config/policy.yaml). */
+  policy?: string;
+  /** Upstream base URL (default: a new sandbox bank). */
+  upstream?: string;
+  /** Environment for `${NAME}` references, over the process environment. */
+  env?: Record<string, string>;
+  /** Services to replace. */
+  services?: Partial<Services>;
+}
+
+/** A running gateway. */
+export interface TestGateway extends AsyncDisposable {
+  url: string;
+  log: ReturnType<typeof memoryLogger>;
+  close(): Promise<void>;
+  /** fetch against the gateway; a path is resolved against its URL. */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+}
+
+/** Starts a gateway (and a sandbox bank unless `upstream` is given). */
+export function startGateway(options: GatewayOptions = {}): TestGateway {
+  const sandbox = options.upstream ? undefined : serveSandbox(0);
+  const upstream = options.upstream ?? sandbox!.url;
+  const env = { UPSTREAM_URL: upstream, ...options.env };
+  const policy = parsePolicy("test-policy.yaml", options.policy ?? DEFAULT_POLICY, {
+    env: (name) => env[name as keyof typeof env] ?? Deno.env.get(name),
+  });
+  const log = memoryLogger();
+  const app = createApp({ policy, services: defaultServices({ log, ...options.services }) });
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
+  const url = `http://127.0.0.1:${server.addr.port}`;
+  const close = async () => {
+    await server.shutdown();
+    await sandbox?.server.shutdown();
+  };
+  return {
+    url,
+    log,
+    close,
+    [Symbol.asyncDispose]: close,
+    fetch: (path, init) => fetch(new URL(path, url), init),
+  };
+}
