@@ -2,7 +2,8 @@
  * The middleware order (one visible list) and the assembly of each operation's chain, built once
  * at start-up from the resolved policy.
  *
- * request -> route (catalogue) -> deprecation -> body -> links -> proxy -> response
+ * request -> route (catalogue) -> header rules -> who is calling -> body -> signature -> body rules
+ * -> idempotency -> rate limits -> consent frequency -> links -> proxy (terminal) -> response
  */
 import type { BuildContext, Check, Finding, Middleware, Mode } from "./check.ts";
 import { GatewayError } from "./errors.ts";
@@ -14,7 +15,12 @@ import { proxy } from "../middleware/proxy.ts";
 /** Every check in the order it runs; the proxy is the terminal handler. */
 export const CHECKS: readonly Check[] = [
   deprecation,
+  // Request hardening: header and path rules.
+  // Who is calling: certificates, roles, bearer tokens.
   bodyLimit,
+  // Who is calling: Digest and request signatures.
+  // Request hardening: body rules.
+  // Shared state: idempotency, rate limits, consent frequency.
   links,
   proxy,
 ] as unknown as readonly Check[];

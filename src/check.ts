@@ -16,6 +16,7 @@ import type { Operation } from "./catalogue.ts";
 import type { Services } from "./services.ts";
 import type { PolicySections } from "./sections.ts";
 import type { Bytes } from "./body.ts";
+import { GatewayError } from "./errors.ts";
 
 /** How a check acts on a violation: reject, log and forward, or not run at all. */
 export const MODES = ["enforce", "report", "off"] as const;
@@ -59,6 +60,8 @@ export interface GatewayVariables {
   psuInitiated: boolean;
   /** Upstream status and latency, once the proxy ran. */
   upstream?: { status: number; ms: number };
+  /** The request body parsed as JSON, once `jsonBody()` ran. */
+  json?: unknown;
   /** The upstream response body the proxy buffered, for response-side stages. */
   responseBody?: Bytes;
 }
@@ -107,6 +110,24 @@ export function modeField(fallback: Mode = "enforce") {
 /** An options object with a `mode` field in front. */
 export function modal<Shape extends z.ZodRawShape>(shape: Shape, fallback: Mode = "enforce") {
   return z.object({ mode: modeField(fallback), ...shape }).strict();
+}
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * The request body as JSON, parsed once and shared by every check that needs it; a body that is
+ * not UTF-8 JSON is 400 FORMAT_ERROR. An empty body is `undefined`.
+ */
+export function jsonBody(c: GatewayContext): unknown {
+  if (c.var.json !== undefined || c.var.body.byteLength === 0) return c.var.json;
+  try {
+    c.set("json", JSON.parse(decoder.decode(c.var.body)));
+  } catch {
+    throw new GatewayError(400, "FORMAT_ERROR", "The request body must be well-formed JSON", {
+      path: "body",
+    });
+  }
+  return c.var.json;
 }
 
 /** The header value, or `undefined` when absent. */

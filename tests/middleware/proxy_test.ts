@@ -31,7 +31,7 @@ function slammingServer() {
 
 Deno.test("proxy() forwards to the upstream path under the prefix, with the query", async () => {
   await using upstream = startUpstream();
-  await using gateway = startGateway({ policy: policy(), upstream: upstream.url });
+  await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
   const response = await gateway.fetch(
     "/v1/accounts/acc-1/transactions?bookingStatus=booked&dateFrom=2026-01-01",
     { headers: { "x-request-id": ID, "consent-id": "c1" } },
@@ -59,7 +59,7 @@ Deno.test("proxy() strips hop-by-hop and internal headers and adds security head
       },
     })
   );
-  await using gateway = startGateway({
+  await using gateway = await startGateway({
     policy: policy("    hide_headers: [X-Internal-Node]"),
     upstream: upstream.url,
   });
@@ -83,7 +83,7 @@ Deno.test("proxy() strips hop-by-hop and internal headers and adds security head
 
 Deno.test("proxy() does not add no-store to public product data", async () => {
   await using upstream = startUpstream();
-  await using gateway = startGateway({ policy: policy(), upstream: upstream.url });
+  await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
   const response = await gateway.fetch("/v1/products/en/deposits");
   await response.body?.cancel();
   assert.equal(response.status, 200);
@@ -92,7 +92,7 @@ Deno.test("proxy() does not add no-store to public product data", async () => {
 });
 
 Deno.test("proxy() answers 503 UPSTREAM_UNAVAILABLE when the upstream is unreachable", async () => {
-  await using gateway = startGateway({
+  await using gateway = await startGateway({
     policy: policy(),
     upstream: `http://127.0.0.1:${closedPort()}`,
   });
@@ -112,7 +112,7 @@ Deno.test("proxy() answers 503 UPSTREAM_TIMEOUT when the upstream stalls past th
     await stalled;
     return Response.json({});
   });
-  await using gateway = startGateway({ policy: policy(), upstream: upstream.url });
+  await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
   const response = await gateway.fetch("/v1/payments/domestic", {
     method: "POST",
     headers: { "x-request-id": ID, "content-type": "application/json" },
@@ -128,7 +128,7 @@ Deno.test("proxy() answers 503 UPSTREAM_TIMEOUT when the upstream stalls past th
 Deno.test("proxy() never retries a write, and retries a read once on a connection error", async () => {
   const server = slammingServer();
   try {
-    await using gateway = startGateway({ policy: policy(), upstream: server.url });
+    await using gateway = await startGateway({ policy: policy(), upstream: server.url });
     const write = await gateway.fetch("/v1/payments/domestic", {
       method: "POST",
       headers: { "x-request-id": ID, "content-type": "application/json" },
@@ -149,7 +149,7 @@ Deno.test("proxy() never retries a write, and retries a read once on a connectio
 Deno.test("proxy() does not retry reads when the policy says so", async () => {
   const server = slammingServer();
   try {
-    await using gateway = startGateway({
+    await using gateway = await startGateway({
       policy: policy("    retry_reads: false"),
       upstream: server.url,
     });
@@ -164,7 +164,7 @@ Deno.test("proxy() does not retry reads when the policy says so", async () => {
 
 Deno.test("proxy() refuses an upstream answer larger than max_response_bytes", async () => {
   await using upstream = startUpstream(() => new Response("x".repeat(5000)));
-  await using gateway = startGateway({
+  await using gateway = await startGateway({
     policy: policy("    max_response_bytes: 1000"),
     upstream: upstream.url,
   });
@@ -175,7 +175,7 @@ Deno.test("proxy() refuses an upstream answer larger than max_response_bytes", a
 
 Deno.test("proxy() keeps an encoded slash inside one path parameter", async () => {
   await using upstream = startUpstream();
-  await using gateway = startGateway({ policy: policy(), upstream: upstream.url });
+  await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
   const response = await gateway.fetch("/v1/consents/a%2F..%2Fb/status", {
     headers: { "x-request-id": ID },
   });

@@ -5,7 +5,6 @@
 import { parsePolicy } from "../../src/policy.ts";
 import { createApp } from "../../src/app.ts";
 import { defaultServices, memoryLogger, type Services } from "../../src/services.ts";
-import { serveSandbox } from "../../src/sandbox_server.ts";
 
 /** The default policy file's text. */
 export const DEFAULT_POLICY = Deno.readTextFileSync(
@@ -34,8 +33,11 @@ export interface TestGateway extends AsyncDisposable {
 }
 
 /** Starts a gateway (and a sandbox bank unless `upstream` is given). */
-export function startGateway(options: GatewayOptions = {}): TestGateway {
-  const sandbox = options.upstream ? undefined : serveSandbox(0);
+export async function startGateway(options: GatewayOptions = {}): Promise<TestGateway> {
+  // Loaded only when needed, so that proxy tests do not depend on the sandbox bank.
+  const sandbox = options.upstream
+    ? undefined
+    : (await import("../../src/sandbox_server.ts")).serveSandbox(0);
   const upstream = options.upstream ?? sandbox!.url;
   const env = { UPSTREAM_URL: upstream, ...options.env };
   const policy = parsePolicy("test-policy.yaml", options.policy ?? DEFAULT_POLICY, {
