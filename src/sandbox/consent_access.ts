@@ -1,0 +1,84 @@
+/**
+ * What a consent lets an account read see: the Consent-ID check and the grants per account.
+ *
+ * Grants come from `access.accounts`, `access.balances` and `access.transactions` (account
+ * references by iban; balances and transactions imply details), or from the extensions
+ * `allPsd2: "allAccounts"` (everything), `availableAccounts: "allAccounts"` (the list only) and
+ * `availableAccountsWithBalance: "allAccounts"` (the list with balances).
+ */
+import type { Context } from "hono";
+import { effectiveStatus } from "./consent_rules.ts";
+import type { SeedAccount } from "./data.ts";
+import { formatError, SandboxError } from "./errors.ts";
+import { headerValue, isObject } from "./request.ts";
+import type { Consent, SandboxState } from "./state.ts";
+
+/** What a consent grants on one account. */
+export interface Grants {
+  list: boolean;
+  /** Balances may be shown in the account list (`withBalance=true`). */
+  listBalances: boolean;
+  details: boolean;
+  balances: boolean;
+  transactions: boolean;
+}
+
+const ALL = ["allAccounts", "allAccountsWithOwnerName"];
+
+/**
+ * The valid consent named by the Consent-ID header.
+ *
+ * Unknown: 403 CONSENT_UNKNOWN; not yet authorised: 401 CONSENT_INVALID; expired or
+ * terminated: 401 CONSENT_EXPIRED.
+ */
+export function requireConsent(c: Context, state: SandboxState): Consent {
+  const id = headerValue(c, "Consent-ID");
+  if (!id) throw formatError('Header "Consent-ID" is missing', "Consent-ID");
+  const consent = state.consents.get(id);
+  if (!consent) {
+    throw new SandboxError(403, "CONSENT_UNKNOWN", {
+      text: `Consent "${id}" is unknown`,
+      path: "Consent-ID",
+    });
+  }
+  const status = effectiveStatus(consent, state.now());
+  if (status === "valid") return consent;
+  const code = status === "received" ? "CONSENT_INVALID" : "CONSENT_EXPIRED";
+  const text = status === "received"
+    ? `Consent "${id}" is not authorised yet`
+    : `Consent "${id}" has status "${status}"`;
+  throw new SandboxError(401, code, { text, path: "Consent-ID" });
+}
+
+/** What the consent grants on the account. */
+export function grantsOf(consent: Consent, account: SeedAccount): Grants {
+  const access = consent.access;
+  if (ALL.includes(String(access.allPsd2))) {
+    return { list: true, listBalances: true, details: true, balances: true, transactions: true };
+  }
+  const balances = names(access.balances, account);
+  const transactions = names(access.transactions, account);
+  const details = balances || transactions || names(access.accounts, account);
+  const list = details || ALL.includes(String(access.availableAccounts)) ||
+    ALL.includes(String(access.availableAccountsWithBalance));
+  const listBalances = balances || ALL.includes(String(access.availableAccountsWithBalance));
+  return { list, listBalances, details, balances, transactions };
+}
+
+/** Throws 401 CONSENT_INVALID when the consent does not grant `what` on the account. */
+export function requireGrant(grants: Grants, what: keyof Grants) {
+  if (grants[what]) return;
+  throw new SandboxError(401, "CONSENT_INVALID", {
+    text: `The consent does not grant "${what}" for this account`,
+    path: "Consent-ID",
+  });
+}
+
+function names(references: unknown, account: SeedAccount): boolean {
+  if (!Array.isArray(references)) return false;
+  return references.some((ref) => isObject(ref) && normalise(ref.iban) === account.iban);
+}
+
+function normalise(iban: unknown): string {
+  return typeof iban === "string" ? iban.replace(/\s+/g, "").toUpperCase() : "";
+}

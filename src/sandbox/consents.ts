@@ -1,0 +1,121 @@
+/**
+ * Account-access consents of the legacy core: create, read, status, delete and authorise.
+ *
+ * Links follow the payment rules: an implicit authorisation (`scaStatus`, `scaRedirect`), or
+ * only `startAuthorisation` for a corporate PSU or an explicit-authorisation preference.
+ */
+import type { Context, Hono } from "hono";
+import {
+  type AuthorisationHost,
+  mountAuthorisations,
+  scaLinks,
+  startAuthorisation,
+} from "./authorisations.ts";
+import { adjustValidUntil, effectiveStatus, expireEarlierRecurring } from "./consent_rules.ts";
+import { isIsoDate } from "./dates.ts";
+import { formatError, resourceUnknown, SandboxError } from "./errors.ts";
+import { headerIsTrue, headerValue, isObject, readJsonObject } from "./request.ts";
+import type { Consent, SandboxState } from "./state.ts";
+
+const BASE = "/psd2/v1/consents";
+const ONE = `${BASE}/:consentId`;
+
+/** Relative href of a consent. */
+export function consentHref(consent: Consent): string {
+  return `${BASE}/${consent.id}`;
+}
+
+/** The consent's authorisations; a finalised one makes a received consent `valid`. */
+export function consentAuthorisations(state: SandboxState, consent: Consent): AuthorisationHost {
+  return {
+    base: `${consentHref(consent)}/authorisations`,
+    items: consent.authorisations,
+    checkStart() {
+      const status = effectiveStatus(consent, state.now());
+      if (status !== "received") {
+        throw new SandboxError(409, "STATUS_INVALID", {
+          text: `Consent "${consent.id}" with status "${status}" takes no authorisation`,
+          path: "consentId",
+        });
+      }
+    },
+    finalised(auth) {
+      if (effectiveStatus(consent, state.now()) !== "received") return;
+      consent.status = "valid";
+      consent.psuId ??= auth.psuId;
+      expireEarlierRecurring(state, consent);
+    },
+  };
+}
+
+/** Mounts the consent routes on the app. */
+export function mountConsents(app: Hono, state: SandboxState) {
+  const find = (c: Context) => findConsent(state, c);
+  app.post(BASE, async (c) => {
+    const consent = createConsent(await readJsonObject(c), { c, now: state.now() });
+    state.consents.set(consent.id, consent);
+    const href = consentHref(consent);
+    const links: Record<string, { href: string }> = {
+      self: { href },
+      status: { href: `${href}/status` },
+    };
+    if (
+      headerValue(c, "PSU-Corporate-ID") || headerIsTrue(c, "TPP-Explicit-Authorisation-Preferred")
+    ) {
+      links.startAuthorisation = { href: `${href}/authorisations` };
+    } else {
+      const host = consentAuthorisations(state, consent);
+      Object.assign(links, scaLinks(host, startAuthorisation(host, c)));
+    }
+    return c.json({ consentStatus: consent.status, consentId: consent.id, _links: links }, 201);
+  });
+  app.get(ONE, (c) => {
+    const consent = find(c);
+    return c.json({
+      access: consent.access,
+      recurringIndicator: consent.recurringIndicator,
+      validUntil: consent.validUntil,
+      frequencyPerDay: consent.frequencyPerDay,
+      consentStatus: effectiveStatus(consent, state.now()),
+      _links: { account: { href: "/psd2/v1/accounts" } },
+    });
+  });
+  app.get(`${ONE}/status`, (c) => {
+    return c.json({ consentStatus: effectiveStatus(find(c), state.now()) });
+  });
+  app.delete(ONE, (c) => {
+    find(c).status = "terminatedByTpp";
+    return c.body(null, 204);
+  });
+  mountAuthorisations(app, {
+    path: `${ONE}/authorisations`,
+    resolve: (c) => consentAuthorisations(state, find(c)),
+  });
+}
+
+function createConsent(
+  body: Record<string, unknown>,
+  options: { c: Context; now: Date },
+): Consent {
+  if (!isIsoDate(body.validUntil)) {
+    throw formatError('Field "validUntil" must be a date written YYYY-MM-DD', "validUntil");
+  }
+  const frequency = body.frequencyPerDay;
+  return {
+    id: crypto.randomUUID(),
+    access: isObject(body.access) ? body.access : {},
+    recurringIndicator: body.recurringIndicator === true,
+    validUntil: adjustValidUntil(body.validUntil, options.now),
+    frequencyPerDay: typeof frequency === "number" && Number.isFinite(frequency) ? frequency : 1,
+    combinedServiceIndicator: body.combinedServiceIndicator === true,
+    psuId: headerValue(options.c, "PSU-ID"),
+    status: "received",
+    authorisations: new Map(),
+  };
+}
+
+function findConsent(state: SandboxState, c: Context): Consent {
+  const consent = state.consents.get(c.req.param("consentId") ?? "");
+  if (!consent) throw resourceUnknown("Consent", "consentId");
+  return consent;
+}

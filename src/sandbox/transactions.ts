@@ -1,0 +1,79 @@
+/**
+ * Transaction reads of the legacy core: the filtered transaction list and single transaction
+ * details of an account.
+ *
+ * Filters: `bookingStatus` (information, booked, pending, both, all; required), `dateFrom` and
+ * `dateTo` (inclusive; dateTo defaults to today). Booked entries filter by bookingDate, pending
+ * entries by valueDate (their entry date). `all` adds the standing orders of `information`.
+ */
+import type { Context, Hono } from "hono";
+import { accountHref, readableAccount } from "./accounts.ts";
+import { isIsoDate, isoDate } from "./dates.ts";
+import { formatError, resourceUnknown } from "./errors.ts";
+import type { SandboxState } from "./state.ts";
+import {
+  type AccountTransactions,
+  type SeedTransaction,
+  TRANSACTIONS,
+} from "./transaction_data.ts";
+
+const NO_TRANSACTIONS: AccountTransactions = { booked: [], pending: [], information: [] };
+
+const BOOKING_STATUSES = ["information", "booked", "pending", "both", "all"];
+
+/** Mounts the transaction list and details routes on the app. */
+export function mountTransactions(app: Hono, state: SandboxState) {
+  app.get("/psd2/v1/accounts/:accountId/transactions", (c) => {
+    const { account } = readableAccount(c, { state, what: "transactions" });
+    const { status, from, to } = readFilters(c, state.now());
+    const seed = TRANSACTIONS.get(account.resourceId) ?? NO_TRANSACTIONS;
+    const href = accountHref(account);
+    const inRange = (date: string) => date >= from && date <= to;
+    const view = (t: SeedTransaction) => ({
+      ...t,
+      _links: { transactionDetails: { href: `${href}/transactions/${t.transactionId}` } },
+    });
+    const transactions: Record<string, unknown> = {};
+    if (["booked", "both", "all"].includes(status)) {
+      transactions.booked = seed.booked.filter((t) => inRange(t.bookingDate ?? "")).map(view);
+    }
+    if (["pending", "both", "all"].includes(status)) {
+      transactions.pending = seed.pending.filter((t) => inRange(t.valueDate)).map(view);
+    }
+    if (["information", "all"].includes(status)) transactions.information = seed.information;
+    transactions._links = { account: { href } };
+    return c.json({ account: { iban: account.iban }, transactions });
+  });
+  app.get("/psd2/v1/accounts/:accountId/transactions/:transactionId", (c) => {
+    const { account } = readableAccount(c, { state, what: "transactions" });
+    const seed = TRANSACTIONS.get(account.resourceId) ?? NO_TRANSACTIONS;
+    const id = c.req.param("transactionId");
+    const entry = [...seed.booked, ...seed.pending].find((t) => t.transactionId === id);
+    if (!entry) throw resourceUnknown("Transaction", "transactionId");
+    return c.json({ transactionsDetails: { ...entry, mandateId: `MNDT-${entry.transactionId}` } });
+  });
+}
+
+function readFilters(c: Context, now: Date) {
+  const status = c.req.query("bookingStatus") ?? "";
+  if (!BOOKING_STATUSES.includes(status)) {
+    throw formatError(
+      `Query "bookingStatus" must be one of ${BOOKING_STATUSES.join(", ")}`,
+      "bookingStatus",
+    );
+  }
+  return {
+    status,
+    from: readDate(c, "dateFrom") ?? "0000-01-01",
+    to: readDate(c, "dateTo") ?? isoDate(now),
+  };
+}
+
+function readDate(c: Context, name: string): string | undefined {
+  const value = c.req.query(name);
+  if (value === undefined || value === "") return undefined;
+  if (!isIsoDate(value)) {
+    throw formatError(`Query "${name}" must be a date written YYYY-MM-DD`, name);
+  }
+  return value;
+}
