@@ -4,7 +4,8 @@
  */
 import { loadPolicy, PolicyError } from "./src/policy.ts";
 import { createApp } from "./src/app.ts";
-import { defaultServices } from "./src/services.ts";
+import { defaultServices, jsonLogger } from "./src/services.ts";
+import { createStore } from "./src/store/mod.ts";
 import { serveSandbox } from "./src/sandbox_server.ts";
 
 const file = Deno.env.get("GATEWAY_POLICY") ?? "config/policy.yaml";
@@ -15,7 +16,9 @@ if (!Deno.env.get("UPSTREAM_URL")) {
 }
 try {
   const policy = await loadPolicy(file);
-  const app = createApp({ policy, services: defaultServices() });
+  const log = jsonLogger();
+  const store = await createStore(policy.store, { log });
+  const app = createApp({ policy, services: defaultServices({ log, store }) });
   const hostname = Deno.env.get("HOST") ?? "127.0.0.1";
   const port = Number(Deno.env.get("PORT") ?? 8080);
   Deno.serve({

@@ -47,7 +47,8 @@ export function upstreamTemplate(
   return operation.upstreamPath ?? prefix + operation.path.replace(/^\/v1(?=\/|$)/, "");
 }
 
-function clientAddress(c: GatewayContext): string | undefined {
+/** The address of the connection's peer (the client, or the TLS terminator in front). */
+export function clientAddress(c: GatewayContext): string | undefined {
   const info = c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined;
   return info?.remoteAddr?.hostname;
 }

@@ -11,6 +11,9 @@ import { deprecation } from "../middleware/deprecation.ts";
 import { bodyLimit } from "../middleware/body_limit.ts";
 import { links } from "../middleware/links.ts";
 import { proxy } from "../middleware/proxy.ts";
+import { idempotency } from "../middleware/idempotency.ts";
+import { rateLimit } from "../middleware/rate_limit.ts";
+import { consentFrequency } from "../middleware/consent_frequency.ts";
 
 /** Every check in the order it runs; the proxy is the terminal handler. */
 export const CHECKS: readonly Check[] = [
@@ -20,7 +23,10 @@ export const CHECKS: readonly Check[] = [
   bodyLimit,
   // Who is calling: Digest and request signatures.
   // Request hardening: body rules.
-  // Shared state: idempotency, rate limits, consent frequency.
+  // Shared state: idempotency, rate limits, consent frequency (one store decision together).
+  idempotency,
+  rateLimit,
+  consentFrequency,
   links,
   proxy,
 ] as unknown as readonly Check[];

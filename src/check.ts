@@ -16,6 +16,7 @@ import type { Operation } from "./catalogue.ts";
 import type { Services } from "./services.ts";
 import type { PolicySections } from "./sections.ts";
 import type { Bytes } from "./body.ts";
+import type { DecisionOutcome } from "./shared_state.ts";
 import { GatewayError } from "./errors.ts";
 
 /** How a check acts on a violation: reject, log and forward, or not run at all. */
@@ -64,6 +65,8 @@ export interface GatewayVariables {
   json?: unknown;
   /** The upstream response body the proxy buffered, for response-side stages. */
   responseBody?: Bytes;
+  /** The shared-state decision of this request, asked of the store once (src/shared_state.ts). */
+  decision?: Promise<DecisionOutcome>;
 }
 
 export type GatewayEnv = { Variables: GatewayVariables };

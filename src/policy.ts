@@ -94,12 +94,12 @@ const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 /** Replaces `${NAME}` and `${NAME:-default}` in every string; unset names are problems. */
 function substituteEnv(
   value: unknown,
-  env: (name: string) => string | undefined,
+  env: (name: string, fallback?: string) => string | undefined,
   where: { path: string; problems: string[] },
 ): unknown {
   if (typeof value === "string") {
     return value.replace(ENV_REF, (_, name: string, fallback?: string) => {
-      const found = env(name) ?? fallback;
+      const found = env(name, fallback);
       if (found === undefined) {
         where.problems.push(`${where.path || "(root)"}: environment variable "${name}" is not set`);
         return "";
@@ -187,6 +187,8 @@ function resolveOperation(
 export interface LoadOptions {
   /** Environment lookup for `${NAME}` references (default: `Deno.env.get`). */
   env?: (name: string) => string | undefined;
+  /** Value of a `${NAME}` that is neither set nor has a `:-default` (default: a problem). */
+  placeholder?: (name: string) => string | undefined;
 }
 
 /**
@@ -194,7 +196,9 @@ export interface LoadOptions {
  * problem with its path in the file.
  */
 export function parsePolicy(file: string, text: string, options: LoadOptions = {}): Policy {
-  const env = options.env ?? ((name: string) => Deno.env.get(name));
+  const lookup = options.env ?? ((name: string) => Deno.env.get(name));
+  const env = (name: string, fallback?: string) =>
+    lookup(name) ?? fallback ?? options.placeholder?.(name);
   const document = parseDocument(text);
   if (document.errors.length > 0) {
     throw new PolicyError(

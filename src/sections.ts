@@ -14,9 +14,61 @@ export const upstreamSection = z.object({
   ),
 }).strict().describe("The upstream (legacy core banking API)");
 
+/** Where shared state lives (idempotency records, rate limits, consent frequency). */
+export const storeSection = z.object({
+  kind: z.enum(["memory", "redis", "upstash"]).default("memory").describe(
+    "memory: in-process, for one instance; redis: Redis over TCP; upstash: Redis over HTTP (edge runtimes)",
+  ),
+  url: z.string().default("").describe(
+    "redis: redis://host:6379 (rediss:// for TLS); upstash: the REST URL; from ${ENV}, for example ${STORE_URL}",
+  ),
+  token: z.string().default("").describe("upstash: the REST token, from ${ENV}"),
+  prefix: z.string().regex(/^[A-Za-z0-9:._-]*$/).default("xs2a:").describe(
+    "Prefix of every key, so that several gateways (or environments) can share one Redis",
+  ),
+  timeout_ms: z.number().int().positive().default(500).describe(
+    "Deadline of one store call; past it the store counts as unavailable and each check's `fail` applies",
+  ),
+  max_entries: z.number().int().positive().default(100_000).describe(
+    "memory: most entries kept; past it the oldest is evicted, so memory stays flat",
+  ),
+}).strict().superRefine((store, context) => {
+  if (store.kind === "memory") return;
+  if (store.url === "") {
+    context.addIssue({
+      code: "custom",
+      path: ["url"],
+      message: `a ${store.kind} store needs a url`,
+    });
+  } else if (!URL.canParse(store.url)) {
+    context.addIssue({ code: "custom", path: ["url"], message: "must be a URL" });
+  } else {
+    const scheme = new URL(store.url).protocol;
+    const want = store.kind === "redis" ? ["redis:", "rediss:"] : ["https:", "http:"];
+    if (!want.includes(scheme)) {
+      context.addIssue({
+        code: "custom",
+        path: ["url"],
+        message: `a ${store.kind} store needs a ${want.join(" or ")} URL, got "${scheme}"`,
+      });
+    }
+  }
+  if (store.kind === "upstash" && store.token === "") {
+    context.addIssue({
+      code: "custom",
+      path: ["token"],
+      message: "an upstash store needs a token",
+    });
+  }
+}).prefault({}).describe("The shared-state store (default: in-process memory)");
+
+/** The parsed `store` section. */
+export type StoreSection = z.output<typeof storeSection>;
+
 /** Every global section, by its key in the policy file. */
 export const SECTIONS = {
   upstream: upstreamSection,
+  store: storeSection,
 };
 
 /** The global sections of a loaded policy, parsed. */

@@ -1,6 +1,8 @@
 /**
- * The dependencies the app is built with (fetch, clock, log), so that tests pass their own.
+ * The dependencies the app is built with (fetch, clock, log, store), so that tests pass their own.
  */
+import { MemoryStore } from "./store/memory.ts";
+import type { Store } from "./store/mod.ts";
 
 /** One structured log line. */
 export type LogEntry = Record<string, unknown>;
@@ -17,6 +19,8 @@ export interface Services {
   log: Logger;
   /** Milliseconds since the epoch. */
   now(): number;
+  /** Shared state (idempotency, rate limits, consent frequency); see `createStore`. */
+  store: Store;
 }
 
 /** A logger writing one JSON object per line to stdout (info) or stderr (error). */
@@ -39,5 +43,11 @@ export function memoryLogger(): Logger & { lines: LogEntry[] } {
 
 /** The real services. */
 export function defaultServices(overrides: Partial<Services> = {}): Services {
-  return { fetch: globalThis.fetch, log: jsonLogger(), now: Date.now, ...overrides };
+  return {
+    fetch: globalThis.fetch,
+    log: jsonLogger(),
+    now: Date.now,
+    ...overrides,
+    store: overrides.store ?? new MemoryStore(),
+  };
 }

@@ -5,6 +5,7 @@
 import { parsePolicy } from "../../src/policy.ts";
 import { createApp } from "../../src/app.ts";
 import { defaultServices, memoryLogger, type Services } from "../../src/services.ts";
+import { createStore, type Store } from "../../src/store/mod.ts";
 
 /** The default policy file's text. */
 export const DEFAULT_POLICY = Deno.readTextFileSync(
@@ -19,7 +20,7 @@ export interface GatewayOptions {
   upstream?: string;
   /** Environment for `${NAME}` references, over the process environment. */
   env?: Record<string, string>;
-  /** Services to replace. */
+  /** Services to replace (a store given here is not closed with the gateway). */
   services?: Partial<Services>;
 }
 
@@ -27,6 +28,8 @@ export interface GatewayOptions {
 export interface TestGateway extends AsyncDisposable {
   url: string;
   log: ReturnType<typeof memoryLogger>;
+  /** The gateway's store (from the policy's `store` section unless the test passed one). */
+  store: Store;
   close(): Promise<void>;
   /** fetch against the gateway; a path is resolved against its URL. */
   fetch(path: string, init?: RequestInit): Promise<Response>;
@@ -44,16 +47,20 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
     env: (name) => env[name as keyof typeof env] ?? Deno.env.get(name),
   });
   const log = memoryLogger();
-  const app = createApp({ policy, services: defaultServices({ log, ...options.services }) });
+  const ownStore = options.services?.store ? undefined : await createStore(policy.store, { log });
+  const store = options.services?.store ?? ownStore!;
+  const app = createApp({ policy, services: defaultServices({ log, ...options.services, store }) });
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
   const url = `http://127.0.0.1:${server.addr.port}`;
   const close = async () => {
     await server.shutdown();
     await sandbox?.server.shutdown();
+    await ownStore?.close();
   };
   return {
     url,
     log,
+    store,
     close,
     [Symbol.asyncDispose]: close,
     fetch: (path, init) => fetch(new URL(path, url), init),

@@ -1,0 +1,191 @@
+/**
+ * `consent_frequency`: the consent's frequencyPerDay, counted at the edge for every gateway
+ * instance. The gateway learns each consent as it passes (POST /v1/consents: the request's
+ * recurringIndicator, frequencyPerDay and validUntil with the answer's consentId; GET of the
+ * consent refreshes it; DELETE forgets it) and keeps it until validUntil. An account read without
+ * PSU-IP-Address (TPP-initiated) counts per consent, per resource (path) and per calendar day of
+ * the bank's time zone, against min(frequencyPerDay, the TPP's maximum); a one-off consent allows
+ * 1 read of each resource, whoever initiates it; PSU-initiated reads on recurring consents are
+ * not counted. Over it: 429 ACCESS_EXCEEDED. A consent the gateway never saw is forwarded (the
+ * core decides), optionally capped by a default.
+ */
+import { z } from "zod";
+import { defineCheck, type GatewayContext, header, jsonBody, modal } from "../src/check.ts";
+import { GatewayError } from "../src/errors.ts";
+import { bankCalendar, isTimeZone } from "../src/calendar.ts";
+import {
+  decide,
+  decisionPlan,
+  duration,
+  failField,
+  keyPart,
+  storeUnavailable,
+} from "../src/shared_state.ts";
+import type { Services } from "../src/services.ts";
+
+const KEY = "consent_frequency";
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** What the gateway keeps of a consent. */
+interface ConsentTerms {
+  recurring: boolean;
+  frequencyPerDay: number;
+  validUntil: string;
+}
+
+/** The terms in a consent request or a consent read answer, if they are complete. */
+export function consentTerms(value: unknown): ConsentTerms | undefined {
+  if (!value || typeof value !== "object") return undefined;
+  const { recurringIndicator, frequencyPerDay, validUntil } = value as Record<string, unknown>;
+  if (typeof recurringIndicator !== "boolean") return undefined;
+  if (!Number.isInteger(frequencyPerDay) || (frequencyPerDay as number) < 1) return undefined;
+  if (typeof validUntil !== "string" || !DATE.test(validUntil)) return undefined;
+  return { recurring: recurringIndicator, frequencyPerDay: frequencyPerDay as number, validUntil };
+}
+
+function consentKey(id: string): string {
+  return `consent:${keyPart(id)}`;
+}
+
+function responseJson(c: GatewayContext): unknown {
+  const body = c.var.responseBody;
+  if (!body || body.byteLength === 0) return undefined;
+  try {
+    return JSON.parse(new TextDecoder().decode(body));
+  } catch {
+    return undefined;
+  }
+}
+
+export const consentFrequency = defineCheck({
+  key: KEY,
+  description: "Counts TPP-initiated account reads against the consent's frequencyPerDay (429)",
+  options: modal({
+    fail: failField("open"),
+    time_zone: z.string().min(1).default("UTC").describe(
+      "The bank's time zone (IANA name, for example Asia/Tbilisi): a day of reads starts at its midnight",
+    ),
+    max_per_day: z.number().int().min(1).default(4).describe(
+      "The largest frequencyPerDay honoured: the effective limit is min(requested, this)",
+    ),
+    bilateral: z.record(z.string().min(1), z.number().int().min(1)).default({}).describe(
+      "Maximum agreed bilaterally, by TPP id (replaces max_per_day for that TPP)",
+    ),
+    unknown_consent_limit: z.number().int().min(0).default(0).describe(
+      "TPP-initiated reads a day per resource for a consent the gateway never saw; 0: not counted",
+    ),
+    max_retention: duration().prefault("400d").describe(
+      "Longest a learnt consent is kept (a validUntil of 9999-12-31 asks for the maximum)",
+    ),
+  }),
+  validate(options) {
+    return isTimeZone(options.time_zone)
+      ? []
+      : [`time_zone "${options.time_zone}" is not a known IANA time zone`];
+  },
+  create(options, context) {
+    const { operation, services } = context;
+    const calendar = bankCalendar(options.time_zone);
+
+    /** Keeps (or, when already expired, forgets) a consent's terms. */
+    async function learn(id: string, terms: ConsentTerms) {
+      const nextDay = new Date(Date.parse(`${terms.validUntil}T00:00:00Z`) + 86_400_000)
+        .toISOString().slice(0, 10);
+      const ttl = Math.min(calendar.startOf(nextDay) - services.now(), options.max_retention);
+      try {
+        if (ttl <= 0) return await services.store.delete(consentKey(id));
+        await services.store.put(
+          consentKey(id),
+          `${terms.recurring ? 1 : 0}|${terms.frequencyPerDay}`,
+          ttl,
+        );
+      } catch (error) {
+        services.log.error({ msg: "consent not learnt", op: operation.id, error: String(error) });
+      }
+    }
+
+    if (operation.id === "createConsent") {
+      return async (c, next) => {
+        await next();
+        if (c.res.status !== 201 || !c.var.upstream) return;
+        const id = (responseJson(c) as { consentId?: unknown } | undefined)?.consentId;
+        let terms: ConsentTerms | undefined;
+        try {
+          terms = consentTerms(jsonBody(c));
+        } catch {
+          terms = undefined;
+        }
+        if (typeof id === "string" && id !== "" && terms) await learn(id, terms);
+      };
+    }
+    if (operation.id === "getConsentInformation") {
+      return async (c, next) => {
+        await next();
+        if (c.res.status !== 200 || !c.var.upstream) return;
+        const terms = consentTerms(responseJson(c));
+        if (terms) await learn(c.var.params.consentId, terms);
+      };
+    }
+    if (operation.id === "deleteConsent") {
+      return async (c, next) => {
+        await next();
+        if (c.res.status >= 300 || !c.var.upstream) return;
+        await forget(services, c.var.params.consentId);
+      };
+    }
+    if (operation.group !== "ais") return undefined;
+
+    const enforce = options.mode === "enforce";
+    const plan = decisionPlan(context);
+    plan.frequency = (c) => {
+      const consent = header(c, "consent-id");
+      if (!consent) return undefined;
+      const tpp = c.var.tpp?.id;
+      const base = `freq:${keyPart(consent)}:`;
+      const resource = keyPart(c.req.path);
+      return {
+        consentKey: consentKey(consent),
+        days: calendar.around(services.now()).map((day) => ({
+          key: `${base}${day.label}:${resource}`,
+          start: day.start,
+          end: day.end,
+        })),
+        max: (tpp ? options.bilateral[tpp] : undefined) ?? options.max_per_day,
+        unknownLimit: options.unknown_consent_limit,
+        psuInitiated: c.var.psuInitiated,
+        enforce,
+      };
+    };
+
+    return async (c, next) => {
+      const outcome = await decide(c, plan, services);
+      if (outcome.error) {
+        storeUnavailable(c, services, { check: KEY, fail: options.fail });
+        return next();
+      }
+      const result = outcome.verdict.frequency;
+      if (!result || !result.counted || result.allowed) return next();
+      throw new GatewayError(
+        429,
+        "ACCESS_EXCEEDED",
+        `Consent "${header(c, "consent-id")}" allows ${result.limit} ${
+          result.limit === 1 ? "read" : "reads"
+        } of this resource a day${
+          result.known ? "" : " (consent not known to the gateway)"
+        }; the count starts again at midnight ${options.time_zone}`,
+        {
+          path: "Consent-ID",
+          headers: { "retry-after": String(Math.max(1, Math.ceil(result.retryMs / 1000))) },
+        },
+      );
+    };
+  },
+});
+
+async function forget(services: Services, id: string) {
+  try {
+    await services.store.delete(consentKey(id));
+  } catch (error) {
+    services.log.error({ msg: "consent not forgotten", error: String(error) });
+  }
+}

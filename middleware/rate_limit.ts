@@ -1,0 +1,195 @@
+/**
+ * `rate_limit`: named request limits (GCRA, exact across gateway instances: one atomic store
+ * decision per request, on the store's clock). Each limit counts by a key (TPP, PSU-ID, client
+ * address, consent, operation, or a combination); limits with the same name share one counter
+ * across every operation that has them. Over a limit: 429 ACCESS_EXCEEDED with Retry-After and
+ * RateLimit-Limit, -Remaining, -Reset; forwarded requests carry the RateLimit headers too.
+ * Rejected requests (by this or any other check) consume nothing. TPPs may be put in tiers that
+ * override limits.
+ */
+import { z } from "zod";
+import { defineCheck, type GatewayContext, header, modal } from "../src/check.ts";
+import { GatewayError } from "../src/errors.ts";
+import {
+  callerId,
+  decide,
+  decisionPlan,
+  duration,
+  failField,
+  keyPart,
+  storeUnavailable,
+} from "../src/shared_state.ts";
+import type { LimitPart } from "../src/store/mod.ts";
+import { clientAddress } from "./proxy.ts";
+
+const KEY = "rate_limit";
+
+/** What a limit may count by. */
+export const LIMIT_KEYS = ["tpp", "psu_id", "client_ip", "consent", "operation"] as const;
+type LimitKey = typeof LIMIT_KEYS[number];
+
+const name = z.string().regex(/^[a-z][a-z0-9_]*$/, "a name in snake_case");
+
+const limitSchema = z.object({
+  key: z.array(z.enum(LIMIT_KEYS)).min(1).default(["tpp"]).describe(
+    "What the limit counts by: tpp, psu_id, client_ip, consent, operation, or several; a request without one of them is not counted by this limit",
+  ),
+  limit: z.number().int().positive().describe("Requests allowed per window"),
+  window: duration().describe("The window, for example 1s, 1m, 1h, 1d"),
+  burst: z.number().int().positive().optional().describe(
+    "Requests allowed at once (default: limit); the quota refills steadily at limit per window",
+  ),
+}).strict();
+
+const overrideSchema = z.object({
+  limit: z.number().int().positive().optional().describe("Requests allowed per window"),
+  window: duration().optional().describe("The window"),
+  burst: z.number().int().positive().optional().describe("Requests allowed at once"),
+}).strict();
+
+interface Compiled {
+  name: string;
+  key: LimitKey[];
+  limit: number;
+  windowMs: number;
+  burst: number;
+}
+
+/** `60000` to `1m`, for error texts. */
+function windowText(ms: number): string {
+  for (const [unit, size] of [["d", 86_400_000], ["h", 3_600_000], ["m", 60_000], ["s", 1000]]) {
+    if (ms % (size as number) === 0) return `${ms / (size as number)}${unit}`;
+  }
+  return `${ms}ms`;
+}
+
+export const rateLimit = defineCheck({
+  key: KEY,
+  description: "Named request limits per TPP, PSU, client address, consent or operation (429)",
+  options: modal({
+    fail: failField("open"),
+    limits: z.record(name, limitSchema).default({}).describe(
+      "Named limits; a level that sets limits replaces the limits of the level below",
+    ),
+    tiers: z.record(name, z.record(name, overrideSchema)).default({}).describe(
+      "Tiers: per tier, overrides of named limits (limit, window, burst)",
+    ),
+    tpps: z.record(z.string().min(1), name).default({}).describe(
+      "The tier of each TPP, by TPP id (for example PSDGE-NBG-123456: gold)",
+    ),
+    client_ip_header: z.string().regex(/^[A-Za-z0-9-]+$/).optional().describe(
+      "Header in which the TLS terminator passes the client address (its last value counts); default: the connection's address",
+    ),
+  }),
+  validate(options) {
+    return Object.entries(options.tpps)
+      .filter(([, tier]) => !(tier in options.tiers))
+      .map(([tpp, tier]) => `tpps.${tpp}: tier "${tier}" is not defined in tiers`);
+  },
+  create(options, context) {
+    const { operation, services } = context;
+    const base = Object.entries(options.limits);
+    if (base.length === 0) return undefined;
+    const compile = (tier: Record<string, z.output<typeof overrideSchema>>): Compiled[] =>
+      base.map(([limitName, limit]) => {
+        const override = tier[limitName] ?? {};
+        const count = override.limit ?? limit.limit;
+        return {
+          name: limitName,
+          key: limit.key,
+          limit: count,
+          windowMs: override.window ?? limit.window,
+          burst: override.burst ?? (override.limit ? count : limit.burst ?? count),
+        };
+      });
+    const standard = compile({});
+    const tiers = new Map(Object.entries(options.tiers).map(([tier, o]) => [tier, compile(o)]));
+    const byTpp = new Map(
+      Object.entries(options.tpps).map(([tpp, tier]) => [tpp, tiers.get(tier)!]),
+    );
+    const enforce = options.mode === "enforce";
+    const ipHeader = options.client_ip_header;
+
+    function component(c: GatewayContext, key: LimitKey): string | undefined {
+      switch (key) {
+        case "tpp":
+          return callerId(c);
+        case "psu_id":
+          return header(c, "psu-id");
+        case "client_ip": {
+          if (!ipHeader) return clientAddress(c);
+          return header(c, ipHeader)?.split(",").at(-1)?.trim() || undefined;
+        }
+        case "consent":
+          return header(c, "consent-id") ?? c.var.params.consentId;
+        case "operation":
+          return operation.id;
+      }
+    }
+
+    const plan = decisionPlan(context);
+    plan.limits = (c) => {
+      const limits = byTpp.get(c.var.tpp?.id ?? "") ?? standard;
+      const parts: LimitPart[] = [];
+      for (const limit of limits) {
+        const values = limit.key.map((k) => component(c, k));
+        if (values.some((v) => v === undefined)) continue;
+        parts.push({
+          name: limit.name,
+          key: `rl:${limit.name}:${values.map((v) => keyPart(v!)).join(":")}`,
+          limit: limit.limit,
+          windowMs: limit.windowMs,
+          burst: limit.burst,
+          enforce,
+        });
+      }
+      return parts;
+    };
+
+    return async (c, next) => {
+      const outcome = await decide(c, plan, services);
+      if (outcome.error) {
+        storeUnavailable(c, services, { check: KEY, fail: options.fail });
+        return next();
+      }
+      const { verdict, decision } = outcome;
+      if (verdict.limits.length === 0) return next();
+      let rejected = -1;
+      let tightest = 0;
+      verdict.limits.forEach((result, i) => {
+        if (
+          !result.allowed && (rejected < 0 || result.retryMs > verdict.limits[rejected].retryMs)
+        ) {
+          rejected = i;
+        }
+        if (result.remaining < verdict.limits[tightest].remaining) tightest = i;
+      });
+      if (rejected >= 0) {
+        const limit = decision.limits[rejected];
+        const result = verdict.limits[rejected];
+        const retry = String(Math.max(1, Math.ceil(result.retryMs / 1000)));
+        throw new GatewayError(
+          429,
+          "ACCESS_EXCEEDED",
+          `Too many requests: limit "${limit.name}" allows ${limit.limit} per ${
+            windowText(limit.windowMs)
+          }; retry in ${retry} s`,
+          {
+            headers: {
+              "retry-after": retry,
+              "ratelimit-limit": String(limit.limit),
+              "ratelimit-remaining": "0",
+              "ratelimit-reset": String(Math.max(1, Math.ceil(result.resetMs / 1000))),
+            },
+          },
+        );
+      }
+      await next();
+      if (verdict.blocked) return;
+      const result = verdict.limits[tightest];
+      c.res.headers.set("ratelimit-limit", String(decision.limits[tightest].limit));
+      c.res.headers.set("ratelimit-remaining", String(result.remaining));
+      c.res.headers.set("ratelimit-reset", String(Math.ceil(result.resetMs / 1000)));
+    };
+  },
+});

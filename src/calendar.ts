@@ -1,0 +1,93 @@
+/**
+ * Calendar days of the bank's time zone (IANA name, for example Asia/Tbilisi): where a day starts
+ * and ends as instants, with daylight-saving changes taken into account. Consent frequency counts
+ * per such day.
+ */
+
+/** One calendar day: its label and the instants it spans. */
+export interface BankDay {
+  /** `YYYY-MM-DD`. */
+  label: string;
+  /** First millisecond of the day (epoch milliseconds). */
+  start: number;
+  /** First millisecond of the next day. */
+  end: number;
+}
+
+/** The days of one time zone. */
+export interface BankCalendar {
+  /** Yesterday, today and tomorrow around `now` (cached until the day changes). */
+  around(now: number): BankDay[];
+  /** Start of the day `YYYY-MM-DD`. */
+  startOf(date: string): number;
+}
+
+const DAY = 86_400_000;
+
+/** True when `timeZone` is a time zone name this runtime knows. */
+export function isTimeZone(timeZone: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function label(utcMidnight: number): string {
+  return new Date(utcMidnight).toISOString().slice(0, 10);
+}
+
+/** The calendar of a time zone (built once; the formatter is reused). */
+export function bankCalendar(timeZone: string): BankCalendar {
+  const format = new Intl.DateTimeFormat("en-US", {
+    timeZone,
+    hourCycle: "h23",
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+  });
+
+  /** The wall-clock time at `instant`, read as if it were UTC. */
+  function wallClock(instant: number): number {
+    const parts: Record<string, number> = {};
+    for (const part of format.formatToParts(instant)) {
+      if (part.type !== "literal") parts[part.type] = Number(part.value);
+    }
+    return Date.UTC(parts.year, parts.month - 1, parts.day, parts.hour, parts.minute, parts.second);
+  }
+
+  function offset(instant: number): number {
+    return wallClock(instant) - Math.floor(instant / 1000) * 1000;
+  }
+
+  /** Start of the day whose wall-clock midnight is `utcMidnight` read as UTC. */
+  function start(utcMidnight: number): number {
+    const first = offset(utcMidnight);
+    const guess = utcMidnight - first;
+    const second = offset(guess);
+    return second === first ? guess : utcMidnight - second;
+  }
+
+  let cached: { from: number; to: number; days: BankDay[] } | undefined;
+  return {
+    around(now) {
+      if (cached && now >= cached.from && now < cached.to) return cached.days;
+      const wall = wallClock(now);
+      const today = wall - (((wall % DAY) + DAY) % DAY);
+      const days = [today - DAY, today, today + DAY].map((midnight) => ({
+        label: label(midnight),
+        start: start(midnight),
+        end: start(midnight + DAY),
+      }));
+      cached = { from: days[1].start, to: days[1].end, days };
+      return days;
+    },
+    startOf(date) {
+      return start(Date.parse(`${date}T00:00:00Z`));
+    },
+  };
+}

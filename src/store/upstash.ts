@@ -1,0 +1,32 @@
+/**
+ * The Upstash backend (`@upstash/redis`, Redis over HTTP), for Deno Deploy and other edge
+ * runtimes where raw TCP is not available. One HTTP request per store call, no client retries
+ * (a retry would hide an outage behind latency), a deadline on every request.
+ */
+import { Redis } from "@upstash/redis";
+import type { StoreSection } from "../sections.ts";
+import type { Store, StoreOptions } from "./mod.ts";
+import { scriptedStore, type ScriptTransport } from "./script.ts";
+
+/** A store on the Upstash REST endpoint `section.url` with `section.token`. */
+export function upstashStore(section: StoreSection, options: StoreOptions = {}): Store {
+  const redis = new Redis({
+    url: section.url,
+    token: section.token,
+    // A function, so that an aborted request throws (a fixed signal yields a made-up result).
+    signal: () => AbortSignal.timeout(section.timeout_ms),
+    retry: { retries: 0 },
+    automaticDeserialization: false,
+    enableAutoPipelining: false,
+    enableTelemetry: false,
+    readYourWrites: false,
+  });
+  const transport: ScriptTransport = {
+    evalSha: (sha, keys, args) => redis.evalsha(sha, keys, args),
+    eval: (script, keys, args) => redis.eval(script, keys, args),
+    set: (key, value, ttlMs) => redis.set(key, value, { px: ttlMs }),
+    del: (key) => redis.del(key),
+    close: () => Promise.resolve(),
+  };
+  return scriptedStore(transport, { kind: "upstash", prefix: section.prefix, log: options.log });
+}
