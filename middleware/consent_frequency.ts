@@ -14,6 +14,7 @@ import { defineCheck, type GatewayContext, header, jsonBody, modal } from "../sr
 import { GatewayError } from "../src/errors.ts";
 import { bankCalendar, isTimeZone } from "../src/calendar.ts";
 import {
+  callerId,
   decide,
   decisionPlan,
   duration,
@@ -69,7 +70,7 @@ export const consentFrequency = defineCheck({
       "The largest frequencyPerDay honoured: the effective limit is min(requested, this)",
     ),
     bilateral: z.record(z.string().min(1), z.number().int().min(1)).default({}).describe(
-      "Maximum agreed bilaterally, by TPP id (replaces max_per_day for that TPP)",
+      "Maximum agreed bilaterally, by TPP id (or ip:<address> without a TPP identity); replaces max_per_day for that TPP",
     ),
     unknown_consent_limit: z.number().int().min(0).default(0).describe(
       "TPP-initiated reads a day per resource for a consent the gateway never saw; 0: not counted",
@@ -136,11 +137,12 @@ export const consentFrequency = defineCheck({
     if (operation.group !== "ais") return undefined;
 
     const enforce = options.mode === "enforce";
+    const bilateral = new Map(Object.entries(options.bilateral));
     const plan = decisionPlan(context);
     plan.frequency = (c) => {
       const consent = header(c, "consent-id");
       if (!consent) return undefined;
-      const tpp = c.var.tpp?.id;
+      const caller = callerId(c);
       const base = `freq:${keyPart(consent)}:`;
       const resource = keyPart(c.req.path);
       return {
@@ -150,7 +152,7 @@ export const consentFrequency = defineCheck({
           start: day.start,
           end: day.end,
         })),
-        max: (tpp ? options.bilateral[tpp] : undefined) ?? options.max_per_day,
+        max: bilateral.get(caller) ?? options.max_per_day,
         unknownLimit: options.unknown_consent_limit,
         psuInitiated: c.var.psuInitiated,
         enforce,

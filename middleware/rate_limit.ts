@@ -75,7 +75,7 @@ export const rateLimit = defineCheck({
       "Tiers: per tier, overrides of named limits (limit, window, burst)",
     ),
     tpps: z.record(z.string().min(1), name).default({}).describe(
-      "The tier of each TPP, by TPP id (for example PSDGE-NBG-123456: gold)",
+      "The tier of each caller: by TPP id (PSDGE-NBG-123456: gold), or ip:<address> for callers without a TPP identity",
     ),
     client_ip_header: z.string().regex(/^[A-Za-z0-9-]+$/).optional().describe(
       "Header in which the TLS terminator passes the client address (its last value counts); default: the connection's address",
@@ -129,7 +129,7 @@ export const rateLimit = defineCheck({
 
     const plan = decisionPlan(context);
     plan.limits = (c) => {
-      const limits = byTpp.get(c.var.tpp?.id ?? "") ?? standard;
+      const limits = byTpp.get(callerId(c)) ?? standard;
       const parts: LimitPart[] = [];
       for (const limit of limits) {
         const values = limit.key.map((k) => component(c, k));

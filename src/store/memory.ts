@@ -26,6 +26,7 @@ interface IdempotencyRecord {
 }
 
 interface Entry {
+  key: string;
   value: string | number | IdempotencyRecord;
   expires: number;
 }
@@ -37,7 +38,7 @@ export interface MemoryStoreOptions {
   now?: () => number;
 }
 
-/** How many of the oldest entries each write looks at for expiry. */
+/** How many of the oldest entries each new key looks at for expiry. */
 const SWEEP = 2;
 
 /** The in-process store. */
@@ -45,6 +46,9 @@ export class MemoryStore implements Store {
   readonly kind = "memory";
   readonly stats: StoreStats = newStats();
   readonly #entries = new Map<string, Entry>();
+  /** Entries in insertion order (a queue; entries deleted since stay until they reach the head). */
+  #queue: Entry[] = [];
+  #head = 0;
   readonly #maxEntries: number;
   readonly #now: () => number;
 
@@ -68,19 +72,38 @@ export class MemoryStore implements Store {
     return entry.value;
   }
 
+  #live(entry: Entry): boolean {
+    return this.#entries.get(entry.key) === entry;
+  }
+
   #set(key: string, value: Entry["value"], ttlMs: number, now: number): void {
-    const entries = this.#entries;
-    if (!entries.has(key)) {
-      let swept = 0;
-      for (const [oldest, entry] of entries) {
-        if (swept++ >= SWEEP) break;
-        if (entry.expires <= now) entries.delete(oldest);
-      }
-      while (entries.size >= this.#maxEntries) {
-        entries.delete(entries.keys().next().value!);
-      }
+    const expires = now + Math.max(1, ttlMs);
+    const existing = this.#entries.get(key);
+    if (existing) {
+      existing.value = value;
+      existing.expires = expires;
+      return;
     }
-    entries.set(key, { value, expires: now + Math.max(1, ttlMs) });
+    const queue = this.#queue;
+    for (let i = 0; i < SWEEP && this.#head < queue.length; i++) {
+      const oldest = queue[this.#head];
+      if (this.#live(oldest)) {
+        if (oldest.expires > now) break;
+        this.#entries.delete(oldest.key);
+      }
+      this.#head++;
+    }
+    while (queue.length - this.#head >= this.#maxEntries) {
+      const oldest = queue[this.#head++];
+      if (this.#live(oldest)) this.#entries.delete(oldest.key);
+    }
+    const entry = { key, value, expires };
+    this.#entries.set(key, entry);
+    queue.push(entry);
+    if (this.#head > 1024 && this.#head * 2 > queue.length) {
+      this.#queue = queue.slice(this.#head);
+      this.#head = 0;
+    }
   }
 
   decide(decision: Decision): Promise<Verdict> {

@@ -12,8 +12,14 @@ import { scriptedStore, type ScriptTransport } from "./script.ts";
 /** Longest pause between two reconnection attempts, in milliseconds. */
 const MAX_RECONNECT_DELAY = 1000;
 
-/** A store on Redis at `section.url` (redis:// or rediss://). */
-export function redisStore(section: StoreSection, options: StoreOptions = {}): Store {
+/**
+ * A store on Redis at `section.url` (redis:// or rediss://). Waits up to `timeout_ms` for the
+ * first connection; a Redis that is down at start-up is retried in the background.
+ */
+export async function redisStore(
+  section: StoreSection,
+  options: StoreOptions = {},
+): Promise<Store> {
   const timeout = section.timeout_ms;
   const client = createClient({
     url: section.url,
@@ -27,10 +33,15 @@ export function redisStore(section: StoreSection, options: StoreOptions = {}): S
   // Without a listener an "error" event would end the process; the store logs its failures.
   client.on("error", () => {});
   let closed = false;
-  // Connects in the background: a gateway starts even while Redis is down.
-  client.connect().catch(() => {});
+  // A gateway starts even while Redis is down: the client keeps reconnecting in the background.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    client.connect().catch(() => {}),
+    new Promise((resolve) => timer = setTimeout(resolve, timeout)),
+  ]);
+  clearTimeout(timer);
 
-  const send = (args: string[]) => client.sendCommand(args, { timeout });
+  const send = (args: string[]) => client.sendCommand(args);
   const transport: ScriptTransport = {
     evalSha: (sha, keys, args) => send(["EVALSHA", sha, String(keys.length), ...keys, ...args]),
     eval: (script, keys, args) => send(["EVAL", script, String(keys.length), ...keys, ...args]),
@@ -39,12 +50,26 @@ export function redisStore(section: StoreSection, options: StoreOptions = {}): S
     async close() {
       if (closed) return;
       closed = true;
-      if (client.isOpen) {
-        await client.close().catch(() => client.destroy());
-      } else {
+      // A clean QUIT when Redis answers; never wait on one that does not.
+      if (client.isReady) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const closing = client.close().then(() => true, () => false);
+        const timedOut = new Promise<boolean>((r) => timer = setTimeout(() => r(false), timeout));
+        const clean = await Promise.race([closing, timedOut]);
+        clearTimeout(timer);
+        if (clean) return;
+      }
+      try {
         client.destroy();
+      } catch {
+        // Already closed.
       }
     },
   };
-  return scriptedStore(transport, { kind: "redis", prefix: section.prefix, log: options.log });
+  return scriptedStore(transport, {
+    kind: "redis",
+    prefix: section.prefix,
+    timeoutMs: section.timeout_ms,
+    log: options.log,
+  });
 }

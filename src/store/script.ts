@@ -295,6 +295,8 @@ export interface ScriptedStoreOptions {
   kind: "redis" | "upstash";
   /** Prefix of every key. */
   prefix: string;
+  /** Deadline of one store call, in milliseconds. */
+  timeoutMs: number;
   log?: Logger;
 }
 
@@ -325,17 +327,33 @@ export function scriptedStore(transport: ScriptTransport, options: ScriptedStore
       });
   }
 
+  /** One round trip, never longer than the deadline (whatever the client library does). */
+  async function bounded<T>(call: () => Promise<T>): Promise<T> {
+    stats.roundTrips++;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new StoreUnavailableError(`No answer within ${options.timeoutMs} ms`)),
+        options.timeoutMs,
+      );
+    });
+    try {
+      return await Promise.race([call(), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   async function run(script: string, keys: string[], args: string[]): Promise<unknown> {
     let sha = shas.get(script);
     if (!sha) shas.set(script, sha = sha1(script));
-    stats.roundTrips++;
+    const digest = await sha;
     try {
-      return await transport.evalSha(await sha, keys, args);
+      return await bounded(() => transport.evalSha(digest, keys, args));
     } catch (error) {
       if (!String((error as Error)?.message ?? error).includes("NOSCRIPT")) throw error;
     }
-    stats.roundTrips++;
-    return await transport.eval(script, keys, args);
+    return await bounded(() => transport.eval(script, keys, args));
   }
 
   return {
@@ -367,17 +385,15 @@ export function scriptedStore(transport: ScriptTransport, options: ScriptedStore
       }
     },
     async put(key, value, ttlMs) {
-      stats.roundTrips++;
       try {
-        await transport.set(prefix + key, value, Math.max(1, Math.ceil(ttlMs)));
+        await bounded(() => transport.set(prefix + key, value, Math.max(1, Math.ceil(ttlMs))));
       } catch (error) {
         failed("put", error);
       }
     },
     async delete(key) {
-      stats.roundTrips++;
       try {
-        await transport.del(prefix + key);
+        await bounded(() => transport.del(prefix + key));
       } catch (error) {
         failed("delete", error);
       }

@@ -28,5 +28,10 @@ export function upstashStore(section: StoreSection, options: StoreOptions = {}):
     del: (key) => redis.del(key),
     close: () => Promise.resolve(),
   };
-  return scriptedStore(transport, { kind: "upstash", prefix: section.prefix, log: options.log });
+  return scriptedStore(transport, {
+    kind: "upstash",
+    prefix: section.prefix,
+    timeoutMs: section.timeout_ms,
+    log: options.log,
+  });
 }

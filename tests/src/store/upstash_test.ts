@@ -1,0 +1,66 @@
+import assert from "node:assert/strict";
+import { createStore, type Store, StoreUnavailableError } from "../../../src/store/mod.ts";
+import { storeSection } from "../../../src/sections.ts";
+import { limit, storeContract } from "../../support/store_contract.ts";
+import { redisUrl, startRedisServer, uniquePrefix, WITHOUT_REDIS } from "../../support/redis.ts";
+import { startUpstashServer, type UpstashServer } from "../../support/upstash_server.ts";
+
+function section(server: { url: string; token: string }, timeout_ms = 1000) {
+  return storeSection.parse({
+    kind: "upstash",
+    url: server.url,
+    token: server.token,
+    prefix: uniquePrefix(),
+    timeout_ms,
+  });
+}
+
+/** An upstash store whose close also stops its protocol server. */
+async function upstashOnSharedRedis(): Promise<Store> {
+  const server = await startUpstashServer(redisUrl());
+  const store = await createStore(section(server));
+  return { ...store, stats: store.stats, kind: store.kind, close: async () => {
+    await store.close();
+    await server.close();
+  } } as Store;
+}
+
+storeContract("upstashStore", upstashOnSharedRedis, { ignore: WITHOUT_REDIS });
+
+Deno.test({
+  name: "upstashStore refuses a wrong token as an outage, not a success",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    await using server = await startUpstashServer(redisUrl());
+    const store = await createStore(section({ url: server.url, token: "wrong" }));
+    await assert.rejects(store.decide({ limits: [limit()] }), StoreUnavailableError);
+  },
+});
+
+Deno.test({
+  name: "upstashStore fails while Redis is down and recovers after its restart",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    await using redis = await startRedisServer();
+    let server: UpstashServer | undefined = await startUpstashServer(redis.url);
+    try {
+      const store = await createStore(section(server));
+      assert.equal((await store.decide({ limits: [limit()] })).limits[0].allowed, true);
+      await redis.kill();
+      await assert.rejects(store.decide({ limits: [limit()] }), StoreUnavailableError);
+      await redis.start();
+      const end = Date.now() + 5000;
+      let verdict;
+      while (!verdict) {
+        verdict = await store.decide({ limits: [limit()] }).catch((error) => {
+          if (Date.now() > end) throw error;
+          return new Promise<undefined>((r) => setTimeout(() => r(undefined), 50));
+        });
+      }
+      assert.equal(verdict.limits[0].allowed, true);
+    } finally {
+      await server?.close();
+      server = undefined;
+    }
+  },
+});

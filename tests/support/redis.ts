@@ -1,0 +1,92 @@
+/**
+ * Real Redis for tests: the shared server of `deno task test` (REDIS_URL), and throw-away
+ * redis-server processes a test can kill and restart. Without REDIS_URL the Redis tests are
+ * ignored, except under CI, where they run and fail.
+ */
+import { createClient } from "redis";
+
+/** The shared Redis of the test run, when there is one. */
+export const REDIS_URL = Deno.env.get("REDIS_URL");
+
+/** `ignore` for tests that need Redis: skipped without it, never under CI. */
+export const WITHOUT_REDIS = !REDIS_URL && Deno.env.get("CI") !== "true";
+
+/** The shared Redis URL; fails (under CI) when there is none. */
+export function redisUrl(): string {
+  if (!REDIS_URL) throw new Error("REDIS_URL is not set: run the tests with `deno task test`");
+  return REDIS_URL;
+}
+
+let counter = 0;
+
+/** A key prefix no other test uses, so tests never see each other's keys. */
+export function uniquePrefix(): string {
+  return `test:${crypto.randomUUID().slice(0, 8)}:${++counter}:`;
+}
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+async function waitForPort(port: number, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    try {
+      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+  throw new Error(`redis-server did not listen on port ${port}`);
+}
+
+/** A redis-server process of the test's own, on a free port. */
+export interface RedisProcess extends AsyncDisposable {
+  url: string;
+  port: number;
+  /** Kills the server (SIGKILL: no clean shutdown). */
+  kill(): Promise<void>;
+  /** Starts it again on the same port (empty: no persistence). */
+  start(): Promise<void>;
+  /** Freezes (SIGSTOP) or thaws (SIGCONT) the server: connections stay open, nothing answers. */
+  freeze(frozen: boolean): void;
+}
+
+/** Starts a throw-away redis-server. */
+export async function startRedisServer(): Promise<RedisProcess> {
+  const port = freePort();
+  let child: Deno.ChildProcess | undefined;
+  const start = async () => {
+    child = new Deno.Command("redis-server", {
+      args: ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    await waitForPort(port, 5000);
+  };
+  const kill = async () => {
+    if (!child) return;
+    child.kill("SIGKILL");
+    await child.status;
+    child = undefined;
+  };
+  await start();
+  const freeze = (frozen: boolean) => child?.kill(frozen ? "SIGSTOP" : "SIGCONT");
+  const dispose = async () => {
+    freeze(false);
+    await kill();
+  };
+  return { url: `redis://127.0.0.1:${port}`, port, kill, start, freeze, [Symbol.asyncDispose]: dispose };
+}
+
+/** A plain node-redis client for assertions on what the store wrote. */
+export async function redisClient(url: string) {
+  const client = createClient({ url });
+  client.on("error", () => {});
+  await client.connect();
+  return client;
+}

@@ -1,0 +1,238 @@
+/**
+ * The behaviour every store backend must have, as one suite run against each of them (memory,
+ * Redis, Upstash): the same decisions, the same answers.
+ */
+import assert from "node:assert/strict";
+import type {
+  Decision,
+  FrequencyPart,
+  IdempotencyPart,
+  LimitPart,
+  Store,
+} from "../../src/store/mod.ts";
+
+/** Makes a fresh store (its own key space) for one test. */
+export type StoreFactory = () => Promise<Store>;
+
+const DAY = 86_400_000;
+
+export function idem(overrides: Partial<IdempotencyPart> = {}): IdempotencyPart {
+  return {
+    key: "idem:tpp:1",
+    mode: "replay",
+    fingerprint: "fp-1",
+    token: crypto.randomUUID(),
+    enforce: true,
+    inflightMs: 60_000,
+    retentionMs: 60_000,
+    ...overrides,
+  };
+}
+
+export function limit(overrides: Partial<LimitPart> = {}): LimitPart {
+  return {
+    name: "per_tpp",
+    key: "rl:per_tpp:tpp",
+    limit: 3,
+    windowMs: 60_000,
+    burst: 3,
+    enforce: true,
+    ...overrides,
+  };
+}
+
+/** A frequency part whose middle candidate day spans now. */
+export function frequency(overrides: Partial<FrequencyPart> = {}): FrequencyPart {
+  const today = Math.floor(Date.now() / DAY) * DAY;
+  return {
+    consentKey: "consent:c1",
+    days: [-1, 0, 1].map((k) => ({
+      key: `freq:c1:${k}:/v1/accounts`,
+      start: today + k * DAY,
+      end: today + (k + 1) * DAY,
+    })),
+    max: 4,
+    unknownLimit: 0,
+    psuInitiated: false,
+    enforce: true,
+    ...overrides,
+  };
+}
+
+function decision(parts: Partial<Decision>): Decision {
+  return { limits: [], ...parts };
+}
+
+/** Registers the contract tests of one backend. */
+export function storeContract(
+  name: string,
+  make: StoreFactory,
+  options: { ignore?: boolean } = {},
+): void {
+  const test = (title: string, fn: (store: Store) => Promise<void>) =>
+    Deno.test({
+      name: `${name}: ${title}`,
+      ignore: options.ignore,
+      async fn() {
+        const store = await make();
+        try {
+          await fn(store);
+        } finally {
+          await store.close();
+        }
+      },
+    });
+
+  test("claims a new X-Request-ID, then finds it in flight, then replays the answer", async (s) => {
+    const first = idem();
+    const claimed = await s.decide(decision({ idempotency: first }));
+    assert.equal(claimed.idempotency?.outcome, "claimed");
+    assert.equal(claimed.blocked, false);
+    assert.ok(Math.abs(claimed.now - Date.now()) < 5000, "the store's clock");
+    const again = await s.decide(decision({ idempotency: idem() }));
+    assert.equal(again.idempotency?.outcome, "inflight");
+    assert.equal(again.blocked, true);
+    const other = await s.decide(decision({ idempotency: idem({ fingerprint: "fp-2" }) }));
+    assert.equal(other.idempotency?.outcome, "mismatch");
+    const response = { status: 201, headers: [["content-type", "application/json"]] as [string, string][], body: btoa('{"paymentId":"p1"}') };
+    await s.complete({ key: first.key, token: first.token, action: "done", response, retentionMs: 60_000 });
+    const replay = await s.decide(decision({ idempotency: idem(), limits: [limit()] }));
+    assert.equal(replay.idempotency?.outcome, "replay");
+    assert.deepEqual(replay.idempotency?.response, response);
+    assert.deepEqual(replay.limits, [], "a replay counts nothing");
+  });
+
+  test("completes only with the owner's token, and a release frees the id", async (s) => {
+    const first = idem();
+    await s.decide(decision({ idempotency: first }));
+    await s.complete({ key: first.key, token: "not-the-owner", action: "release", retentionMs: 1 });
+    assert.equal((await s.decide(decision({ idempotency: idem() }))).idempotency?.outcome, "inflight");
+    await s.complete({ key: first.key, token: first.token, action: "release", retentionMs: 1 });
+    assert.equal((await s.decide(decision({ idempotency: idem() }))).idempotency?.outcome, "claimed");
+  });
+
+  test("remembers an answer too large to keep as gone", async (s) => {
+    const first = idem();
+    await s.decide(decision({ idempotency: first }));
+    await s.complete({ key: first.key, token: first.token, action: "gone", retentionMs: 60_000 });
+    assert.equal((await s.decide(decision({ idempotency: idem() }))).idempotency?.outcome, "gone");
+  });
+
+  test("unique mode: any reuse is a duplicate", async (s) => {
+    const part = idem({ mode: "unique" });
+    assert.equal((await s.decide(decision({ idempotency: part }))).idempotency?.outcome, "claimed");
+    const again = await s.decide(decision({ idempotency: idem({ mode: "unique" }) }));
+    assert.equal(again.idempotency?.outcome, "duplicate");
+    assert.equal(again.blocked, true);
+  });
+
+  test("a reuse in report mode does not stop the limits", async (s) => {
+    await s.decide(decision({ idempotency: idem() }));
+    const again = await s.decide(decision({ idempotency: idem({ fingerprint: "x", enforce: false }), limits: [limit()] }));
+    assert.equal(again.idempotency?.outcome, "mismatch");
+    assert.equal(again.blocked, false);
+    assert.equal(again.limits.length, 1);
+    assert.equal(again.limits[0].remaining, 2);
+  });
+
+  test("GCRA: limit requests pass at once with falling remaining, the next is rejected", async (s) => {
+    const results = [];
+    for (let i = 0; i < 4; i++) results.push((await s.decide(decision({ limits: [limit()] }))).limits[0]);
+    assert.deepEqual(results.map((r) => r.allowed), [true, true, true, false]);
+    assert.deepEqual(results.slice(0, 3).map((r) => r.remaining), [2, 1, 0]);
+    assert.equal(results[3].remaining, 0);
+    // One request refills every 20 s.
+    assert.ok(results[3].retryMs > 19_000 && results[3].retryMs <= 20_000, String(results[3].retryMs));
+    assert.ok(results[2].resetMs > 59_000 && results[2].resetMs <= 60_000, String(results[2].resetMs));
+  });
+
+  test("a rejected request consumes nothing and claims nothing", async (s) => {
+    const tight = limit({ key: "rl:tight", limit: 1, burst: 1 });
+    const wide = limit({ key: "rl:wide", limit: 10, burst: 10 });
+    assert.equal((await s.decide(decision({ limits: [tight, wide] }))).blocked, false);
+    for (let i = 0; i < 3; i++) {
+      const rejected = await s.decide(decision({ limits: [tight, wide], idempotency: idem({ key: `idem:r${i}` }) }));
+      assert.equal(rejected.blocked, true);
+      assert.equal(rejected.limits[0].allowed, false);
+      assert.equal(rejected.idempotency?.outcome, "free");
+    }
+    const wideAlone = await s.decide(decision({ limits: [wide] }));
+    assert.equal(wideAlone.limits[0].remaining, 8, "only the two allowed requests count");
+    const retried = await s.decide(decision({ idempotency: idem({ key: "idem:r0" }) }));
+    assert.equal(retried.idempotency?.outcome, "claimed", "the rejected id was not claimed");
+  });
+
+  test("a limit in report mode lets the request through without counting it", async (s) => {
+    const soft = limit({ limit: 1, burst: 1, enforce: false });
+    await s.decide(decision({ limits: [soft] }));
+    const over = await s.decide(decision({ limits: [soft], idempotency: idem() }));
+    assert.equal(over.blocked, false);
+    assert.equal(over.limits[0].allowed, false);
+    assert.equal(over.idempotency?.outcome, "claimed");
+  });
+
+  test("counts TPP-initiated reads of a recurring consent up to min(frequencyPerDay, max)", async (s) => {
+    await s.put("consent:c1", "1|6", 60_000);
+    const seen = [];
+    for (let i = 0; i < 5; i++) seen.push((await s.decide(decision({ frequency: frequency() }))).frequency!);
+    assert.deepEqual(seen.map((f) => f.allowed), [true, true, true, true, false]);
+    assert.deepEqual(seen.map((f) => f.used), [1, 2, 3, 4, 4]);
+    assert.equal(seen[0].limit, 4);
+    assert.equal(seen[0].known, true);
+    assert.ok(seen[4].retryMs > 0 && seen[4].retryMs <= DAY);
+    const psu = (await s.decide(decision({ frequency: frequency({ psuInitiated: true }) }))).frequency!;
+    assert.equal(psu.counted, false, "PSU-initiated reads of a recurring consent are not counted");
+    const other = frequency({ days: frequency().days.map((d) => ({ ...d, key: d.key + "/balances" })) });
+    assert.equal((await s.decide(decision({ frequency: other }))).frequency!.allowed, true, "per resource");
+  });
+
+  test("a one-off consent allows one read, PSU-initiated or not", async (s) => {
+    await s.put("consent:c1", "0|1", 60_000);
+    const first = (await s.decide(decision({ frequency: frequency({ psuInitiated: true }) }))).frequency!;
+    assert.deepEqual([first.counted, first.allowed, first.limit], [true, true, 1]);
+    const second = await s.decide(decision({ frequency: frequency() }));
+    assert.equal(second.frequency!.allowed, false);
+    assert.equal(second.blocked, true);
+  });
+
+  test("an unknown consent is not counted, unless a default cap is set", async (s) => {
+    const free = (await s.decide(decision({ frequency: frequency() }))).frequency!;
+    assert.deepEqual([free.counted, free.known], [false, false]);
+    const capped = () => s.decide(decision({ frequency: frequency({ unknownLimit: 1 }) }));
+    assert.equal((await capped()).frequency!.allowed, true);
+    assert.equal((await capped()).frequency!.allowed, false);
+  });
+
+  test("the store's clock picks the day: another day has its own count", async (s) => {
+    await s.put("consent:c1", "0|1", 60_000);
+    await s.decide(decision({ frequency: frequency() }));
+    assert.equal((await s.decide(decision({ frequency: frequency() }))).frequency!.allowed, false);
+    // Shift the candidate days so that "now" falls in a day with other keys.
+    const shifted = frequency().days.map((d, i) => ({ key: `freq:c1:other${i}`, start: d.start, end: d.end }));
+    assert.equal((await s.decide(decision({ frequency: frequency({ days: shifted }) }))).frequency!.allowed, true);
+  });
+
+  test("a deleted or expired consent is unknown again", async (s) => {
+    await s.put("consent:c1", "0|1", 60_000);
+    await s.delete("consent:c1");
+    assert.equal((await s.decide(decision({ frequency: frequency() }))).frequency!.known, false);
+    await s.put("consent:c1", "0|1", 30);
+    await new Promise((r) => setTimeout(r, 60));
+    assert.equal((await s.decide(decision({ frequency: frequency() }))).frequency!.known, false);
+  });
+
+  test("50 concurrent decisions on one X-Request-ID claim it exactly once", async (s) => {
+    const outcomes = await Promise.all(
+      Array.from({ length: 50 }, () => s.decide(decision({ idempotency: idem(), limits: [limit({ limit: 100, burst: 100 })] }))),
+    );
+    assert.equal(outcomes.filter((o) => o.idempotency?.outcome === "claimed").length, 1);
+    assert.equal(outcomes.filter((o) => o.idempotency?.outcome === "inflight").length, 49);
+  });
+
+  test("counts one round trip per decision", async (s) => {
+    await s.decide(decision({ idempotency: idem(), limits: [limit()], frequency: frequency() }));
+    const before = s.stats.roundTrips;
+    await s.decide(decision({ idempotency: idem({ key: "idem:2" }), limits: [limit(), limit({ key: "rl:b" })], frequency: frequency() }));
+    assert.equal(s.stats.roundTrips - before, 1);
+  });
+}
