@@ -80,7 +80,14 @@ export async function startRedisServer(): Promise<RedisProcess> {
     freeze(false);
     await kill();
   };
-  return { url: `redis://127.0.0.1:${port}`, port, kill, start, freeze, [Symbol.asyncDispose]: dispose };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    kill,
+    start,
+    freeze,
+    [Symbol.asyncDispose]: dispose,
+  };
 }
 
 /** A plain node-redis client for assertions on what the store wrote. */
@@ -89,4 +96,43 @@ export async function redisClient(url: string) {
   client.on("error", () => {});
   await client.connect();
   return client;
+}
+
+/** The `store` section of a test policy for one backend, and what it needs running. */
+export interface StoreSetup extends AsyncDisposable {
+  /** YAML of the `store` section (with `${...}` references into `env`). */
+  yaml: string;
+  env: Record<string, string>;
+}
+
+/**
+ * A store section for `kind` on its own key prefix: memory, the shared Redis (or `url`), or an
+ * Upstash-protocol server in front of it.
+ */
+export async function storeSetup(
+  kind: "memory" | "redis" | "upstash",
+  options: { url?: string; timeoutMs?: number } = {},
+): Promise<StoreSetup> {
+  const timeout = options.timeoutMs ?? 500;
+  if (kind === "memory") {
+    return { yaml: "store: { kind: memory }\n", env: {}, [Symbol.asyncDispose]: async () => {} };
+  }
+  const url = options.url ?? redisUrl();
+  const prefix = uniquePrefix();
+  if (kind === "redis") {
+    return {
+      yaml:
+        `store: { kind: redis, url: "\${TEST_STORE_URL}", prefix: "${prefix}", timeout_ms: ${timeout} }\n`,
+      env: { TEST_STORE_URL: url },
+      [Symbol.asyncDispose]: async () => {},
+    };
+  }
+  const { startUpstashServer } = await import("./upstash_server.ts");
+  const server = await startUpstashServer(url);
+  return {
+    yaml:
+      `store: { kind: upstash, url: "\${TEST_STORE_URL}", token: "\${TEST_STORE_TOKEN}", prefix: "${prefix}", timeout_ms: ${timeout} }\n`,
+    env: { TEST_STORE_URL: server.url, TEST_STORE_TOKEN: server.token },
+    [Symbol.asyncDispose]: () => server.close(),
+  };
 }

@@ -94,8 +94,18 @@ export function storeContract(
     assert.equal(again.blocked, true);
     const other = await s.decide(decision({ idempotency: idem({ fingerprint: "fp-2" }) }));
     assert.equal(other.idempotency?.outcome, "mismatch");
-    const response = { status: 201, headers: [["content-type", "application/json"]] as [string, string][], body: btoa('{"paymentId":"p1"}') };
-    await s.complete({ key: first.key, token: first.token, action: "done", response, retentionMs: 60_000 });
+    const response = {
+      status: 201,
+      headers: [["content-type", "application/json"]] as [string, string][],
+      body: btoa('{"paymentId":"p1"}'),
+    };
+    await s.complete({
+      key: first.key,
+      token: first.token,
+      action: "done",
+      response,
+      retentionMs: 60_000,
+    });
     const replay = await s.decide(decision({ idempotency: idem(), limits: [limit()] }));
     assert.equal(replay.idempotency?.outcome, "replay");
     assert.deepEqual(replay.idempotency?.response, response);
@@ -106,9 +116,15 @@ export function storeContract(
     const first = idem();
     await s.decide(decision({ idempotency: first }));
     await s.complete({ key: first.key, token: "not-the-owner", action: "release", retentionMs: 1 });
-    assert.equal((await s.decide(decision({ idempotency: idem() }))).idempotency?.outcome, "inflight");
+    assert.equal(
+      (await s.decide(decision({ idempotency: idem() }))).idempotency?.outcome,
+      "inflight",
+    );
     await s.complete({ key: first.key, token: first.token, action: "release", retentionMs: 1 });
-    assert.equal((await s.decide(decision({ idempotency: idem() }))).idempotency?.outcome, "claimed");
+    assert.equal(
+      (await s.decide(decision({ idempotency: idem() }))).idempotency?.outcome,
+      "claimed",
+    );
   });
 
   test("remembers an answer too large to keep as gone", async (s) => {
@@ -128,7 +144,9 @@ export function storeContract(
 
   test("a reuse in report mode does not stop the limits", async (s) => {
     await s.decide(decision({ idempotency: idem() }));
-    const again = await s.decide(decision({ idempotency: idem({ fingerprint: "x", enforce: false }), limits: [limit()] }));
+    const again = await s.decide(
+      decision({ idempotency: idem({ fingerprint: "x", enforce: false }), limits: [limit()] }),
+    );
     assert.equal(again.idempotency?.outcome, "mismatch");
     assert.equal(again.blocked, false);
     assert.equal(again.limits.length, 1);
@@ -137,13 +155,21 @@ export function storeContract(
 
   test("GCRA: limit requests pass at once with falling remaining, the next is rejected", async (s) => {
     const results = [];
-    for (let i = 0; i < 4; i++) results.push((await s.decide(decision({ limits: [limit()] }))).limits[0]);
+    for (let i = 0; i < 4; i++) {
+      results.push((await s.decide(decision({ limits: [limit()] }))).limits[0]);
+    }
     assert.deepEqual(results.map((r) => r.allowed), [true, true, true, false]);
     assert.deepEqual(results.slice(0, 3).map((r) => r.remaining), [2, 1, 0]);
     assert.equal(results[3].remaining, 0);
     // One request refills every 20 s.
-    assert.ok(results[3].retryMs > 19_000 && results[3].retryMs <= 20_000, String(results[3].retryMs));
-    assert.ok(results[2].resetMs > 59_000 && results[2].resetMs <= 60_000, String(results[2].resetMs));
+    assert.ok(
+      results[3].retryMs > 19_000 && results[3].retryMs <= 20_000,
+      String(results[3].retryMs),
+    );
+    assert.ok(
+      results[2].resetMs > 59_000 && results[2].resetMs <= 60_000,
+      String(results[2].resetMs),
+    );
   });
 
   test("a rejected request consumes nothing and claims nothing", async (s) => {
@@ -151,7 +177,9 @@ export function storeContract(
     const wide = limit({ key: "rl:wide", limit: 10, burst: 10 });
     assert.equal((await s.decide(decision({ limits: [tight, wide] }))).blocked, false);
     for (let i = 0; i < 3; i++) {
-      const rejected = await s.decide(decision({ limits: [tight, wide], idempotency: idem({ key: `idem:r${i}` }) }));
+      const rejected = await s.decide(
+        decision({ limits: [tight, wide], idempotency: idem({ key: `idem:r${i}` }) }),
+      );
       assert.equal(rejected.blocked, true);
       assert.equal(rejected.limits[0].allowed, false);
       assert.equal(rejected.idempotency?.outcome, "free");
@@ -174,21 +202,31 @@ export function storeContract(
   test("counts TPP-initiated reads of a recurring consent up to min(frequencyPerDay, max)", async (s) => {
     await s.put("consent:c1", "1|6", 60_000);
     const seen = [];
-    for (let i = 0; i < 5; i++) seen.push((await s.decide(decision({ frequency: frequency() }))).frequency!);
+    for (let i = 0; i < 5; i++) {
+      seen.push((await s.decide(decision({ frequency: frequency() }))).frequency!);
+    }
     assert.deepEqual(seen.map((f) => f.allowed), [true, true, true, true, false]);
     assert.deepEqual(seen.map((f) => f.used), [1, 2, 3, 4, 4]);
     assert.equal(seen[0].limit, 4);
     assert.equal(seen[0].known, true);
     assert.ok(seen[4].retryMs > 0 && seen[4].retryMs <= DAY);
-    const psu = (await s.decide(decision({ frequency: frequency({ psuInitiated: true }) }))).frequency!;
+    const psu = (await s.decide(decision({ frequency: frequency({ psuInitiated: true }) })))
+      .frequency!;
     assert.equal(psu.counted, false, "PSU-initiated reads of a recurring consent are not counted");
-    const other = frequency({ days: frequency().days.map((d) => ({ ...d, key: d.key + "/balances" })) });
-    assert.equal((await s.decide(decision({ frequency: other }))).frequency!.allowed, true, "per resource");
+    const other = frequency({
+      days: frequency().days.map((d) => ({ ...d, key: d.key + "/balances" })),
+    });
+    assert.equal(
+      (await s.decide(decision({ frequency: other }))).frequency!.allowed,
+      true,
+      "per resource",
+    );
   });
 
   test("a one-off consent allows one read, PSU-initiated or not", async (s) => {
     await s.put("consent:c1", "0|1", 60_000);
-    const first = (await s.decide(decision({ frequency: frequency({ psuInitiated: true }) }))).frequency!;
+    const first = (await s.decide(decision({ frequency: frequency({ psuInitiated: true }) })))
+      .frequency!;
     assert.deepEqual([first.counted, first.allowed, first.limit], [true, true, 1]);
     const second = await s.decide(decision({ frequency: frequency() }));
     assert.equal(second.frequency!.allowed, false);
@@ -208,8 +246,15 @@ export function storeContract(
     await s.decide(decision({ frequency: frequency() }));
     assert.equal((await s.decide(decision({ frequency: frequency() }))).frequency!.allowed, false);
     // Shift the candidate days so that "now" falls in a day with other keys.
-    const shifted = frequency().days.map((d, i) => ({ key: `freq:c1:other${i}`, start: d.start, end: d.end }));
-    assert.equal((await s.decide(decision({ frequency: frequency({ days: shifted }) }))).frequency!.allowed, true);
+    const shifted = frequency().days.map((d, i) => ({
+      key: `freq:c1:other${i}`,
+      start: d.start,
+      end: d.end,
+    }));
+    assert.equal(
+      (await s.decide(decision({ frequency: frequency({ days: shifted }) }))).frequency!.allowed,
+      true,
+    );
   });
 
   test("a deleted or expired consent is unknown again", async (s) => {
@@ -223,7 +268,11 @@ export function storeContract(
 
   test("50 concurrent decisions on one X-Request-ID claim it exactly once", async (s) => {
     const outcomes = await Promise.all(
-      Array.from({ length: 50 }, () => s.decide(decision({ idempotency: idem(), limits: [limit({ limit: 100, burst: 100 })] }))),
+      Array.from(
+        { length: 50 },
+        () =>
+          s.decide(decision({ idempotency: idem(), limits: [limit({ limit: 100, burst: 100 })] })),
+      ),
     );
     assert.equal(outcomes.filter((o) => o.idempotency?.outcome === "claimed").length, 1);
     assert.equal(outcomes.filter((o) => o.idempotency?.outcome === "inflight").length, 49);
@@ -232,7 +281,13 @@ export function storeContract(
   test("counts one round trip per decision", async (s) => {
     await s.decide(decision({ idempotency: idem(), limits: [limit()], frequency: frequency() }));
     const before = s.stats.roundTrips;
-    await s.decide(decision({ idempotency: idem({ key: "idem:2" }), limits: [limit(), limit({ key: "rl:b" })], frequency: frequency() }));
+    await s.decide(
+      decision({
+        idempotency: idem({ key: "idem:2" }),
+        limits: [limit(), limit({ key: "rl:b" })],
+        frequency: frequency(),
+      }),
+    );
     assert.equal(s.stats.roundTrips - before, 1);
   });
 }

@@ -53,7 +53,9 @@ export async function startUpstashServer(
   const state = { requests: 0 };
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     state.requests++;
-    if (req.method !== "POST") return Response.json({ error: "Method not allowed" }, { status: 405 });
+    if (req.method !== "POST") {
+      return Response.json({ error: "Method not allowed" }, { status: 405 });
+    }
     if (req.headers.get("authorization") !== `Bearer ${token}`) {
       return Response.json({ error: "Unauthorized" }, { status: 401 });
     }

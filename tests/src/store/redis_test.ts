@@ -38,7 +38,10 @@ Deno.test({
       await redis.start();
       // A fresh Redis has no scripts: EVALSHA answers NOSCRIPT and the store falls back to EVAL.
       const before = store.stats.roundTrips;
-      const verdict = await until(() => store.decide({ idempotency: idem(), limits: [limit()] }), 5000);
+      const verdict = await until(
+        () => store.decide({ idempotency: idem(), limits: [limit()] }),
+        5000,
+      );
       assert.equal(verdict.idempotency?.outcome, "claimed");
       assert.ok(store.stats.errors > 0);
       assert.ok(store.stats.roundTrips - before >= 2);

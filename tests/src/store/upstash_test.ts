@@ -19,10 +19,15 @@ function section(server: { url: string; token: string }, timeout_ms = 1000) {
 async function upstashOnSharedRedis(): Promise<Store> {
   const server = await startUpstashServer(redisUrl());
   const store = await createStore(section(server));
-  return { ...store, stats: store.stats, kind: store.kind, close: async () => {
-    await store.close();
-    await server.close();
-  } } as Store;
+  return {
+    ...store,
+    stats: store.stats,
+    kind: store.kind,
+    close: async () => {
+      await store.close();
+      await server.close();
+    },
+  } as Store;
 }
 
 storeContract("upstashStore", upstashOnSharedRedis, { ignore: WITHOUT_REDIS });

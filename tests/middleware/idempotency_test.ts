@@ -1,0 +1,334 @@
+import assert from "node:assert/strict";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { startUpstream } from "../support/upstream.ts";
+import { startRedisServer, storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
+import { MemoryStore } from "../../src/store/memory.ts";
+
+const PAYMENT = "/v1/payments/domestic";
+const BODY = JSON.stringify({
+  debtorAccount: { iban: "GE29NB0000000101904917" },
+  instructedAmount: { currency: "GEL", amount: "12.50" },
+  creditorAccount: { iban: "GE60NB0000000123456789" },
+  creditorName: "Merchant",
+});
+
+function policy(options = "", store = "") {
+  return `
+upstream:
+  url: \${UPSTREAM_URL}
+${store}
+defaults:
+  idempotency:
+    wait: 2s
+    poll: 20ms
+${options}
+`;
+}
+
+function post(id: string, body = BODY, headers: Record<string, string> = {}): RequestInit {
+  return {
+    method: "POST",
+    headers: {
+      "x-request-id": id,
+      "content-type": "application/json",
+      "psu-ip-address": "192.168.8.78",
+      ...headers,
+    },
+    body,
+  };
+}
+
+/** An upstream that creates payments: 201 with a new paymentId each time, after `delayMs`. */
+function paymentUpstream(delayMs = 0) {
+  let n = 0;
+  return startUpstream(async () => {
+    const id = `pay-${++n}`;
+    if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
+    return Response.json(
+      {
+        transactionStatus: "RCVD",
+        paymentId: id,
+        _links: { self: { href: `/psd2/v1/payments/domestic/${id}` } },
+      },
+      {
+        status: 201,
+        headers: { location: `/psd2/v1/payments/domestic/${id}`, "aspsp-sca-approach": "REDIRECT" },
+      },
+    );
+  });
+}
+
+async function json(response: Response) {
+  return { status: response.status, body: await response.json(), headers: response.headers };
+}
+
+Deno.test("idempotency() replays the first answer to a repeated payment without calling the upstream", async () => {
+  await using upstream = paymentUpstream();
+  await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
+  const id = crypto.randomUUID();
+  const first = await json(await gateway.fetch(PAYMENT, post(id)));
+  const second = await json(await gateway.fetch(PAYMENT, post(id)));
+  assert.equal(first.status, 201);
+  assert.equal(first.headers.get("x-idempotent-replay"), null);
+  assert.equal(second.status, 201);
+  assert.deepEqual(second.body, first.body);
+  assert.equal(
+    second.body._links.self.href,
+    "/v1/payments/domestic/pay-1",
+    "links as the client saw them",
+  );
+  assert.equal(second.headers.get("x-idempotent-replay"), "true");
+  assert.equal(second.headers.get("location"), first.headers.get("location"));
+  assert.equal(second.headers.get("aspsp-sca-approach"), "REDIRECT");
+  assert.equal(second.headers.get("x-request-id"), id);
+  assert.equal(upstream.received.length, 1);
+});
+
+Deno.test("idempotency() rejects the same X-Request-ID with another body, path or method", async () => {
+  await using upstream = paymentUpstream();
+  await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
+  const id = crypto.randomUUID();
+  assert.equal((await gateway.fetch(PAYMENT, post(id))).status, 201);
+  const other = BODY.replace("12.50", "1250.00");
+  for (
+    const [path, init] of [[PAYMENT, post(id, other)], ["/v1/payments/foreign", post(id)]] as const
+  ) {
+    const response = await json(await gateway.fetch(path, init));
+    assert.equal(response.status, 400);
+    assert.deepEqual(response.body.tppMessages[0], {
+      category: "ERROR",
+      code: "FORMAT_ERROR",
+      path: "X-Request-ID",
+      text: `X-Request-ID "${id}" was already used for another request; send a new one`,
+    });
+  }
+  assert.equal(upstream.received.length, 1);
+});
+
+Deno.test("idempotency() keeps an upstream 4xx, but releases the id after a 5xx", async () => {
+  let status = 400;
+  await using upstream = startUpstream(() =>
+    Response.json({
+      tppMessages: [{ category: "ERROR", code: "FORMAT_ERROR", text: "core says no" }],
+    }, { status })
+  );
+  await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
+  const rejected = crypto.randomUUID();
+  assert.equal((await gateway.fetch(PAYMENT, post(rejected))).status, 400);
+  const again = await gateway.fetch(PAYMENT, post(rejected));
+  assert.equal(again.status, 400);
+  assert.equal(again.headers.get("x-idempotent-replay"), "true");
+  await again.body?.cancel();
+  assert.equal(upstream.received.length, 1);
+
+  status = 500;
+  const failed = crypto.randomUUID();
+  assert.equal((await gateway.fetch(PAYMENT, post(failed))).status, 500);
+  status = 201;
+  const retried = await gateway.fetch(PAYMENT, post(failed));
+  assert.equal(retried.status, 201);
+  assert.equal(retried.headers.get("x-idempotent-replay"), null);
+  await retried.body?.cancel();
+  assert.equal(upstream.received.length, 3, "the retry after a 5xx reached the upstream");
+  assert.ok(gateway.log.lines.some((l) => l.msg === "idempotency key released"));
+});
+
+Deno.test("idempotency() does not keep the gateway's own rejections: the client may retry with the id", async () => {
+  await using upstream = paymentUpstream();
+  await using gateway = await startGateway({
+    policy: policy(`  rate_limit:
+    limits:
+      per_psu: { key: [psu_id], limit: 1, window: 1h }`),
+    upstream: upstream.url,
+  });
+  assert.equal(
+    (await gateway.fetch(PAYMENT, post(crypto.randomUUID(), BODY, { "psu-id": "alice" }))).status,
+    201,
+  );
+  const id = crypto.randomUUID();
+  const limited = await gateway.fetch(PAYMENT, post(id, BODY, { "psu-id": "alice" }));
+  assert.equal(limited.status, 429);
+  await limited.body?.cancel();
+  const retried = await gateway.fetch(PAYMENT, post(id, BODY, { "psu-id": "bob" }));
+  assert.equal(retried.status, 201);
+  assert.equal(retried.headers.get("x-idempotent-replay"), null);
+  await retried.body?.cancel();
+  assert.equal(upstream.received.length, 2);
+});
+
+Deno.test("idempotency() makes a repeat wait for the first request in flight", async () => {
+  await using upstream = paymentUpstream(300);
+  await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
+  const id = crypto.randomUUID();
+  const [a, b] = await Promise.all([
+    gateway.fetch(PAYMENT, post(id)),
+    gateway.fetch(PAYMENT, post(id)),
+  ]);
+  const [x, y] = [await json(a), await json(b)];
+  assert.deepEqual([x.status, y.status], [201, 201]);
+  assert.deepEqual(x.body, y.body);
+  assert.equal([a, b].filter((r) => r.headers.get("x-idempotent-replay") === "true").length, 1);
+  assert.equal(upstream.received.length, 1);
+});
+
+Deno.test("idempotency() answers 409 STATUS_INVALID when the first request stays in flight past wait", async () => {
+  await using upstream = paymentUpstream(800);
+  await using gateway = await startGateway({
+    policy: policy().replace("wait: 2s", "wait: 200ms"),
+    upstream: upstream.url,
+  });
+  const id = crypto.randomUUID();
+  const first = gateway.fetch(PAYMENT, post(id));
+  await new Promise((r) => setTimeout(r, 50));
+  const started = performance.now();
+  const second = await json(await gateway.fetch(PAYMENT, post(id)));
+  assert.ok(performance.now() - started < 700, "waited about 200 ms, not for the upstream");
+  assert.equal(second.status, 409);
+  assert.equal(second.body.tppMessages[0].code, "STATUS_INVALID");
+  assert.equal(
+    second.body.tppMessages[0].text,
+    `A request with X-Request-ID "${id}" is still being processed; retry it later`,
+  );
+  assert.equal(second.headers.get("retry-after"), "1");
+  assert.equal((await first).status, 201);
+  assert.equal(upstream.received.length, 1);
+});
+
+Deno.test("idempotency() answers 409 for a repeat whose answer was too large to keep", async () => {
+  await using upstream = paymentUpstream();
+  await using gateway = await startGateway({
+    policy: policy("    max_body_bytes: 16"),
+    upstream: upstream.url,
+  });
+  const id = crypto.randomUUID();
+  assert.equal((await gateway.fetch(PAYMENT, post(id))).status, 201);
+  const again = await json(await gateway.fetch(PAYMENT, post(id)));
+  assert.equal(again.status, 409);
+  assert.match(again.body.tppMessages[0].text, /answer is too large to repeat/);
+  assert.equal(upstream.received.length, 1);
+});
+
+Deno.test("idempotency() requires plain uniqueness on reads only when the policy says so", async () => {
+  await using upstream = startUpstream();
+  const read = (gateway: TestGateway, id: string) =>
+    gateway.fetch("/v1/payments/domestic/p1/status", { headers: { "x-request-id": id } });
+  {
+    await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
+    const id = crypto.randomUUID();
+    assert.equal((await read(gateway, id)).status, 200);
+    assert.equal((await read(gateway, id)).status, 200, "reads are not checked by default");
+  }
+  await using gateway = await startGateway({
+    policy: policy("    reads: unique"),
+    upstream: upstream.url,
+  });
+  const id = crypto.randomUUID();
+  const first = await read(gateway, id);
+  assert.equal(first.status, 200);
+  await first.body?.cancel();
+  const second = await json(await read(gateway, id));
+  assert.equal(second.status, 400);
+  assert.equal(
+    second.body.tppMessages[0].text,
+    `X-Request-ID "${id}" was already used; every request needs a new one`,
+  );
+  assert.equal(upstream.received.length, 3);
+});
+
+Deno.test("idempotency() in report mode forwards a reused id and records the finding", async () => {
+  await using upstream = paymentUpstream();
+  await using gateway = await startGateway({
+    policy: policy("    mode: report"),
+    upstream: upstream.url,
+  });
+  const id = crypto.randomUUID();
+  await (await gateway.fetch(PAYMENT, post(id))).body?.cancel();
+  const other = await gateway.fetch(PAYMENT, post(id, BODY.replace("12.50", "13.00")));
+  assert.equal(other.status, 201);
+  await other.body?.cancel();
+  assert.equal(upstream.received.length, 2);
+  const line = gateway.log.lines.findLast((l) => l.findings);
+  assert.deepEqual(line?.findings, [{
+    check: "idempotency",
+    mode: "report",
+    code: "FORMAT_ERROR",
+    path: "X-Request-ID",
+  }]);
+});
+
+for (const kind of ["memory", "redis", "upstash"] as const) {
+  Deno.test({
+    name:
+      `idempotency() sends 200 concurrent retries of one payment to the upstream once (${kind})`,
+    ignore: kind !== "memory" && WITHOUT_REDIS,
+    async fn() {
+      await using store = await storeSetup(kind, { timeoutMs: 2000 });
+      await using upstream = paymentUpstream(200);
+      const yaml = policy("", store.yaml).replace("wait: 2s", "wait: 10s");
+      // Two gateway instances on one store (in-process instances share one memory store).
+      const shared = kind === "memory" ? { store: new MemoryStore() } : undefined;
+      const options = { policy: yaml, upstream: upstream.url, env: store.env, services: shared };
+      await using one = await startGateway(options);
+      await using two = await startGateway(options);
+      const id = crypto.randomUUID();
+      const responses = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => (i % 2 ? one : two).fetch(PAYMENT, post(id))),
+      );
+      const answers = await Promise.all(responses.map(json));
+      assert.equal(upstream.received.length, 1);
+      assert.deepEqual(new Set(answers.map((a) => a.status)), new Set([201]));
+      assert.deepEqual(new Set(answers.map((a) => a.body.paymentId)), new Set(["pay-1"]));
+      assert.equal(
+        responses.filter((r) => r.headers.get("x-idempotent-replay") === "true").length,
+        199,
+      );
+    },
+  });
+}
+
+for (const fail of ["closed", "open"] as const) {
+  Deno.test({
+    name: `idempotency() with fail: ${fail} while Redis is down, and recovery after its restart`,
+    ignore: WITHOUT_REDIS,
+    async fn() {
+      await using redis = await startRedisServer();
+      await using store = await storeSetup("redis", { url: redis.url, timeoutMs: 300 });
+      await using upstream = paymentUpstream();
+      await using gateway = await startGateway({
+        policy: policy(`    fail: ${fail}`, store.yaml),
+        upstream: upstream.url,
+        env: store.env,
+      });
+      const id = crypto.randomUUID();
+      assert.equal((await gateway.fetch(PAYMENT, post(id))).status, 201);
+      await redis.kill();
+      const down = await json(await gateway.fetch(PAYMENT, post(crypto.randomUUID())));
+      if (fail === "closed") {
+        assert.equal(down.status, 503);
+        assert.equal(down.body.tppMessages[0].code, "STORE_UNAVAILABLE");
+        assert.equal(down.headers.get("retry-after"), "2");
+        assert.equal(upstream.received.length, 1, "not forwarded");
+      } else {
+        assert.equal(down.status, 201);
+        assert.equal(upstream.received.length, 2);
+        assert.equal(gateway.store.stats.failOpen, 1);
+        assert.ok(
+          gateway.log.lines.some((l) => l.msg === "store unavailable, request let through"),
+        );
+      }
+      await redis.start();
+      // Recovered when a payment is claimed and its repeat replayed, without a gateway restart.
+      const end = Date.now() + 5000;
+      let replayed = false;
+      while (!replayed && Date.now() < end) {
+        const fresh = crypto.randomUUID();
+        await (await gateway.fetch(PAYMENT, post(fresh))).body?.cancel();
+        const repeat = await gateway.fetch(PAYMENT, post(fresh));
+        replayed = repeat.headers.get("x-idempotent-replay") === "true";
+        await repeat.body?.cancel();
+        if (!replayed) await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.ok(replayed, "recovered without a restart");
+    },
+  });
+}
