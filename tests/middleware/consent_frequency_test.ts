@@ -1,0 +1,261 @@
+import assert from "node:assert/strict";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { startUpstream } from "../support/upstream.ts";
+import { storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
+import { MemoryStore } from "../../src/store/memory.ts";
+import type { Services } from "../../src/services.ts";
+
+function policy(options = "", store = "") {
+  return `
+upstream:
+  url: \${UPSTREAM_URL}
+${store}
+defaults:
+  consent_frequency:
+    time_zone: Asia/Tbilisi
+${options}
+`;
+}
+
+/** A core that creates consents (c-1, c-2, ...) and answers their reads from what it was sent. */
+function consentCore(adjust: Record<string, unknown> = {}) {
+  const consents = new Map<string, Record<string, unknown>>();
+  return startUpstream((request, recorded) => {
+    const path = new URL(request.url).pathname;
+    if (request.method === "POST" && path === "/psd2/v1/consents") {
+      const id = `c-${consents.size + 1}`;
+      consents.set(id, JSON.parse(recorded.body));
+      return Response.json({ consentStatus: "received", consentId: id }, { status: 201 });
+    }
+    const read = /^\/psd2\/v1\/consents\/([^/]+)$/.exec(path);
+    if (read && request.method === "GET") {
+      return Response.json({ ...consents.get(read[1]), ...adjust, consentStatus: "valid" });
+    }
+    if (read && request.method === "DELETE") return new Response(null, { status: 204 });
+    return Response.json({ balances: [] });
+  });
+}
+
+const NEXT_YEAR = `${new Date().getUTCFullYear() + 1}-12-31`;
+
+async function createConsent(
+  gateway: TestGateway,
+  terms: { recurringIndicator: boolean; frequencyPerDay: number; validUntil?: string },
+): Promise<string> {
+  const response = await gateway.fetch("/v1/consents", {
+    method: "POST",
+    headers: {
+      "x-request-id": crypto.randomUUID(),
+      "content-type": "application/json",
+      "psu-ip-address": "10.1.1.1",
+    },
+    body: JSON.stringify({
+      access: { balances: [{ iban: "GE29NB0000000101904917" }] },
+      validUntil: NEXT_YEAR,
+      combinedServiceIndicator: false,
+      ...terms,
+    }),
+  });
+  assert.equal(response.status, 201);
+  return (await response.json()).consentId;
+}
+
+function read(
+  gateway: TestGateway,
+  consent: string,
+  options: { psu?: boolean; path?: string } = {},
+) {
+  const headers: Record<string, string> = {
+    "x-request-id": crypto.randomUUID(),
+    "consent-id": consent,
+  };
+  if (options.psu) headers["psu-ip-address"] = "10.1.1.1";
+  return gateway.fetch(options.path ?? "/v1/accounts/a1/balances", { headers });
+}
+
+async function statuses(responses: Promise<Response>[]): Promise<number[]> {
+  const out = [];
+  for (const pending of responses) {
+    const response = await pending;
+    await response.body?.cancel();
+    out.push(response.status);
+  }
+  return out;
+}
+
+async function times(n: number, fn: () => Promise<Response>): Promise<number[]> {
+  const out = [];
+  for (let i = 0; i < n; i++) out.push(...await statuses([fn()]));
+  return out;
+}
+
+Deno.test("consentFrequency() counts TPP-initiated reads per consent and resource, up to frequencyPerDay", async () => {
+  await using core = consentCore();
+  await using gateway = await startGateway({ policy: policy(), upstream: core.url });
+  const consent = await createConsent(gateway, { recurringIndicator: true, frequencyPerDay: 2 });
+  assert.deepEqual(await times(2, () => read(gateway, consent)), [200, 200]);
+  const over = await read(gateway, consent);
+  assert.equal(over.status, 429);
+  const body = await over.json();
+  assert.deepEqual(body.tppMessages[0], {
+    category: "ERROR",
+    code: "ACCESS_EXCEEDED",
+    path: "Consent-ID",
+    text:
+      `Consent "${consent}" allows 2 reads of this resource a day; the count starts again at midnight Asia/Tbilisi`,
+  });
+  const retry = Number(over.headers.get("retry-after"));
+  assert.ok(retry > 0 && retry <= 86_400);
+  assert.deepEqual(
+    await times(2, () => read(gateway, consent, { path: "/v1/accounts/a1/transactions" })),
+    [200, 200],
+    "per resource",
+  );
+  assert.deepEqual(
+    await times(3, () => read(gateway, consent, { psu: true })),
+    [200, 200, 200],
+    "PSU-initiated reads are not counted",
+  );
+  assert.equal(core.received.filter((r) => r.path === "/psd2/v1/accounts/a1/balances").length, 5);
+});
+
+Deno.test("consentFrequency() caps frequencyPerDay at the TPP's maximum, bilateral agreements aside", async () => {
+  await using core = consentCore();
+  {
+    await using gateway = await startGateway({ policy: policy(), upstream: core.url });
+    const consent = await createConsent(gateway, { recurringIndicator: true, frequencyPerDay: 10 });
+    assert.deepEqual(await times(5, () => read(gateway, consent)), [200, 200, 200, 200, 429]);
+  }
+  await using gateway = await startGateway({
+    policy: policy('    bilateral: { "ip:127.0.0.1": 6 }'),
+    upstream: core.url,
+  });
+  const consent = await createConsent(gateway, { recurringIndicator: true, frequencyPerDay: 10 });
+  assert.deepEqual(await times(7, () => read(gateway, consent)), [
+    200,
+    200,
+    200,
+    200,
+    200,
+    200,
+    429,
+  ]);
+});
+
+Deno.test("consentFrequency() allows one read of each resource on a one-off consent, PSU-initiated or not", async () => {
+  await using core = consentCore();
+  await using gateway = await startGateway({ policy: policy(), upstream: core.url });
+  const consent = await createConsent(gateway, { recurringIndicator: false, frequencyPerDay: 1 });
+  assert.deepEqual(
+    await statuses([read(gateway, consent, { psu: true }), read(gateway, consent, { psu: true })]),
+    [200, 429],
+  );
+  assert.deepEqual(
+    await statuses([
+      read(gateway, consent, { path: "/v1/accounts" }),
+      read(gateway, consent, { path: "/v1/accounts" }),
+    ]),
+    [200, 429],
+  );
+});
+
+Deno.test("consentFrequency() forwards reads on consents it never saw, unless a default cap is set", async () => {
+  await using core = consentCore();
+  {
+    await using gateway = await startGateway({ policy: policy(), upstream: core.url });
+    assert.deepEqual(await times(6, () => read(gateway, "never-seen")), [
+      200,
+      200,
+      200,
+      200,
+      200,
+      200,
+    ]);
+  }
+  await using gateway = await startGateway({
+    policy: policy("    unknown_consent_limit: 2"),
+    upstream: core.url,
+  });
+  const statusList = await times(3, () => read(gateway, "never-seen"));
+  assert.deepEqual(statusList, [200, 200, 429]);
+});
+
+Deno.test("consentFrequency() refreshes a consent from its read and forgets a deleted one", async () => {
+  await using core = consentCore({ frequencyPerDay: 1 });
+  await using gateway = await startGateway({ policy: policy(), upstream: core.url });
+  const consent = await createConsent(gateway, { recurringIndicator: true, frequencyPerDay: 4 });
+  const info = await gateway.fetch(`/v1/consents/${consent}`, {
+    headers: { "x-request-id": crypto.randomUUID() },
+  });
+  assert.equal((await info.json()).frequencyPerDay, 1, "the bank adjusted it");
+  assert.deepEqual(await times(2, () => read(gateway, consent)), [200, 429]);
+  const deleted = await gateway.fetch(`/v1/consents/${consent}`, {
+    method: "DELETE",
+    headers: { "x-request-id": crypto.randomUUID() },
+  });
+  assert.equal(deleted.status, 204);
+  assert.deepEqual(
+    await times(2, () => read(gateway, consent)),
+    [200, 200],
+    "unknown again: the core decides",
+  );
+});
+
+Deno.test("consentFrequency() does not learn a consent whose validUntil has passed", async () => {
+  await using core = consentCore();
+  await using gateway = await startGateway({ policy: policy(), upstream: core.url });
+  const consent = await createConsent(gateway, {
+    recurringIndicator: false,
+    frequencyPerDay: 1,
+    validUntil: "2020-01-01",
+  });
+  assert.deepEqual(await times(2, () => read(gateway, consent)), [200, 200]);
+});
+
+Deno.test("consentFrequency() starts counting again at midnight in the bank's time zone", async () => {
+  let now = Date.parse("2026-03-10T19:30:00Z"); // 23:30 in Tbilisi
+  const clock = { now: () => now };
+  const services: Partial<Services> = { ...clock, store: new MemoryStore(clock) };
+  await using core = consentCore();
+  await using gateway = await startGateway({ policy: policy(), upstream: core.url, services });
+  const consent = await createConsent(gateway, { recurringIndicator: true, frequencyPerDay: 1 });
+  const first = await read(gateway, consent);
+  assert.equal(first.status, 200);
+  await first.body?.cancel();
+  const over = await read(gateway, consent);
+  assert.equal(over.status, 429);
+  assert.equal(over.headers.get("retry-after"), String(30 * 60));
+  await over.body?.cancel();
+  now = Date.parse("2026-03-10T20:00:00Z"); // midnight in Tbilisi
+  assert.deepEqual(await statuses([read(gateway, consent)]), [200]);
+});
+
+Deno.test({
+  name: "consentFrequency() counts across two gateway instances on Redis",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    await using store = await storeSetup("redis");
+    await using core = consentCore();
+    const options = { policy: policy("", store.yaml), upstream: core.url, env: store.env };
+    await using one = await startGateway(options);
+    await using two = await startGateway(options);
+    const consent = await createConsent(one, { recurringIndicator: true, frequencyPerDay: 3 });
+    assert.deepEqual(
+      await statuses([
+        read(two, consent),
+        read(one, consent),
+        read(two, consent),
+        read(one, consent),
+      ]),
+      [200, 200, 200, 429],
+    );
+  },
+});
+
+Deno.test("consentFrequency() refuses an unknown time zone at start-up", async () => {
+  await using core = consentCore();
+  await assert.rejects(
+    startGateway({ policy: policy().replace("Asia/Tbilisi", "Asia/Atlantis"), upstream: core.url }),
+    /time_zone "Asia\/Atlantis" is not a known IANA time zone/,
+  );
+});
