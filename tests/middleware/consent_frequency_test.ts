@@ -73,10 +73,16 @@ function read(
   return gateway.fetch(options.path ?? "/v1/accounts/a1/balances", { headers });
 }
 
-async function statuses(responses: Promise<Response>[]): Promise<number[]> {
+/** Sends requests one after the other; the statuses in order. */
+async function statuses(calls: (() => Promise<Response>)[]): Promise<number[]> {
+  const responses = [];
+  for (const call of calls) responses.push(await call());
+  return await settle(responses);
+}
+
+async function settle(responses: Response[]): Promise<number[]> {
   const out = [];
-  for (const pending of responses) {
-    const response = await pending;
+  for (const response of responses) {
     await response.body?.cancel();
     out.push(response.status);
   }
@@ -85,7 +91,7 @@ async function statuses(responses: Promise<Response>[]): Promise<number[]> {
 
 async function times(n: number, fn: () => Promise<Response>): Promise<number[]> {
   const out = [];
-  for (let i = 0; i < n; i++) out.push(...await statuses([fn()]));
+  for (let i = 0; i < n; i++) out.push(...await statuses([() => fn()]));
   return out;
 }
 
@@ -147,13 +153,16 @@ Deno.test("consentFrequency() allows one read of each resource on a one-off cons
   await using gateway = await startGateway({ policy: policy(), upstream: core.url });
   const consent = await createConsent(gateway, { recurringIndicator: false, frequencyPerDay: 1 });
   assert.deepEqual(
-    await statuses([read(gateway, consent, { psu: true }), read(gateway, consent, { psu: true })]),
+    await statuses([
+      () => read(gateway, consent, { psu: true }),
+      () => read(gateway, consent, { psu: true }),
+    ]),
     [200, 429],
   );
   assert.deepEqual(
     await statuses([
-      read(gateway, consent, { path: "/v1/accounts" }),
-      read(gateway, consent, { path: "/v1/accounts" }),
+      () => read(gateway, consent, { path: "/v1/accounts" }),
+      () => read(gateway, consent, { path: "/v1/accounts" }),
     ]),
     [200, 429],
   );
@@ -227,7 +236,7 @@ Deno.test("consentFrequency() starts counting again at midnight in the bank's ti
   assert.equal(over.headers.get("retry-after"), String(30 * 60));
   await over.body?.cancel();
   now = Date.parse("2026-03-10T20:00:00Z"); // midnight in Tbilisi
-  assert.deepEqual(await statuses([read(gateway, consent)]), [200]);
+  assert.deepEqual(await statuses([() => read(gateway, consent)]), [200]);
 });
 
 Deno.test({
@@ -242,10 +251,10 @@ Deno.test({
     const consent = await createConsent(one, { recurringIndicator: true, frequencyPerDay: 3 });
     assert.deepEqual(
       await statuses([
-        read(two, consent),
-        read(one, consent),
-        read(two, consent),
-        read(one, consent),
+        () => read(two, consent),
+        () => read(one, consent),
+        () => read(two, consent),
+        () => read(one, consent),
       ]),
       [200, 200, 200, 429],
     );

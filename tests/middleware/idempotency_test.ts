@@ -318,7 +318,7 @@ for (const fail of ["closed", "open"] as const) {
       }
       await redis.start();
       // Recovered when a payment is claimed and its repeat replayed, without a gateway restart.
-      const end = Date.now() + 5000;
+      const end = Date.now() + 10_000;
       let replayed = false;
       while (!replayed && Date.now() < end) {
         const fresh = crypto.randomUUID();
@@ -328,7 +328,12 @@ for (const fail of ["closed", "open"] as const) {
         await repeat.body?.cancel();
         if (!replayed) await new Promise((r) => setTimeout(r, 100));
       }
-      assert.ok(replayed, "recovered without a restart");
+      assert.ok(
+        replayed,
+        `recovered without a restart (stats ${JSON.stringify(gateway.store.stats)}, last log ${
+          JSON.stringify(gateway.log.lines.filter((l) => l.level === "error").slice(-3))
+        })`,
+      );
     },
   });
 }

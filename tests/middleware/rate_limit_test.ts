@@ -23,7 +23,19 @@ function read(gateway: TestGateway, headers: Record<string, string> = {}) {
   });
 }
 
-async function statuses(responses: Promise<Response>[]): Promise<number[]> {
+/** Sends requests one after the other; the statuses in order. */
+async function statuses(calls: (() => Promise<Response>)[]): Promise<number[]> {
+  const responses = [];
+  for (const call of calls) responses.push(await call());
+  return await settle(responses);
+}
+
+/** Sends requests at once; the statuses in the order of the calls. */
+async function concurrent(calls: (() => Promise<Response>)[]): Promise<number[]> {
+  return await settle(await Promise.all(calls.map((call) => call())));
+}
+
+async function settle(responses: Response[]): Promise<number[]> {
   const settled = await Promise.all(responses);
   await Promise.all(settled.map((r) => r.body?.cancel()));
   return settled.map((r) => r.status);
@@ -65,10 +77,18 @@ Deno.test("rateLimit() does not count rejected requests against other limits", a
     upstream: upstream.url,
   });
   const psu = (id: string) => read(gateway, { "psu-id": id });
-  assert.deepEqual(await statuses([psu("alice")]), [200]);
-  assert.deepEqual(await statuses([psu("alice"), psu("alice"), psu("alice")]), [429, 429, 429]);
-  assert.deepEqual(await statuses([psu("bob"), psu("carol")]), [200, 200], "per_tpp has room left");
-  assert.deepEqual(await statuses([psu("dave")]), [429], "per_tpp is now used up");
+  assert.deepEqual(await statuses([() => psu("alice")]), [200]);
+  assert.deepEqual(await statuses([() => psu("alice"), () => psu("alice"), () => psu("alice")]), [
+    429,
+    429,
+    429,
+  ]);
+  assert.deepEqual(
+    await statuses([() => psu("bob"), () => psu("carol")]),
+    [200, 200],
+    "per_tpp has room left",
+  );
+  assert.deepEqual(await statuses([() => psu("dave")]), [429], "per_tpp is now used up");
   assert.equal(upstream.received.length, 3);
 });
 
@@ -83,11 +103,14 @@ Deno.test("rateLimit() counts by the configured key and skips requests without i
     upstream: upstream.url,
   });
   const from = (ip: string) => read(gateway, { "x-real-ip": ip });
-  assert.deepEqual(await statuses([from("10.0.0.1"), from("10.0.0.1"), from("10.0.0.2")]), [
-    200,
-    429,
-    200,
-  ]);
+  assert.deepEqual(
+    await statuses([() => from("10.0.0.1"), () => from("10.0.0.1"), () => from("10.0.0.2")]),
+    [
+      200,
+      429,
+      200,
+    ],
+  );
   // Another operation has its own counter (operation is part of the key).
   const balances = await gateway.fetch("/v1/accounts/a1/balances", {
     headers: { "x-request-id": crypto.randomUUID(), "consent-id": "c-1", "x-real-ip": "10.0.0.1" },
@@ -106,12 +129,20 @@ Deno.test("rateLimit() applies a caller's tier", async () => {
     ),
     upstream: upstream.url,
   });
-  assert.deepEqual(await statuses([read(gateway), read(gateway), read(gateway), read(gateway)]), [
-    200,
-    200,
-    200,
-    429,
-  ]);
+  assert.deepEqual(
+    await statuses([
+      () => read(gateway),
+      () => read(gateway),
+      () => read(gateway),
+      () => read(gateway),
+    ]),
+    [
+      200,
+      200,
+      200,
+      429,
+    ],
+  );
 });
 
 Deno.test("rateLimit() in report mode forwards over the limit and records the finding", async () => {
@@ -120,7 +151,7 @@ Deno.test("rateLimit() in report mode forwards over the limit and records the fi
     policy: policy("      per_tpp: { key: [tpp], limit: 1, window: 1h }", "", "    mode: report"),
     upstream: upstream.url,
   });
-  assert.deepEqual(await statuses([read(gateway), read(gateway)]), [200, 200]);
+  assert.deepEqual(await statuses([() => read(gateway), () => read(gateway)]), [200, 200]);
   assert.deepEqual(gateway.log.lines.findLast((l) => l.findings)?.findings, [
     { check: "rate_limit", mode: "report", code: "ACCESS_EXCEEDED", path: undefined },
   ]);
@@ -157,15 +188,15 @@ for (const kind of ["memory", "redis", "upstash"] as const) {
       };
       await using one = await startGateway(options);
       await using two = await startGateway(options);
-      const all = await statuses(
-        Array.from({ length: 30 }, (_, i) => read(i % 2 ? one : two)),
+      const all = await concurrent(
+        Array.from({ length: 30 }, (_, i) => () => read(i % 2 ? one : two)),
       );
       assert.equal(all.filter((s) => s === 200).length, 10);
       assert.equal(all.filter((s) => s === 429).length, 20);
       assert.equal(upstream.received.length, 10);
       // Sequentially too: the 11th request, whichever instance gets it, is rejected.
-      assert.deepEqual(await statuses([read(one)]), [429]);
-      assert.deepEqual(await statuses([read(two)]), [429]);
+      assert.deepEqual(await statuses([() => read(one)]), [429]);
+      assert.deepEqual(await statuses([() => read(two)]), [429]);
     },
   });
 }
@@ -182,11 +213,14 @@ Deno.test({
       upstream: upstream.url,
       env: store.env,
     });
-    assert.deepEqual(await statuses([read(gateway), read(gateway), read(gateway)]), [
-      200,
-      200,
-      429,
-    ]);
+    assert.deepEqual(
+      await statuses([() => read(gateway), () => read(gateway), () => read(gateway)]),
+      [
+        200,
+        200,
+        429,
+      ],
+    );
     await redis.kill();
     const down = await read(gateway);
     assert.equal(down.status, 200, "fail open: not an authentication error, not a 500");
@@ -198,7 +232,7 @@ Deno.test({
     const end = Date.now() + 5000;
     let limited = false;
     while (!limited && Date.now() < end) {
-      limited = (await statuses([read(gateway)]))[0] === 429;
+      limited = (await statuses([() => read(gateway)]))[0] === 429;
     }
     assert.ok(limited, "the limit applies again after the restart");
   },
