@@ -285,6 +285,19 @@ export function decodeVerdict(reply: unknown, decision: Decision): Verdict {
   return verdict;
 }
 
+/** `promise`, or a {@link StoreUnavailableError} after `ms` milliseconds. */
+export async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreUnavailableError(`No answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function sha1(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(text));
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
@@ -328,20 +341,9 @@ export function scriptedStore(transport: ScriptTransport, options: ScriptedStore
   }
 
   /** One round trip, never longer than the deadline (whatever the client library does). */
-  async function bounded<T>(call: () => Promise<T>): Promise<T> {
+  function bounded<T>(call: () => Promise<T>): Promise<T> {
     stats.roundTrips++;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new StoreUnavailableError(`No answer within ${options.timeoutMs} ms`)),
-        options.timeoutMs,
-      );
-    });
-    try {
-      return await Promise.race([call(), deadline]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return withDeadline(call(), options.timeoutMs);
   }
 
   async function run(script: string, keys: string[], args: string[]): Promise<unknown> {

@@ -24,24 +24,47 @@ export function uniquePrefix(): string {
   return `test:${crypto.randomUUID().slice(0, 8)}:${++counter}:`;
 }
 
+/**
+ * A free port below Linux's ephemeral range (32768-60999): a server listening on port 0, here or
+ * in another test run on the machine, can never take it while a killed Redis is down.
+ */
 function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    try {
+      Deno.listen({ hostname: "127.0.0.1", port }).close();
+      return port;
+    } catch {
+      // Taken: try another.
+    }
+  }
 }
 
-async function waitForPort(port: number, ms: number): Promise<void> {
+/** Waits until a Redis answers PING on the port (not merely something listening). */
+async function waitForRedis(port: number, ms: number): Promise<void> {
   const until = Date.now() + ms;
   while (Date.now() < until) {
     try {
-      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
-      return;
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+      try {
+        await conn.write(new TextEncoder().encode("PING\r\n"));
+        const buffer = new Uint8Array(16);
+        const timer = setTimeout(() => conn.close(), 500);
+        const read = await conn.read(buffer).finally(() => clearTimeout(timer));
+        if (read && new TextDecoder().decode(buffer.subarray(0, read)).startsWith("+PONG")) return;
+      } finally {
+        try {
+          conn.close();
+        } catch {
+          // Closed by the timer.
+        }
+      }
     } catch {
-      await new Promise((r) => setTimeout(r, 25));
+      // Not up yet.
     }
+    await new Promise((r) => setTimeout(r, 25));
   }
-  throw new Error(`redis-server did not listen on port ${port}`);
+  throw new Error(`redis-server did not answer on port ${port}`);
 }
 
 /** A redis-server process of the test's own, on a free port. */
@@ -66,7 +89,7 @@ export async function startRedisServer(): Promise<RedisProcess> {
       stdout: "null",
       stderr: "null",
     }).spawn();
-    await waitForPort(port, 5000);
+    await waitForRedis(port, 5000);
   };
   const kill = async () => {
     if (!child) return;

@@ -8,6 +8,7 @@
  * - a failed command is HTTP 400 `{"error": "<redis message>"}`; results are `{"result": ...}`
  */
 import { createClient } from "redis";
+import { redisConnection } from "../../src/store/redis.ts";
 
 /** A running Upstash-protocol server. */
 export interface UpstashServer extends AsyncDisposable {
@@ -40,15 +41,14 @@ export async function startUpstashServer(
   redisUrl: string,
   token = "test-upstash-token",
 ): Promise<UpstashServer> {
-  const client = createClient({
-    url: redisUrl,
-    disableOfflineQueue: true,
-    socket: { reconnectStrategy: (retries: number) => Math.min(50 * (retries + 1), 500) },
-  });
-  client.on("error", () => {});
-  await client.connect();
+  // The gateway's own Redis connection: bounded commands, replaced when it stops answering.
+  const connection = await redisConnection(redisUrl, { timeoutMs: 500 });
   const send = (command: (string | number)[]) =>
-    client.sendCommand(command.map(String)) as Promise<Reply>;
+    connection.send(command.map(String)) as Promise<Reply>;
+  // MULTI/EXEC needs a client of its own (a transaction must not interleave with other commands).
+  const transactions = createClient({ url: redisUrl, disableOfflineQueue: true });
+  transactions.on("error", () => {});
+  await transactions.connect();
 
   const state = { requests: 0 };
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
@@ -81,7 +81,7 @@ export async function startUpstashServer(
         return Response.json({ error: "ERR bad pipeline" }, { status: 400 });
       }
       if (path === "/multi-exec") {
-        const multi = client.multi();
+        const multi = transactions.multi();
         for (const command of body) multi.addCommand(command.map(String));
         try {
           const replies = await multi.exec() as unknown as Reply[];
@@ -105,8 +105,9 @@ export async function startUpstashServer(
 
   const close = async () => {
     await server.shutdown();
+    await connection.close();
     // destroy, not close: a close waits for a Redis that may be down.
-    client.destroy();
+    transactions.destroy();
   };
   return {
     url: `http://127.0.0.1:${server.addr.port}`,

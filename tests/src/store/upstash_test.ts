@@ -54,7 +54,7 @@ Deno.test({
       await redis.kill();
       await assert.rejects(store.decide({ limits: [limit()] }), StoreUnavailableError);
       await redis.start();
-      const end = Date.now() + 5000;
+      const end = Date.now() + 10_000;
       let verdict;
       while (!verdict) {
         verdict = await store.decide({ limits: [limit()] }).catch((error) => {
