@@ -49,7 +49,7 @@ function consentKey(id: string): string {
 }
 
 function responseJson(c: GatewayContext): unknown {
-  const body = c.var.responseBody;
+  const body = c.get("responseBody");
   if (!body || body.byteLength === 0) return undefined;
   try {
     return JSON.parse(new TextDecoder().decode(body));
@@ -108,7 +108,7 @@ export const consentFrequency = defineCheck({
     if (operation.id === "createConsent") {
       return async (c, next) => {
         await next();
-        if (c.res.status !== 201 || !c.var.upstream) return;
+        if (c.res.status !== 201 || !c.get("upstream")) return;
         const id = (responseJson(c) as { consentId?: unknown } | undefined)?.consentId;
         let terms: ConsentTerms | undefined;
         try {
@@ -122,16 +122,16 @@ export const consentFrequency = defineCheck({
     if (operation.id === "getConsentInformation") {
       return async (c, next) => {
         await next();
-        if (c.res.status !== 200 || !c.var.upstream) return;
+        if (c.res.status !== 200 || !c.get("upstream")) return;
         const terms = consentTerms(responseJson(c));
-        if (terms) await learn(c.var.params.consentId, terms);
+        if (terms) await learn(c.get("params").consentId, terms);
       };
     }
     if (operation.id === "deleteConsent") {
       return async (c, next) => {
         await next();
-        if (c.res.status >= 300 || !c.var.upstream) return;
-        await forget(services, c.var.params.consentId);
+        if (c.res.status >= 300 || !c.get("upstream")) return;
+        await forget(services, c.get("params").consentId);
       };
     }
     if (operation.group !== "ais") return undefined;
@@ -154,7 +154,7 @@ export const consentFrequency = defineCheck({
         })),
         max: bilateral.get(caller) ?? options.max_per_day,
         unknownLimit: options.unknown_consent_limit,
-        psuInitiated: c.var.psuInitiated,
+        psuInitiated: c.get("psuInitiated"),
         enforce,
       };
     };

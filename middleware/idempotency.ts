@@ -50,9 +50,9 @@ async function fingerprint(c: GatewayContext): Promise<string> {
   const head = new TextEncoder().encode(
     `${c.req.method} ${c.req.path}${query < 0 ? "" : url.slice(query)}\n`,
   );
-  const bytes = new Uint8Array(head.byteLength + c.var.body.byteLength);
+  const bytes = new Uint8Array(head.byteLength + c.get("body").byteLength);
   bytes.set(head);
-  bytes.set(c.var.body, head.byteLength);
+  bytes.set(c.get("body"), head.byteLength);
   return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)).toBase64();
 }
 
@@ -109,7 +109,7 @@ export const idempotency = defineCheck({
     const enforce = options.mode === "enforce";
     const fail = { check: KEY, fail: options.fail };
     plan.idempotency = async (c): Promise<IdempotencyPart | undefined> => {
-      const id = c.var.requestId;
+      const id = c.get("requestId");
       if (!id) return undefined;
       return {
         key: `idem:${keyPart(callerId(c))}:${keyPart(id)}`,
@@ -134,7 +134,7 @@ export const idempotency = defineCheck({
         return next();
       }
       const found = outcome.verdict.idempotency;
-      const id = c.var.requestId;
+      const id = c.get("requestId");
       switch (found?.outcome) {
         case undefined:
         case "free":
@@ -181,13 +181,13 @@ export const idempotency = defineCheck({
     /** After the upstream answered: keep its answer, or release the id when there is none. */
     async function keep(c: GatewayContext, services: Services, part: IdempotencyPart) {
       const status = c.res.status;
-      if (!c.var.upstream || status >= 500 || TRANSIENT.has(status)) {
+      if (!c.get("upstream") || status >= 500 || TRANSIENT.has(status)) {
         services.log.info({
           msg: "idempotency key released",
           op: operation.id,
-          request_id: c.var.requestId,
+          request_id: c.get("requestId"),
           status,
-          upstream_status: c.var.upstream?.status,
+          upstream_status: c.get("upstream")?.status,
         });
         return await finish(c, services, part, "release");
       }
@@ -223,8 +223,8 @@ async function finish(
     // The answer is already known: the client gets it; the marker expires after `inflight`.
     services.log.error({
       msg: "idempotency record not updated",
-      op: c.var.op.id,
-      request_id: c.var.requestId,
+      op: c.get("op").id,
+      request_id: c.get("requestId"),
       action,
       error: String(error),
     });

@@ -121,7 +121,7 @@ export const rateLimit = defineCheck({
           return header(c, ipHeader)?.split(",").at(-1)?.trim() || undefined;
         }
         case "consent":
-          return header(c, "consent-id") ?? c.var.params.consentId;
+          return header(c, "consent-id") ?? c.get("params").consentId;
         case "operation":
           return operation.id;
       }

@@ -67,7 +67,7 @@ export function decide(
   plan: DecisionPlan,
   services: Services,
 ): Promise<DecisionOutcome> {
-  let outcome = c.var.decision;
+  let outcome = c.get("decision");
   if (!outcome) {
     outcome = build(c, plan).then((decision) => ask(services, decision));
     c.set("decision", outcome);
@@ -77,7 +77,7 @@ export function decide(
 
 /** Asks the same decision again (an in-flight duplicate polling for the first request). */
 export async function decideAgain(c: GatewayContext, services: Services): Promise<DecisionOutcome> {
-  const { decision } = await c.var.decision!;
+  const { decision } = await c.get("decision")!;
   const outcome = ask(services, decision);
   c.set("decision", outcome);
   return await outcome;
@@ -108,8 +108,8 @@ export function storeUnavailable(
   services.log.error({
     msg: "store unavailable, request let through",
     check: how.check,
-    op: c.var.op.id,
-    request_id: c.var.requestId || undefined,
+    op: c.get("op").id,
+    request_id: c.get("requestId") || undefined,
   });
 }
 
@@ -118,7 +118,7 @@ export function storeUnavailable(
  * (`ip:<address>`), else `anonymous`.
  */
 export function callerId(c: GatewayContext): string {
-  const tpp = c.var.tpp?.id;
+  const tpp = c.get("tpp")?.id;
   if (tpp) return tpp;
   const address = clientAddress(c);
   return address ? `ip:${address}` : "anonymous";
