@@ -40,7 +40,11 @@ export const bodyLimit = defineCheck({
         } catch (error) {
           if (!(error instanceof BodyLimitError)) throw error;
           if (error.reason === "too_large") throw tooLarge;
-          throw new GatewayError(408, "REQUEST_TIMEOUT", "The request body was not received in time");
+          throw new GatewayError(
+            408,
+            "REQUEST_TIMEOUT",
+            "The request body was not received in time",
+          );
         }
       }
       await next();

@@ -16,7 +16,9 @@ export const deprecation = defineCheck({
       "Date the operation was deprecated (Deprecation: @<epoch>); without it Deprecation: true",
     ),
     sunset: date.optional().describe("Date after which the operation will be removed (Sunset)"),
-    link: z.url().optional().describe("Where TPPs read about the replacement (Link rel=deprecation)"),
+    link: z.url().optional().describe(
+      "Where TPPs read about the replacement (Link rel=deprecation)",
+    ),
   }).strict(),
   validate(options) {
     return options.since && options.sunset && options.sunset < options.since

@@ -110,10 +110,12 @@ export const links = defineCheck({
     upstream_origins: z.array(z.url()).default([]).describe(
       "Further origins whose absolute links count as upstream links (the upstream URL's own origin always does)",
     ),
-    mappings: z.array(z.object({
-      from: z.string().min(1).describe("Prefix of the href as the upstream sends it"),
-      to: z.string().describe("What replaces that prefix"),
-    }).strict()).default([]).describe(
+    mappings: z.array(
+      z.object({
+        from: z.string().min(1).describe("Prefix of the href as the upstream sends it"),
+        to: z.string().describe("What replaces that prefix"),
+      }).strict(),
+    ).default([]).describe(
       "Explicit rewrites for links that point elsewhere, for example the bank's SCA pages",
     ),
   }).strict(),

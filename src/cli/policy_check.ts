@@ -12,7 +12,8 @@ if (!file) {
 try {
   const policy = await loadPolicy(file, {
     // Addresses and secrets need not be set to check a file's shape.
-    env: (name) => Deno.env.get(name) ?? (name.endsWith("_URL") ? "http://127.0.0.1:1" : `\${${name}}`),
+    env: (name) =>
+      Deno.env.get(name) ?? (name.endsWith("_URL") ? "http://127.0.0.1:1" : `\${${name}}`),
   });
   console.log(`${file}: valid (${policy.operations.length} operations)`);
 } catch (error) {

@@ -13,13 +13,19 @@ Deno.test("hrefRewriter() maps legacy prefixes and upstream origins to the publi
   assert.equal(rewrite("/0.8/v1/consents/c"), "/v1/consents/c");
   assert.equal(rewrite("/v1/accounts"), "/v1/accounts");
   assert.equal(rewrite("http://core.internal:9000/psd2/v1/x?y=1"), "/v1/x?y=1");
-  assert.equal(rewrite("http://core.internal:9000/api/v1/checkout/orders/7"), "/api/v1/checkout/orders/7");
+  assert.equal(
+    rewrite("http://core.internal:9000/api/v1/checkout/orders/7"),
+    "/api/v1/checkout/orders/7",
+  );
 });
 
 Deno.test("hrefRewriter() leaves links elsewhere alone", () => {
   assert.equal(rewrite("https://bank.example/sca/1"), "https://bank.example/sca/1");
   assert.equal(rewrite("/psd2/v10/x"), "/psd2/v10/x");
-  assert.equal(rewrite("http://core.internal:90001/psd2/v1/x"), "http://core.internal:90001/psd2/v1/x");
+  assert.equal(
+    rewrite("http://core.internal:90001/psd2/v1/x"),
+    "http://core.internal:90001/psd2/v1/x",
+  );
 });
 
 Deno.test("hrefRewriter() applies configured mappings", () => {
@@ -30,12 +36,18 @@ Deno.test("hrefRewriter() applies configured mappings", () => {
     mappings: [{ from: "https://sca.core.internal/", to: "https://sca.bank.example/" }],
   });
   assert.equal(mapped("/psd2/v1/consents/1"), "/xs2a/v1/consents/1");
-  assert.equal(mapped("https://sca.core.internal/redirect/1"), "https://sca.bank.example/redirect/1");
+  assert.equal(
+    mapped("https://sca.core.internal/redirect/1"),
+    "https://sca.bank.example/redirect/1",
+  );
 });
 
 Deno.test("rewriteLinks() rewrites hrefs under _links at any depth and in links arrays", () => {
   const text = JSON.stringify({
-    _links: { self: { href: "/psd2/v1/payments/sepa/1" }, scaRedirect: { href: "https://bank.example/sca" } },
+    _links: {
+      self: { href: "/psd2/v1/payments/sepa/1" },
+      scaRedirect: { href: "https://bank.example/sca" },
+    },
     accounts: [{ resourceId: "a", _links: { balances: { href: "/psd2/v1/accounts/a/balances" } } }],
     links: [{ href: "http://core.internal:9000/api/v1/checkout/orders/7", rel: "self" }],
     href: "/psd2/v1/not-a-link",

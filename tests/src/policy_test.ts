@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { parsePolicy, PolicyError, policyJsonSchema } from "../../src/policy.ts";
 
-const env = (name: string) => ({ UPSTREAM_URL: "http://127.0.0.1:9" } as Record<string, string>)[name];
+const env = (name: string) =>
+  ({ UPSTREAM_URL: "http://127.0.0.1:9" } as Record<string, string>)[name];
 
 function problems(text: string): string[] {
   try {
@@ -17,7 +18,9 @@ function problems(text: string): string[] {
 const BASE = "upstream:\n  url: ${UPSTREAM_URL}\n";
 
 Deno.test("parsePolicy() resolves defaults, group and operation overrides field by field", () => {
-  const policy = parsePolicy("p.yaml", BASE + `
+  const policy = parsePolicy(
+    "p.yaml",
+    BASE + `
 defaults:
   proxy: { timeout_ms: 1000, retry_reads: false }
 groups:
@@ -26,7 +29,9 @@ groups:
 operations:
   getBalances:
     proxy: { timeout_ms: 3000 }
-`, { env });
+`,
+    { env },
+  );
   const options = (id: string) =>
     policy.operations.find((r) => r.operation.id === id)!.options.proxy;
   assert.equal(options("initiatePayment").timeout_ms, 1000);
@@ -37,7 +42,8 @@ operations:
 });
 
 Deno.test("parsePolicy() lists every problem with its path", () => {
-  const found = problems(BASE + `
+  const found = problems(
+    BASE + `
 defaults:
   proxy: { timeout_ms: -1, retrys: true }
   rate_limt: {}
@@ -45,10 +51,18 @@ groups:
   payments: {}
 operations:
   initiatePaymnt: {}
-`);
-  assert.ok(found.includes('defaults: unknown key "rate_limt"') || found.some((p) => p.includes('"rate_limt"')), found.join("\n"));
+`,
+  );
+  assert.ok(
+    found.includes('defaults: unknown key "rate_limt"') ||
+      found.some((p) => p.includes('"rate_limt"')),
+    found.join("\n"),
+  );
   assert.ok(found.some((p) => p.startsWith("defaults.proxy.timeout_ms:")), found.join("\n"));
-  assert.ok(found.some((p) => p.startsWith("defaults.proxy") && p.includes('"retrys"')), found.join("\n"));
+  assert.ok(
+    found.some((p) => p.startsWith("defaults.proxy") && p.includes('"retrys"')),
+    found.join("\n"),
+  );
   assert.ok(found.includes('groups: unknown group "payments"'), found.join("\n"));
   assert.ok(found.includes('operations: unknown operation "initiatePaymnt"'), found.join("\n"));
 });
@@ -66,28 +80,42 @@ Deno.test("parsePolicy() accepts ${NAME:-default} references", () => {
 });
 
 Deno.test("parsePolicy() applies route overrides and checks their parameters", () => {
-  const policy = parsePolicy("p.yaml", BASE + `
+  const policy = parsePolicy(
+    "p.yaml",
+    BASE + `
 operations:
   getTransactionDetails:
     route:
       upstream_path: /core/accounts/{account-id}/tx/{transactionId}
-`, { env });
+`,
+    { env },
+  );
   const op = policy.operations.find((r) => r.operation.id === "getTransactionDetails")!;
   assert.equal(op.operation.upstreamPath, "/core/accounts/{account-id}/tx/{transactionId}");
-  const found = problems(BASE + `
+  const found = problems(
+    BASE + `
 operations:
   getBalances:
     route: { path: "/v1/balances/{accountId}" }
-`);
-  assert.match(found[0], /^operations\.getBalances\.route\.path: must use the parameters \{account-id\}/);
+`,
+  );
+  assert.match(
+    found[0],
+    /^operations\.getBalances\.route\.path: must use the parameters \{account-id\}/,
+  );
 });
 
 Deno.test("parsePolicy() runs cross-field rules of a check", () => {
-  const found = problems(BASE + `
+  const found = problems(
+    BASE + `
 defaults:
   deprecation: { since: "2026-05-01", sunset: "2026-01-01" }
-`);
-  assert.ok(found.some((p) => p.includes('sunset "2026-01-01" is before since "2026-05-01"')), found.join("\n"));
+`,
+  );
+  assert.ok(
+    found.some((p) => p.includes('sunset "2026-01-01" is before since "2026-05-01"')),
+    found.join("\n"),
+  );
 });
 
 Deno.test("the default and example policy files are valid", async () => {
