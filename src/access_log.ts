@@ -19,21 +19,26 @@ export function accessLog(services: Services): Middleware {
     const id = headers.get("x-request-id");
     if (id && id.length <= MAX_ECHO) c.res.headers.set("x-request-id", id);
     const psuId = headers.get("psu-id");
-    const upstream = c.var.upstream;
+    const upstream = c.get("upstream");
     services.log.info({
       time: new Date(services.now()).toISOString(),
       request_id: id && id.length <= MAX_ECHO ? id : undefined,
-      op: c.var.op?.id,
+      op: c.get("op")?.id,
       method: c.req.method,
-      path: maskedPath(new URL(c.req.url).pathname, c.var.params),
+      path: maskedPath(c.req.path, c.get("params")),
       status: c.res.status,
       ms: Math.round((performance.now() - started) * 10) / 10,
-      tpp: c.var.tpp?.id,
+      tpp: c.get("tpp")?.id,
       psu: psuId ? mask(psuId) : undefined,
       upstream_status: upstream?.status,
       upstream_ms: upstream?.ms,
-      findings: c.var.findings.length > 0
-        ? c.var.findings.map((f) => ({ check: f.check, mode: f.mode, code: f.code, path: f.path }))
+      findings: c.get("findings").length > 0
+        ? c.get("findings").map((f) => ({
+          check: f.check,
+          mode: f.mode,
+          code: f.code,
+          path: f.path,
+        }))
         : undefined,
     });
   };

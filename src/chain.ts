@@ -51,7 +51,7 @@ function withMode(key: string, mode: Mode, middleware: Middleware): Middleware {
       return await middleware(c, pass);
     } catch (error) {
       if (passed || !(error instanceof GatewayError)) throw error;
-      c.var.findings.push(finding(key, mode, error));
+      c.get("findings").push(finding(key, mode, error));
       if (mode === "enforce") throw error;
       await next();
     }

@@ -119,15 +119,15 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
  * not UTF-8 JSON is 400 FORMAT_ERROR. An empty body is `undefined`.
  */
 export function jsonBody(c: GatewayContext): unknown {
-  if (c.var.json !== undefined || c.var.body.byteLength === 0) return c.var.json;
+  if (c.get("json") !== undefined || c.get("body").byteLength === 0) return c.get("json");
   try {
-    c.set("json", JSON.parse(decoder.decode(c.var.body)));
+    c.set("json", JSON.parse(decoder.decode(c.get("body"))));
   } catch {
     throw new GatewayError(400, "FORMAT_ERROR", "The request body must be well-formed JSON", {
       path: "body",
     });
   }
-  return c.var.json;
+  return c.get("json");
 }
 
 /** The header value, or `undefined` when absent. */

@@ -19,10 +19,35 @@ export interface Services {
   now(): number;
 }
 
-/** A logger writing one JSON object per line to stdout (info) or stderr (error). */
+/**
+ * Collects lines and writes them in batches (one write per batch, at the latest `delayMs` after
+ * the first line), so that a busy gateway does not pay one system call per request.
+ */
+function batchedWriter(file: { writeSync(bytes: Uint8Array): number }, delayMs = 20) {
+  const encoder = new TextEncoder();
+  let pending: string[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  function flush() {
+    clearTimeout(timer);
+    timer = undefined;
+    if (pending.length === 0) return;
+    let bytes = encoder.encode(pending.join(""));
+    pending = [];
+    while (bytes.byteLength > 0) bytes = bytes.subarray(file.writeSync(bytes));
+  }
+  globalThis.addEventListener("unload", flush);
+  return (line: string) => {
+    pending.push(line + "\n");
+    if (pending.length >= 256) flush();
+    else timer ??= setTimeout(flush, delayMs);
+  };
+}
+
+/** A logger writing one JSON object per line: info to stdout (batched), errors to stderr. */
 export function jsonLogger(): Logger {
+  const write = batchedWriter(Deno.stdout);
   return {
-    info: (entry) => console.log(JSON.stringify({ level: "info", ...entry })),
+    info: (entry) => write(JSON.stringify({ level: "info", ...entry })),
     error: (entry) => console.error(JSON.stringify({ level: "error", ...entry })),
   };
 }
