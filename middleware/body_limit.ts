@@ -26,7 +26,8 @@ export const bodyLimit = defineCheck({
     );
     return async (c, next) => {
       const request = c.req.raw;
-      if (request.body) {
+      const headers = request.headers;
+      if (headers.has("content-length") || headers.has("transfer-encoding")) {
         try {
           c.set(
             "body",

@@ -21,11 +21,12 @@ export function accessLog(services: Services): Middleware {
     const psuId = headers.get("psu-id");
     const upstream = c.get("upstream");
     services.log.info({
+      level: "info",
       time: new Date(services.now()).toISOString(),
       request_id: id && id.length <= MAX_ECHO ? id : undefined,
       op: c.get("op")?.id,
       method: c.req.method,
-      path: maskedPath(c.req.path, c.get("params")),
+      path: c.get("op")?.sensitive ? maskedPath(c.req.path, c.get("params")) : c.req.path,
       status: c.res.status,
       ms: Math.round((performance.now() - started) * 10) / 10,
       tpp: c.get("tpp")?.id,

@@ -24,11 +24,12 @@ export async function readBody(
   message: Request | Response,
   limits: { maxBytes: number; timeoutMs?: number },
 ): Promise<Bytes> {
-  if (!message.body) return EMPTY;
+  // `.body` is not touched on the fast path: the getter builds a stream, and a body read through
+  // a stream is slower than `bytes()`.
   const declared = message.headers.get("content-length");
-  if (declared === null) return readLimited(message.body, limits);
+  if (declared === null) return message.body ? readLimited(message.body, limits) : EMPTY;
   if (Number(declared) > limits.maxBytes) {
-    await message.body.cancel().catch(() => {});
+    await message.body?.cancel().catch(() => {});
     throw new BodyLimitError("too_large");
   }
   if (limits.timeoutMs === undefined) return await message.bytes() as Bytes;

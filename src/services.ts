@@ -47,7 +47,7 @@ function batchedWriter(file: { writeSync(bytes: Uint8Array): number }, delayMs =
 export function jsonLogger(): Logger {
   const write = batchedWriter(Deno.stdout);
   return {
-    info: (entry) => write(JSON.stringify({ level: "info", ...entry })),
+    info: (entry) => write(JSON.stringify(entry)),
     error: (entry) => console.error(JSON.stringify({ level: "error", ...entry })),
   };
 }
