@@ -156,7 +156,7 @@ Deno.test("createApp() hides unknown failures behind a generic 500 and logs them
       // An upstream client that breaks its contract: the proxy fails outside its error mapping.
       fetch: () =>
         Promise.resolve(
-          { status: 200, body: null, headers: "secret internal detail" } as unknown as Response,
+          { status: 200, body: null, headers: { get: () => null } } as unknown as Response,
         ),
     },
   });
