@@ -14,9 +14,25 @@ export const upstreamSection = z.object({
   ),
 }).strict().describe("The upstream (legacy core banking API)");
 
+/** An optional value from an environment reference: an empty string means "not set". */
+function unsetWhenEmpty<T extends z.ZodType>(schema: T) {
+  return z.preprocess((v) => (v === "" || v === null ? undefined : v), schema.optional());
+}
+
+/** Where Prometheus scrapes the metrics. */
+export const metricsSection = z.object({
+  port: unsetWhenEmpty(z.coerce.number().int().min(1).max(65535)).describe(
+    "Serve /metrics on this separate port (on the gateway's host), for example ${METRICS_PORT:-}",
+  ),
+  token: unsetWhenEmpty(z.string().min(16)).describe(
+    "Serve /metrics on the main port to requests with Authorization: Bearer <token>, for example ${METRICS_TOKEN:-}",
+  ),
+}).strict().default({}).describe("Prometheus metrics; off unless a port or a token is set");
+
 /** Every global section, by its key in the policy file. */
 export const SECTIONS = {
   upstream: upstreamSection,
+  metrics: metricsSection,
 };
 
 /** The global sections of a loaded policy, parsed. */

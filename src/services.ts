@@ -2,6 +2,8 @@
  * The dependencies the app is built with (fetch, clock, log), so that tests pass their own.
  */
 
+import { createMetrics, type Metrics } from "./metrics.ts";
+
 /** One structured log line. */
 export type LogEntry = Record<string, unknown>;
 
@@ -17,6 +19,7 @@ export interface Services {
   log: Logger;
   /** Milliseconds since the epoch. */
   now(): number;
+  metrics: Metrics;
 }
 
 /**
@@ -64,5 +67,11 @@ export function memoryLogger(): Logger & { lines: LogEntry[] } {
 
 /** The real services. */
 export function defaultServices(overrides: Partial<Services> = {}): Services {
-  return { fetch: globalThis.fetch, log: jsonLogger(), now: Date.now, ...overrides };
+  return {
+    fetch: globalThis.fetch,
+    log: overrides.log ?? jsonLogger(),
+    now: Date.now,
+    metrics: createMetrics(),
+    ...overrides,
+  };
 }
