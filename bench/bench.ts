@@ -65,7 +65,7 @@ async function waitForPort(port: number) {
   throw new Error(`nothing listens on ${port}`);
 }
 
-async function spawn(args: string[], env: Record<string, string> = {}): Promise<number> {
+function spawn(args: string[], env: Record<string, string> = {}): number {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "--allow-all", ...args],
     env,
@@ -142,7 +142,7 @@ async function passthroughPolicy(): Promise<string> {
 
 async function gateway(name: string, policy: string, request: RequestShape, target?: number) {
   const port = freePort();
-  const pid = await spawn(["main.ts"], {
+  const pid = spawn(["main.ts"], {
     GATEWAY_POLICY: policy,
     UPSTREAM_URL: upstreamUrl,
     PORT: String(port),
@@ -161,13 +161,13 @@ const READ: RequestShape = {
 };
 
 const upstreamPort = freePort();
-await spawn(["bench/upstream.ts", String(upstreamPort)]);
+spawn(["bench/upstream.ts", String(upstreamPort)]);
 await waitForPort(upstreamPort);
 const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
 
 try {
   const barePort = freePort();
-  const barePid = await spawn(["bench/bare_proxy.ts", String(barePort), upstreamUrl]);
+  const barePid = spawn(["bench/bare_proxy.ts", String(barePort), upstreamUrl]);
   await waitForPort(barePort);
   const bare: Scenario = {
     name: "bare Deno proxy",
