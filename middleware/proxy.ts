@@ -57,6 +57,7 @@ function requestHeaders(c: GatewayContext, strip: Set<string>): Headers {
   for (const [name, value] of c.req.raw.headers) {
     if (!strip.has(name)) headers.set(name, value);
   }
+  for (const name of c.var.dropHeaders ?? []) headers.delete(name);
   const address = clientAddress(c);
   if (address) {
     const forwarded = c.req.raw.headers.get("x-forwarded-for");

@@ -1,0 +1,147 @@
+/**
+ * What both request-signature schemes share: which headers a signature must cover, and the
+ * checks on the signer's certificate (trust store, roles, same TPP as the transport certificate).
+ */
+import { z } from "zod";
+import type { Group } from "../catalogue.ts";
+import type { GatewayContext } from "../check.ts";
+import { GatewayError } from "../errors.ts";
+import type { CertificateInfo } from "../pki/certificate.ts";
+import type { TrustStore } from "../pki/trust.ts";
+
+/** A request as a signature verifier needs it. */
+export interface SignedRequest {
+  /** Upper-case method. */
+  method: string;
+  /** Path and query as received, for `(request-target)`. */
+  target: string;
+  headers: Headers;
+  /** Milliseconds since the epoch. */
+  now: number;
+  /** The TPP id of the verified transport certificate, when there is one. */
+  transportTpp?: string;
+}
+
+/** Which headers a signature must cover. */
+export interface Coverage {
+  /** Always (for example `(request-target)`, `digest`, `x-request-id`). */
+  always: readonly string[];
+  /** Whenever the request carries them (PSU and redirect headers). */
+  whenPresent: readonly string[];
+}
+
+/** The `(request-target)` pseudo-header's value. */
+export function requestTarget(request: Pick<SignedRequest, "method" | "target">): string {
+  return `${request.method.toLowerCase()} ${request.target}`;
+}
+
+/**
+ * Checks a signature's list of covered headers (lower case): nothing repeated, every required
+ * header covered, every covered header present. `fail` makes the error of the scheme.
+ */
+export function checkCoverage(
+  covered: readonly string[],
+  request: SignedRequest,
+  coverage: Coverage,
+  fail: (text: string) => GatewayError,
+): void {
+  const seen = new Set<string>();
+  for (const name of covered) {
+    if (seen.has(name)) throw fail(`lists "${name}" twice`);
+    seen.add(name);
+  }
+  for (const name of coverage.always) {
+    if (!seen.has(name)) throw fail(`must cover "${name}"`);
+  }
+  for (const name of coverage.whenPresent) {
+    if (request.headers.has(name) && !seen.has(name)) {
+      throw fail(`must cover "${name}", which the request carries`);
+    }
+  }
+  for (const name of covered) {
+    if (name !== "(request-target)" && !request.headers.has(name)) {
+      throw fail(`covers "${name}" but the request has no such header`);
+    }
+  }
+}
+
+/**
+ * The signer's certificate: trusted (chain, dates, blocked), with a TPP id and the group's role,
+ * and from the same TPP as the transport certificate when there is one.
+ */
+export async function checkSigner(
+  store: TrustStore,
+  signer: CertificateInfo,
+  options: {
+    request: SignedRequest;
+    group: Group;
+    path: string;
+    extra?: CertificateInfo[];
+  },
+): Promise<void> {
+  const role = { label: "signing certificate", path: options.path };
+  await store.verify(signer, { ...role, now: options.request.now, extra: options.extra });
+  if (!signer.organizationId) {
+    throw new GatewayError(
+      401,
+      "CERTIFICATE_INVALID",
+      "The signing certificate must carry the TPP id in organizationIdentifier (2.5.4.97)",
+      { path: options.path },
+    );
+  }
+  store.requireRoles(signer, options.group, role);
+  const transport = options.request.transportTpp;
+  if (transport !== undefined && transport !== signer.organizationId) {
+    throw new GatewayError(
+      401,
+      "SIGNATURE_INVALID",
+      `The signing certificate belongs to TPP "${signer.organizationId}", the transport certificate to "${transport}"`,
+      { path: options.path },
+    );
+  }
+}
+
+const headerName = z.string().regex(/^(\(request-target\)|[a-z0-9-]+)$/, "a lower-case header name");
+
+/** The policy fields both signature checks share. */
+export function signatureFields(always: string[]) {
+  return {
+    required: z.boolean().default(false).describe(
+      "Reject requests without a signature (SIGNATURE_MISSING); when false a signature is verified when present",
+    ),
+    cover: z.array(headerName).default(always).describe(
+      "Headers (lower case) every signature must cover",
+    ),
+    cover_when_present: z.array(headerName).default([
+      "psu-id",
+      "psu-corporate-id",
+      "tpp-redirect-uri",
+      "tpp-nok-redirect-uri",
+    ]).describe("Headers a signature must cover whenever the request carries them"),
+  };
+}
+
+/** Problems of `cover` lists that leave out the minimum. */
+export function coverageProblems(cover: readonly string[], minimum: readonly string[]): string[] {
+  return minimum.filter((name) => !cover.includes(name)).map((name) =>
+    `cover must include "${name}"`
+  );
+}
+
+/** The request as the signature verifiers see it. */
+export function signedRequest(c: GatewayContext, now: number): SignedRequest {
+  const url = c.req.url;
+  return {
+    method: c.req.method,
+    target: url.slice(url.indexOf("/", url.indexOf("//") + 2)),
+    headers: c.req.raw.headers,
+    now,
+    transportTpp: c.var.tppCertificate?.organizationId,
+  };
+}
+
+/** After a verified signature: the signer identifies the TPP when nothing else did. */
+export function identifySigner(c: GatewayContext, signer: CertificateInfo): void {
+  if (c.var.tpp || !signer.organizationId) return;
+  c.set("tpp", { id: signer.organizationId, roles: signer.roles, domains: signer.domains });
+}
