@@ -5,7 +5,7 @@
  * installment calculator (the document says so). Errors carry `WWW-Authenticate` (RFC 6750).
  * When no certificate identified the TPP, the token's client id does.
  */
-import { errors, jwtVerify, type JWTPayload } from "jose";
+import { errors, type JWTPayload, jwtVerify } from "jose";
 import { z } from "zod";
 import type { Group } from "../src/catalogue.ts";
 import { defineCheck, modal } from "../src/check.ts";
@@ -54,13 +54,23 @@ function fromJose(error: unknown, realm: string): GatewayError {
   }
   if (error instanceof errors.JWTClaimValidationFailed) {
     return error.claim === "iss"
-      ? rejection(realm, "TOKEN_UNKNOWN", "The bearer token was not issued by the bank's authorisation server")
-      : rejection(realm, "TOKEN_INVALID", `The bearer token's "${error.claim}" claim is not valid here: ${error.message}`);
+      ? rejection(
+        realm,
+        "TOKEN_UNKNOWN",
+        "The bearer token was not issued by the bank's authorisation server",
+      )
+      : rejection(
+        realm,
+        "TOKEN_INVALID",
+        `The bearer token's "${error.claim}" claim is not valid here: ${error.message}`,
+      );
   }
   if (error instanceof errors.JOSEAlgNotAllowed) {
     return rejection(realm, "TOKEN_UNKNOWN", "The bearer token's algorithm is not allowed");
   }
-  if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) {
+  if (
+    error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys
+  ) {
     return rejection(realm, "TOKEN_UNKNOWN", "The bearer token's signing key is not known");
   }
   if (error instanceof errors.JWSSignatureVerificationFailed) {
@@ -73,9 +83,14 @@ function fromJose(error: unknown, realm: string): GatewayError {
     return rejection(realm, "TOKEN_UNKNOWN", "The bearer token is not a well-formed signed JWT");
   }
   // The key set could not be fetched or read: the bank's side, never the TPP's fault.
-  return new GatewayError(503, "UPSTREAM_UNAVAILABLE", "The keys to check bearer tokens are unavailable", {
-    headers: { "retry-after": "5" },
-  });
+  return new GatewayError(
+    503,
+    "UPSTREAM_UNAVAILABLE",
+    "The keys to check bearer tokens are unavailable",
+    {
+      headers: { "retry-after": "5" },
+    },
+  );
 }
 
 export const bearerToken = defineCheck({
@@ -117,7 +132,9 @@ export const bearerToken = defineCheck({
       "Age after which the fetched JWKS is fetched again",
     ),
     fetch_timeout_ms: z.number().int().min(1).default(2000).describe("Deadline of one JWKS fetch"),
-    realm: z.string().min(1).default("xs2a-edge").describe("Realm of the WWW-Authenticate challenge"),
+    realm: z.string().min(1).default("xs2a-edge").describe(
+      "Realm of the WWW-Authenticate challenge",
+    ),
   }, "off"),
   validate(options) {
     if (options.mode === "off") return [];
@@ -151,10 +168,20 @@ export const bearerToken = defineCheck({
       if (!match) {
         if (!required) return next();
         throw authorization && /^bearer\b/i.test(authorization)
-          ? rejection(realm, "TOKEN_UNKNOWN", 'Header "Authorization" must look like Bearer <JWT>', {
-            error: "invalid_request",
-          })
-          : rejection(realm, "TOKEN_UNKNOWN", 'Header "Authorization" must carry a bearer token', {});
+          ? rejection(
+            realm,
+            "TOKEN_UNKNOWN",
+            'Header "Authorization" must look like Bearer <JWT>',
+            {
+              error: "invalid_request",
+            },
+          )
+          : rejection(
+            realm,
+            "TOKEN_UNKNOWN",
+            'Header "Authorization" must carry a bearer token',
+            {},
+          );
       }
       let claims: JWTPayload;
       try {

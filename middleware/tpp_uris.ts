@@ -18,7 +18,8 @@ const REDIRECT_HEADERS = [
 
 export const tppUris = defineCheck({
   key: "tpp_uris",
-  description: "Keeps TPP notification and redirect URIs inside the domains of the TPP's certificate",
+  description:
+    "Keeps TPP notification and redirect URIs inside the domains of the TPP's certificate",
   options: modal({
     notification: z.enum(["strip", "forward"]).default("strip").describe(
       "A TPP-Notification-URI outside the certificate's domains: strip (not forwarded, answer ASPSP-Notification-Support: false) or forward",

@@ -89,7 +89,9 @@ export const tppKeysSection = z.array(
         ctx.addIssue({
           code: "custom",
           path: [i, "tpp"],
-          message: `the certificate belongs to "${id ?? "(no organizationIdentifier)"}", not "${key.tpp}"`,
+          message: `the certificate belongs to "${
+            id ?? "(no organizationIdentifier)"
+          }", not "${key.tpp}"`,
         });
       }
     }

@@ -76,7 +76,10 @@ export class TrustStore {
   #load() {
     this.#loaded ??= (async () => {
       const keys = await Promise.all(
-        this.#tppKeys.map(async (k) => ({ kid: k.kid, info: await parseCertificate(k.certificate) })),
+        this.#tppKeys.map(async (k) => ({
+          kid: k.kid,
+          info: await parseCertificate(k.certificate),
+        })),
       );
       return {
         anchors: await Promise.all(this.#trust.anchors.map((der) => parseCertificate(der))),
@@ -226,9 +229,9 @@ export class TrustStore {
     throw new GatewayError(
       401,
       "ROLE_INVALID",
-      `The ${role.label} must carry the PSD2 role ${needed.join(" or ")} for this operation; it has ${
-        info.roles.length > 0 ? info.roles.join(", ") : "none"
-      }`,
+      `The ${role.label} must carry the PSD2 role ${
+        needed.join(" or ")
+      } for this operation; it has ${info.roles.length > 0 ? info.roles.join(", ") : "none"}`,
       { path: role.path },
     );
   }

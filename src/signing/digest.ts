@@ -45,7 +45,9 @@ export async function checkDigest(
     if (!algorithm) {
       throw formatError(
         "Digest",
-        `Header "Digest" uses the unsupported algorithm "${name}"; supported: ${allowed.join(", ")}`,
+        `Header "Digest" uses the unsupported algorithm "${name}"; supported: ${
+          allowed.join(", ")
+        }`,
       );
     }
     const expected = base64(await crypto.subtle.digest(algorithm, body));

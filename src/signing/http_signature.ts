@@ -95,14 +95,22 @@ export class HttpSignatureVerifier {
     const algorithm = params.algorithm.toLowerCase() as HttpSignatureAlgorithm;
     if (!this.#options.algorithms.includes(algorithm)) {
       throw invalid(
-        `The Signature algorithm must be one of ${this.#options.algorithms.join(", ")}, got "${params.algorithm}"`,
+        `The Signature algorithm must be one of ${
+          this.#options.algorithms.join(", ")
+        }, got "${params.algorithm}"`,
       );
     }
     const keyId = /^SN=([0-9A-Fa-f]+),\s*CA=(.+)$/.exec(params.keyId);
-    if (!keyId) throw invalid('The Signature keyId must look like "SN=<hex serial>,CA=<issuer DN>"');
+    if (!keyId) {
+      throw invalid('The Signature keyId must look like "SN=<hex serial>,CA=<issuer DN>"');
+    }
     const names = params.headers.trim().toLowerCase().split(/\s+/);
-    checkCoverage(names, request, this.#options.coverage, (text) =>
-      invalid(`The Signature headers list ${text}`));
+    checkCoverage(
+      names,
+      request,
+      this.#options.coverage,
+      (text) => invalid(`The Signature headers list ${text}`),
+    );
     const source = request.headers.get(CERTIFICATE_HEADER);
     if (!source) {
       throw new GatewayError(
@@ -121,7 +129,9 @@ export class HttpSignatureVerifier {
       dnKey(keyId[2]) !== dnKey(signer.cert.issuer)
     ) {
       throw invalid(
-        `The Signature keyId names SN=${keyId[1]}, CA=${keyId[2]}; the certificate in "${CERTIFICATE_HEADER}" is SN=${signer.serial}, CA=${signer.cert.issuer}`,
+        `The Signature keyId names SN=${keyId[1]}, CA=${
+          keyId[2]
+        }; the certificate in "${CERTIFICATE_HEADER}" is SN=${signer.serial}, CA=${signer.cert.issuer}`,
       );
     }
     await checkSigner(this.#store, signer, {
@@ -150,7 +160,9 @@ export class HttpSignatureVerifier {
     );
     if (!ok) {
       throw invalid(
-        `The Signature signature value does not verify over ${names.join(", ")} with the signing certificate`,
+        `The Signature signature value does not verify over ${
+          names.join(", ")
+        } with the signing certificate`,
       );
     }
     return signer;

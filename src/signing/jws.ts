@@ -57,7 +57,9 @@ function invalid(text: string): GatewayError {
 function decodeHeader(part: string): Record<string, unknown> {
   try {
     const json = atob(part.replace(/-/g, "+").replace(/_/g, "/"));
-    const header = JSON.parse(new TextDecoder().decode(Uint8Array.from(json, (c) => c.charCodeAt(0))));
+    const header = JSON.parse(
+      new TextDecoder().decode(Uint8Array.from(json, (c) => c.charCodeAt(0))),
+    );
     if (header && typeof header === "object" && !Array.isArray(header)) return header;
   } catch {
     // Reported below.
@@ -79,7 +81,10 @@ export class JwsVerifier {
   }
 
   /** The signed payload for a `pars` list. */
-  static payload(pars: readonly string[], request: Pick<SignedRequest, "method" | "target" | "headers">): string {
+  static payload(
+    pars: readonly string[],
+    request: Pick<SignedRequest, "method" | "target" | "headers">,
+  ): string {
     return pars.map((name) =>
       name === "(request-target)"
         ? `(request-target): ${requestTarget(request)}`
@@ -100,10 +105,14 @@ export class JwsVerifier {
       throw invalid(`The JWS "crit" must list ${CRIT.join(", ")}`);
     }
     const unknown = crit.find((c) => !CRIT.includes(c));
-    if (unknown !== undefined) throw invalid(`The JWS "crit" names "${unknown}", which is not understood`);
+    if (unknown !== undefined) {
+      throw invalid(`The JWS "crit" names "${unknown}", which is not understood`);
+    }
     const absent = CRIT.find((c) => !crit.includes(c));
     if (absent !== undefined) throw invalid(`The JWS "crit" must list "${absent}"`);
-    if (header.b64 !== false) throw invalid('The JWS "b64" must be false (unencoded detached payload)');
+    if (header.b64 !== false) {
+      throw invalid('The JWS "b64" must be false (unencoded detached payload)');
+    }
     const sigT = header.sigT;
     if (typeof sigT !== "string" || !SIG_T.test(sigT) || Number.isNaN(Date.parse(sigT))) {
       throw invalid('The JWS "sigT" must be a UTC time like 2026-01-31T12:00:00Z');
@@ -196,13 +205,19 @@ export class JwsVerifier {
     }
     try {
       await flattenedVerify(
-        { protected: protectedPart, payload: encoder.encode(JwsVerifier.payload(pars, request)), signature },
+        {
+          protected: protectedPart,
+          payload: encoder.encode(JwsVerifier.payload(pars, request)),
+          signature,
+        },
         key,
         { algorithms: [alg], crit: { sigT: true, sigD: true } },
       );
     } catch {
       throw invalid(
-        `The JWS signature value does not verify over ${pars.join(", ")} with the signing certificate`,
+        `The JWS signature value does not verify over ${
+          pars.join(", ")
+        } with the signing certificate`,
       );
     }
     return signer;

@@ -101,7 +101,10 @@ export async function checkSigner(
   }
 }
 
-const headerName = z.string().regex(/^(\(request-target\)|[a-z0-9-]+)$/, "a lower-case header name");
+const headerName = z.string().regex(
+  /^(\(request-target\)|[a-z0-9-]+)$/,
+  "a lower-case header name",
+);
 
 /** The policy fields both signature checks share. */
 export function signatureFields(always: string[]) {

@@ -74,7 +74,18 @@ interface Setup {
 
 async function withGateway<T>(
   setup: Setup,
-  body: (call: (request: { path: string; init: RequestInit }, headers?: Record<string, string>) => Promise<{ response: Response; json: { tppMessages?: { code: string; text: string; path?: string }[] } }>, context: { reached: () => number; log: Record<string, unknown>[] }) => Promise<T>,
+  body: (
+    call: (
+      request: { path: string; init: RequestInit },
+      headers?: Record<string, string>,
+    ) => Promise<
+      {
+        response: Response;
+        json: { tppMessages?: { code: string; text: string; path?: string }[] };
+      }
+    >,
+    context: { reached: () => number; log: Record<string, unknown>[] },
+  ) => Promise<T>,
 ): Promise<T> {
   const jwks = setup.jwks ?? jwksServer([k1, k2]);
   await using upstream = startUpstream();
@@ -122,7 +133,10 @@ Deno.test("bearerToken() requires a token on the checkout order, with a WWW-Auth
 Deno.test("bearerToken() requires a token on the installment calculator but not on products", async () => {
   await withGateway({}, async (call) => {
     assertRejected(
-      await call({ path: "/v1/services/installment/calculate?amount=100.00&client_id=m1", init: {} }),
+      await call({
+        path: "/v1/services/installment/calculate?amount=100.00&client_id=m1",
+        init: {},
+      }),
       "TOKEN_UNKNOWN",
     );
     assert.equal((await call({ path: "/v1/products/en", init: {} })).response.status, 200);
@@ -136,14 +150,19 @@ Deno.test("bearerToken() answers TOKEN_EXPIRED for an expired token, within the 
     assertRejected(expired, "TOKEN_EXPIRED", /has expired/);
     assert.match(expired.response.headers.get("www-authenticate")!, /error="invalid_token"/);
     const recent = await token({}, { exp: Math.floor(Date.now() / 1000) - 10 });
-    assert.equal((await call(CHECKOUT, { authorization: `Bearer ${recent}` })).response.status, 200);
+    assert.equal(
+      (await call(CHECKOUT, { authorization: `Bearer ${recent}` })).response.status,
+      200,
+    );
   });
 });
 
 Deno.test("bearerToken() rejects another issuer (TOKEN_UNKNOWN) and another audience (TOKEN_INVALID)", async () => {
   await withGateway({}, async (call) => {
     assertRejected(
-      await call(CHECKOUT, { authorization: `Bearer ${await token({ iss: "https://evil.example" })}` }),
+      await call(CHECKOUT, {
+        authorization: `Bearer ${await token({ iss: "https://evil.example" })}`,
+      }),
       "TOKEN_UNKNOWN",
       /not issued by the bank/,
     );
@@ -162,18 +181,31 @@ Deno.test("bearerToken() rejects alg none, HMAC and a tampered token", async () 
     const none = `${btoa('{"alg":"none","kid":"k1"}').replace(/=+$/, "")}.${payload}.`;
     assertRejected(await call(CHECKOUT, { authorization: `Bearer ${none}` }), "TOKEN_UNKNOWN");
     const secret = new TextEncoder().encode(JSON.stringify(k1));
-    const hmac = await new SignJWT({ client_id: "x" }).setProtectedHeader({ alg: "HS256", kid: "k1" })
+    const hmac = await new SignJWT({ client_id: "x" }).setProtectedHeader({
+      alg: "HS256",
+      kid: "k1",
+    })
       .setIssuer(ISSUER).setAudience("xs2a").setExpirationTime("5m").sign(secret);
-    assertRejected(await call(CHECKOUT, { authorization: `Bearer ${hmac}` }), "TOKEN_UNKNOWN", /algorithm is not allowed/);
+    assertRejected(
+      await call(CHECKOUT, { authorization: `Bearer ${hmac}` }),
+      "TOKEN_UNKNOWN",
+      /algorithm is not allowed/,
+    );
     const [head, , sig] = good.split(".");
-    const forged = btoa(JSON.stringify({ iss: ISSUER, aud: "xs2a", exp: 9999999999, scope: "accounts" }))
+    const forged = btoa(
+      JSON.stringify({ iss: ISSUER, aud: "xs2a", exp: 9999999999, scope: "accounts" }),
+    )
       .replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
     assertRejected(
       await call(CHECKOUT, { authorization: `Bearer ${head}.${forged}.${sig}` }),
       "TOKEN_UNKNOWN",
       /signature does not verify/,
     );
-    assertRejected(await call(CHECKOUT, { authorization: "Bearer not-a-jwt" }), "TOKEN_UNKNOWN", /well-formed/);
+    assertRejected(
+      await call(CHECKOUT, { authorization: "Bearer not-a-jwt" }),
+      "TOKEN_UNKNOWN",
+      /well-formed/,
+    );
   });
 });
 
@@ -182,8 +214,16 @@ Deno.test("bearerToken() requires the group's scopes", async () => {
     const narrow = await token({ scope: "payments" });
     const result = await call(ACCOUNTS, { authorization: `Bearer ${narrow}` });
     assertRejected(result, "TOKEN_INVALID", /lacks the scope accounts/);
-    assert.match(result.response.headers.get("www-authenticate")!, /error="insufficient_scope", .*scope="accounts"/);
-    assert.equal((await call(ACCOUNTS, { authorization: `Bearer ${await token({ scope: ["accounts", "payments"] })}` })).response.status, 200);
+    assert.match(
+      result.response.headers.get("www-authenticate")!,
+      /error="insufficient_scope", .*scope="accounts"/,
+    );
+    assert.equal(
+      (await call(ACCOUNTS, {
+        authorization: `Bearer ${await token({ scope: ["accounts", "payments"] })}`,
+      })).response.status,
+      200,
+    );
   });
 });
 
@@ -192,19 +232,32 @@ Deno.test("bearerToken() refetches the JWKS on an unknown kid at most once per i
   try {
     const fast = policy().replace("refetch_interval_seconds: 60", "refetch_interval_seconds: 1");
     await withGateway({ jwks, policy: fast }, async (call) => {
-      assert.equal((await call(CHECKOUT, { authorization: `Bearer ${await token()}` })).response.status, 200);
+      assert.equal(
+        (await call(CHECKOUT, { authorization: `Bearer ${await token()}` })).response.status,
+        200,
+      );
       assert.equal(jwks.state.fetches, 1);
       jwks.state.keys = [k1, k2];
       const rotated = await token({}, { kid: "k2", key: second.privateKey, alg: "ES256" });
       // Inside the interval: no new fetch, the key stays unknown.
-      assertRejected(await call(CHECKOUT, { authorization: `Bearer ${rotated}` }), "TOKEN_UNKNOWN", /key is not known/);
+      assertRejected(
+        await call(CHECKOUT, { authorization: `Bearer ${rotated}` }),
+        "TOKEN_UNKNOWN",
+        /key is not known/,
+      );
       assert.equal(jwks.state.fetches, 1);
       await new Promise((r) => setTimeout(r, 1100));
-      assert.equal((await call(CHECKOUT, { authorization: `Bearer ${rotated}` })).response.status, 200);
+      assert.equal(
+        (await call(CHECKOUT, { authorization: `Bearer ${rotated}` })).response.status,
+        200,
+      );
       assert.equal(jwks.state.fetches, 2);
       const unknown = await token({}, { kid: "k9" });
       for (let i = 0; i < 3; i++) {
-        assertRejected(await call(CHECKOUT, { authorization: `Bearer ${unknown}` }), "TOKEN_UNKNOWN");
+        assertRejected(
+          await call(CHECKOUT, { authorization: `Bearer ${unknown}` }),
+          "TOKEN_UNKNOWN",
+        );
       }
       assert.equal(jwks.state.fetches, 2);
     });
@@ -219,7 +272,11 @@ Deno.test("bearerToken() checks PSU-ID against a claim when the policy says so",
     const bearer = { authorization: `Bearer ${await token({ sub: "PSU-1" })}` };
     assert.equal((await call(CHECKOUT, { ...bearer, "psu-id": "PSU-1" })).response.status, 200);
     const other = await call(CHECKOUT, { ...bearer, "psu-id": "PSU-2" });
-    assertRejected(other, "PSU_CREDENTIALS_INVALID", /"PSU-ID" must match the bearer token's "sub" claim/);
+    assertRejected(
+      other,
+      "PSU_CREDENTIALS_INVALID",
+      /"PSU-ID" must match the bearer token's "sub" claim/,
+    );
     assert.equal(other.json.tppMessages![0].path, "PSU-ID");
   });
 });
@@ -237,7 +294,10 @@ Deno.test("bearerToken() reads a JWKS file; a missing file is a policy error nam
     await Deno.writeTextFile(file, JSON.stringify({ keys: [k1] }));
     const fromFile = policy().replace("jwks_url: ${JWKS_URL}", `jwks_file: ${file}`);
     await withGateway({ policy: fromFile }, async (call) => {
-      assert.equal((await call(CHECKOUT, { authorization: `Bearer ${await token()}` })).response.status, 200);
+      assert.equal(
+        (await call(CHECKOUT, { authorization: `Bearer ${await token()}` })).response.status,
+        200,
+      );
     });
     const missing = policy().replace("jwks_url: ${JWKS_URL}", "jwks_file: /nonexistent/jwks.json");
     await assert.rejects(

@@ -17,7 +17,10 @@ defaults:
 
 async function post(digest: string | undefined, options: { body?: string; policy?: string } = {}) {
   await using upstream = startUpstream(() => Response.json({ ok: true }, { status: 201 }));
-  await using gateway = await startGateway({ policy: options.policy ?? policy(), upstream: upstream.url });
+  await using gateway = await startGateway({
+    policy: options.policy ?? policy(),
+    upstream: upstream.url,
+  });
   const headers: Record<string, string> = {
     "x-request-id": crypto.randomUUID(),
     "content-type": "application/json",
@@ -45,7 +48,10 @@ async function rejected(digest: string | undefined, text: RegExp, options = {}) 
 Deno.test("digest() accepts SHA-256 and SHA-512 of the exact body bytes", async () => {
   assert.equal((await post(await digestOf(bytes))).response.status, 201);
   assert.equal((await post(await digestOf(bytes, "SHA-512"))).response.status, 201);
-  assert.equal((await post((await digestOf(bytes)).replace("SHA-256", "sha-256"))).response.status, 201);
+  assert.equal(
+    (await post((await digestOf(bytes)).replace("SHA-256", "sha-256"))).response.status,
+    201,
+  );
 });
 
 Deno.test("digest() takes the hash of nothing for an empty body", async () => {
@@ -61,7 +67,10 @@ Deno.test("digest() rejects a value that does not match the body", async () => {
 });
 
 Deno.test("digest() rejects an unknown algorithm", async () => {
-  await rejected("MD5=rL0Y20zC+Fzt72VPzMSk2A==", /unsupported algorithm "MD5"; supported: SHA-256, SHA-512/);
+  await rejected(
+    "MD5=rL0Y20zC+Fzt72VPzMSk2A==",
+    /unsupported algorithm "MD5"; supported: SHA-256, SHA-512/,
+  );
   await rejected(await digestOf(bytes, "SHA-512"), /unsupported algorithm "SHA-512"/, {
     policy: policy("{ algorithms: [SHA-256] }"),
   });
@@ -73,6 +82,8 @@ Deno.test("digest() rejects a malformed header", async () => {
 });
 
 Deno.test("digest() requires the header where the policy says, and passes without it elsewhere", async () => {
-  await rejected(undefined, /is required for this operation/, { policy: policy("{ required: true }") });
+  await rejected(undefined, /is required for this operation/, {
+    policy: policy("{ required: true }"),
+  });
   assert.equal((await post(undefined)).response.status, 201);
 });

@@ -5,8 +5,8 @@ import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
 import {
   type HttpSignatureOptions,
   PAYMENT_BODY,
-  type SignInput,
   signHttpSignature,
+  type SignInput,
 } from "../support/signing.ts";
 
 const DAY = 86_400_000;
@@ -51,15 +51,26 @@ function input(headers: Record<string, string> = {}): SignInput {
   };
 }
 
-async function run(headers: Record<string, string>, options: { policy?: string; body?: string } = {}) {
+async function run(
+  headers: Record<string, string>,
+  options: { policy?: string; body?: string } = {},
+) {
   await using upstream = startUpstream(() => Response.json({ paymentId: "p-1" }, { status: 201 }));
-  await using gateway = await startGateway({ policy: options.policy ?? policy(), upstream: upstream.url });
+  await using gateway = await startGateway({
+    policy: options.policy ?? policy(),
+    upstream: upstream.url,
+  });
   const response = await gateway.fetch(TARGET, {
     method: "POST",
     headers,
     body: options.body ?? PAYMENT_BODY,
   });
-  return { response, body: await response.json(), reached: upstream.received.length, log: gateway.log.lines };
+  return {
+    response,
+    body: await response.json(),
+    reached: upstream.received.length,
+    log: gateway.log.lines,
+  };
 }
 
 async function rejected(
@@ -126,10 +137,15 @@ Deno.test("httpSignature() requires digest, x-request-id and the PSU and redirec
     code: "SIGNATURE_INVALID",
     text: /must cover "tpp-redirect-uri", which the request carries/,
   });
-  await rejected(await signed({ headers: ["digest", "x-request-id", "psu-id", "tpp-redirect-uri", "psu-corporate-id"] }), {
-    code: "SIGNATURE_INVALID",
-    text: /covers "psu-corporate-id" but the request has no such header/,
-  });
+  await rejected(
+    await signed({
+      headers: ["digest", "x-request-id", "psu-id", "tpp-redirect-uri", "psu-corporate-id"],
+    }),
+    {
+      code: "SIGNATURE_INVALID",
+      text: /covers "psu-corporate-id" but the request has no such header/,
+    },
+  );
 });
 
 Deno.test("httpSignature() rejects an algorithm outside the allow-list", async () => {
@@ -158,7 +174,10 @@ Deno.test("httpSignature() rejects a malformed Signature header", async () => {
 });
 
 Deno.test("httpSignature() applies the certificate checks: CA, dates, blocked list, role, same TPP", async () => {
-  await rejected(await signed({}, rogue), { code: "CERTIFICATE_INVALID", path: "TPP-Signature-Certificate" });
+  await rejected(await signed({}, rogue), {
+    code: "CERTIFICATE_INVALID",
+    path: "TPP-Signature-Certificate",
+  });
   await rejected(await signed({}, expired), { code: "CERTIFICATE_EXPIRED" });
   await rejected(await signed({}, blocked), { code: "CERTIFICATE_BLOCKED" });
   await rejected(await signed({}, aisOnly), { code: "ROLE_INVALID" });

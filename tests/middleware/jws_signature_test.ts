@@ -126,7 +126,9 @@ Deno.test("jwsSignature() builds the chain through an intermediate sent in x5c",
 Deno.test("jwsSignature() answers SIGNATURE_MISSING where required, and passes where optional", async () => {
   const headers = input().headers;
   await rejected(headers, { code: "SIGNATURE_MISSING", path: "x-jws-signature" });
-  const optional = policy("operations:\n  initiatePayment:\n    jws_signature: { required: false }");
+  const optional = policy(
+    "operations:\n  initiatePayment:\n    jws_signature: { required: false }",
+  );
   assert.equal((await run(headers, { policy: optional })).response.status, 201);
 });
 
@@ -165,7 +167,14 @@ Deno.test("jwsSignature() rejects b64 other than false", async () => {
 
 Deno.test("jwsSignature() rejects a header listed in pars but missing from the request", async () => {
   const headers = await signed({
-    pars: ["(request-target)", "digest", "x-request-id", "psu-id", "tpp-redirect-uri", "psu-corporate-id"],
+    pars: [
+      "(request-target)",
+      "digest",
+      "x-request-id",
+      "psu-id",
+      "tpp-redirect-uri",
+      "psu-corporate-id",
+    ],
   });
   await rejected(headers, {
     code: "SIGNATURE_INVALID",
@@ -174,14 +183,20 @@ Deno.test("jwsSignature() rejects a header listed in pars but missing from the r
 });
 
 Deno.test("jwsSignature() requires pars to cover x-request-id, and PSU and redirect headers sent", async () => {
-  await rejected(await signed({ pars: ["(request-target)", "digest", "psu-id", "tpp-redirect-uri"] }), {
-    code: "SIGNATURE_INVALID",
-    text: /must cover "x-request-id"/,
-  });
-  await rejected(await signed({ pars: ["(request-target)", "digest", "x-request-id", "tpp-redirect-uri"] }), {
-    code: "SIGNATURE_INVALID",
-    text: /must cover "psu-id", which the request carries/,
-  });
+  await rejected(
+    await signed({ pars: ["(request-target)", "digest", "psu-id", "tpp-redirect-uri"] }),
+    {
+      code: "SIGNATURE_INVALID",
+      text: /must cover "x-request-id"/,
+    },
+  );
+  await rejected(
+    await signed({ pars: ["(request-target)", "digest", "x-request-id", "tpp-redirect-uri"] }),
+    {
+      code: "SIGNATURE_INVALID",
+      text: /must cover "psu-id", which the request carries/,
+    },
+  );
 });
 
 Deno.test("jwsSignature() rejects a header changed after signing", async () => {

@@ -54,7 +54,10 @@ async function call(
 ) {
   const request = options.request ?? PAYMENT;
   await using upstream = startUpstream();
-  await using gateway = await startGateway({ policy: options.policy ?? policy(), upstream: upstream.url });
+  await using gateway = await startGateway({
+    policy: options.policy ?? policy(),
+    upstream: upstream.url,
+  });
   const response = await gateway.fetch(request.path, {
     ...request.init,
     headers: { "x-request-id": crypto.randomUUID(), ...request.init.headers, ...headers },
@@ -177,7 +180,8 @@ Deno.test("tppCertificate() requires PSP_PI for payments and PSP_AI for accounts
     request: { path: "/v1/consents/c-1", init: {} },
   });
   assert.equal(
-    (await call({ "x-ssl-client-cert": nginxHeader(aisOnly) }, { request: ACCOUNTS })).response.status,
+    (await call({ "x-ssl-client-cert": nginxHeader(aisOnly) }, { request: ACCOUNTS })).response
+      .status,
     200,
   );
 });

@@ -102,7 +102,9 @@ export async function issue(issuer: Issued, options: TppOptions = {}): Promise<I
         false,
         psd2StatementsValue(options.roles ?? ["PSP_PI", "PSP_AI"], { name: "NBG", id: "GE-NBG" }),
       ),
-      new SubjectAlternativeNameExtension(domains.map((value) => ({ type: "dns" as const, value }))),
+      new SubjectAlternativeNameExtension(
+        domains.map((value) => ({ type: "dns" as const, value })),
+      ),
     ];
   const cert = await X509CertificateGenerator.create({
     subject,

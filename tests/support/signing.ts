@@ -7,7 +7,7 @@ import { checkDigest, digestOf } from "../../src/signing/digest.ts";
 import { JwsVerifier } from "../../src/signing/jws.ts";
 import { TrustStore } from "../../src/pki/trust.ts";
 import { trustSection } from "../../src/sections.ts";
-import { createCa, type Issued, issue, nginxHeader, yamlString } from "./pki.ts";
+import { createCa, issue, type Issued, nginxHeader, yamlString } from "./pki.ts";
 
 /** A request to sign. Header names in lower case. */
 export interface SignInput {
@@ -106,7 +106,9 @@ export async function signJws(
   const keyRef = options.keyRef ?? "x5c";
   const protectedHeader: Record<string, unknown> = {
     alg,
-    ...(keyRef === "x5c" ? { x5c: [signer.base64, ...(options.chain ?? []).map((c) => c.base64)] } : {}),
+    ...(keyRef === "x5c"
+      ? { x5c: [signer.base64, ...(options.chain ?? []).map((c) => c.base64)] }
+      : {}),
     ...(keyRef === "kid" ? { kid: options.kid ?? "tpp-key-1" } : {}),
     ...(keyRef === "x5t#S256" ? { "x5t#S256": thumbprint } : {}),
     sigT: options.sigT ?? new Date().toISOString().replace(/\.\d{3}Z$/, "Z"),
@@ -157,7 +159,8 @@ export async function signHttpSignature(
   const names = options.headers ??
     ["digest", "x-request-id", ...CONDITIONAL.filter((h) => h in headers)];
   const signature = await signBytes(signer, "RS256", encoder.encode(lines(names, input, headers)));
-  const keyId = options.keyId ?? `SN=${signer.cert.serialNumber.toUpperCase()},CA=${signer.cert.issuer}`;
+  const keyId = options.keyId ??
+    `SN=${signer.cert.serialNumber.toUpperCase()},CA=${signer.cert.issuer}`;
   return {
     ...headers,
     signature: `keyId="${keyId}",algorithm="${options.algorithm ?? "rsa-sha256"}",headers="${
