@@ -72,7 +72,14 @@ export class TrustStore {
     }
   }
 
-  /** Anchors, intermediates and TPP keys, parsed once on first use. */
+  /** Starts parsing anchors, intermediates and TPP keys now (at start-up), not on first use. */
+  warm(): void {
+    this.#load().catch(() => {
+      // Reported to the first request that needs them.
+    });
+  }
+
+  /** Anchors, intermediates and TPP keys, parsed once. */
   #load() {
     this.#loaded ??= (async () => {
       const keys = await Promise.all(
@@ -255,6 +262,10 @@ const stores = new WeakMap<Trust, TrustStore>();
 /** The one trust store of a loaded policy (shared by every operation's checks). */
 export function trustStore(sections: PolicySections): TrustStore {
   let store = stores.get(sections.trust);
-  if (!store) stores.set(sections.trust, store = new TrustStore(sections.trust, sections.tpp_keys));
+  if (!store) {
+    store = new TrustStore(sections.trust, sections.tpp_keys);
+    store.warm();
+    stores.set(sections.trust, store);
+  }
   return store;
 }
