@@ -42,18 +42,13 @@ export const tppCertificate = defineCheck({
         return next();
       }
       const info = await store.certificate(source, role);
-      await store.verify(info, { ...role, now: services.now() });
-      if (!info.organizationId) {
-        throw new GatewayError(
-          401,
-          "CERTIFICATE_INVALID",
-          "The TPP certificate must carry the TPP id in organizationIdentifier (2.5.4.97)",
-          { path: header },
-        );
-      }
-      store.requireRoles(info, operation.group, role);
+      const id = await store.checkTpp(info, {
+        ...role,
+        group: operation.group,
+        now: services.now(),
+      });
       c.set("tppCertificate", info);
-      c.set("tpp", { id: info.organizationId, roles: info.roles, domains: info.domains });
+      c.set("tpp", { id, roles: info.roles, domains: info.domains });
       return next();
     };
   },

@@ -186,11 +186,30 @@ export class TrustStore {
   }
 
   /**
-   * Checks a certificate: chains to an anchor (401 CERTIFICATE_INVALID), not blocked
-   * (CERTIFICATE_BLOCKED), inside its validity dates and those of its chain, with the policy's
-   * clock skew (CERTIFICATE_EXPIRED; not yet valid: CERTIFICATE_INVALID).
+   * The checks every TPP certificate (transport or signing) goes through; returns the TPP id:
+   * chains to an anchor (401 CERTIFICATE_INVALID), not blocked (CERTIFICATE_BLOCKED), inside its
+   * validity dates and those of its chain, with the policy's clock skew (CERTIFICATE_EXPIRED; not
+   * yet valid: CERTIFICATE_INVALID), carries an organizationIdentifier (CERTIFICATE_INVALID) and
+   * one of the roles the operation's group needs (ROLE_INVALID).
    */
-  async verify(
+  async checkTpp(
+    info: CertificateInfo,
+    options: CertificateRole & { group: Group; now: number; extra?: CertificateInfo[] },
+  ): Promise<string> {
+    await this.#verify(info, options);
+    if (!info.organizationId) {
+      throw new GatewayError(
+        401,
+        "CERTIFICATE_INVALID",
+        `The ${options.label} must carry the TPP id in organizationIdentifier (2.5.4.97)`,
+        { path: options.path },
+      );
+    }
+    this.#requireRoles(info, options.group, options);
+    return info.organizationId;
+  }
+
+  async #verify(
     info: CertificateInfo,
     options: CertificateRole & { now: number; extra?: CertificateInfo[] },
   ): Promise<void> {
@@ -230,7 +249,7 @@ export class TrustStore {
   }
 
   /** 401 ROLE_INVALID unless the certificate has one of the roles the group needs. */
-  requireRoles(info: CertificateInfo, group: Group, role: CertificateRole): void {
+  #requireRoles(info: CertificateInfo, group: Group, role: CertificateRole): void {
     const needed = this.#trust.roles[group];
     if (needed.length === 0 || needed.some((r) => info.roles.includes(r))) return;
     throw new GatewayError(

@@ -13,7 +13,7 @@ import {
   checkCoverage,
   checkSigner,
   type Coverage,
-  requestTarget,
+  signedLines,
   type SignedRequest,
 } from "./signer.ts";
 
@@ -58,18 +58,6 @@ export function signatureParams(value: string): Record<string, string> {
 function dnKey(dn: string): string {
   return dn.split(/(?<!\\),/).map((rdn) => rdn.trim().toLowerCase().replace(/\s*=\s*/, "="))
     .filter((rdn) => rdn !== "").sort().join(",");
-}
-
-/** The signing string of a `headers` list. */
-export function signingString(
-  names: readonly string[],
-  request: Pick<SignedRequest, "method" | "target" | "headers">,
-): string {
-  return names.map((name) =>
-    name === "(request-target)"
-      ? `(request-target): ${requestTarget(request)}`
-      : `${name}: ${(request.headers.get(name) ?? "").trim()}`
-  ).join("\n");
 }
 
 /** Verifies Berlin Group HTTP signatures; built once per operation. */
@@ -156,7 +144,7 @@ export class HttpSignatureVerifier {
       "RSASSA-PKCS1-v1_5",
       key,
       signature,
-      encoder.encode(signingString(names, request)),
+      encoder.encode(signedLines(names, request)),
     );
     if (!ok) {
       throw invalid(

@@ -13,7 +13,7 @@ import {
   checkCoverage,
   checkSigner,
   type Coverage,
-  requestTarget,
+  signedLines,
   type SignedRequest,
 } from "./signer.ts";
 
@@ -78,18 +78,6 @@ export class JwsVerifier {
   constructor(store: TrustStore, options: JwsVerifierOptions) {
     this.#store = store;
     this.#options = options;
-  }
-
-  /** The signed payload for a `pars` list. */
-  static payload(
-    pars: readonly string[],
-    request: Pick<SignedRequest, "method" | "target" | "headers">,
-  ): string {
-    return pars.map((name) =>
-      name === "(request-target)"
-        ? `(request-target): ${requestTarget(request)}`
-        : `${name}: ${(request.headers.get(name) ?? "").trim()}`
-    ).join("\n");
   }
 
   #checkHeader(header: Record<string, unknown>, request: SignedRequest): string[] {
@@ -207,7 +195,7 @@ export class JwsVerifier {
       await flattenedVerify(
         {
           protected: protectedPart,
-          payload: encoder.encode(JwsVerifier.payload(pars, request)),
+          payload: encoder.encode(signedLines(pars, request)),
           signature,
         },
         key,

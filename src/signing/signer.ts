@@ -30,9 +30,19 @@ export interface Coverage {
   whenPresent: readonly string[];
 }
 
-/** The `(request-target)` pseudo-header's value. */
-export function requestTarget(request: Pick<SignedRequest, "method" | "target">): string {
-  return `${request.method.toLowerCase()} ${request.target}`;
+/**
+ * What both schemes sign: one line per covered name, `(request-target): <lower-case method>
+ * <path and query>` or `<name>: <trimmed value>`, joined by "\n".
+ */
+export function signedLines(
+  names: readonly string[],
+  request: Pick<SignedRequest, "method" | "target" | "headers">,
+): string {
+  return names.map((name) =>
+    name === "(request-target)"
+      ? `(request-target): ${request.method.toLowerCase()} ${request.target}`
+      : `${name}: ${(request.headers.get(name) ?? "").trim()}`
+  ).join("\n");
 }
 
 /**
@@ -79,23 +89,19 @@ export async function checkSigner(
     extra?: CertificateInfo[];
   },
 ): Promise<void> {
-  const role = { label: "signing certificate", path: options.path };
-  await store.verify(signer, { ...role, now: options.request.now, extra: options.extra });
-  if (!signer.organizationId) {
-    throw new GatewayError(
-      401,
-      "CERTIFICATE_INVALID",
-      "The signing certificate must carry the TPP id in organizationIdentifier (2.5.4.97)",
-      { path: options.path },
-    );
-  }
-  store.requireRoles(signer, options.group, role);
+  const tpp = await store.checkTpp(signer, {
+    label: "signing certificate",
+    path: options.path,
+    group: options.group,
+    now: options.request.now,
+    extra: options.extra,
+  });
   const transport = options.request.transportTpp;
-  if (transport !== undefined && transport !== signer.organizationId) {
+  if (transport !== undefined && transport !== tpp) {
     throw new GatewayError(
       401,
       "SIGNATURE_INVALID",
-      `The signing certificate belongs to TPP "${signer.organizationId}", the transport certificate to "${transport}"`,
+      `The signing certificate belongs to TPP "${tpp}", the transport certificate to "${transport}"`,
       { path: options.path },
     );
   }
