@@ -166,22 +166,25 @@ export const bearerToken = defineCheck({
       const authorization = c.req.raw.headers.get("authorization");
       const match = authorization ? BEARER.exec(authorization.trim()) : null;
       if (!match) {
-        if (!required) return next();
-        throw authorization && /^bearer\b/i.test(authorization)
-          ? rejection(
+        // A Bearer credential that is sent is always checked; another scheme only fails where
+        // a token is required.
+        if (authorization && /^bearer\b/i.test(authorization.trim())) {
+          throw rejection(
             realm,
             "TOKEN_UNKNOWN",
             'Header "Authorization" must look like Bearer <JWT>',
             {
               error: "invalid_request",
             },
-          )
-          : rejection(
-            realm,
-            "TOKEN_UNKNOWN",
-            'Header "Authorization" must carry a bearer token',
-            {},
           );
+        }
+        if (!required) return next();
+        throw rejection(
+          realm,
+          "TOKEN_UNKNOWN",
+          'Header "Authorization" must carry a bearer token',
+          {},
+        );
       }
       let claims: JWTPayload;
       try {

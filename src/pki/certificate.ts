@@ -100,23 +100,23 @@ export function certificateBytes(input: string | Uint8Array): Uint8Array<ArrayBu
  */
 export async function parseCertificate(input: string | Uint8Array): Promise<CertificateInfo> {
   const der = certificateBytes(input);
-  let cert: X509Certificate;
+  let facts: Omit<CertificateInfo, "sha256" | "x5tS256">;
   try {
-    cert = new X509Certificate(der);
-  } catch {
-    throw new CertificateFormatError("It is not a DER-encoded X.509 certificate");
+    const cert = new X509Certificate(der);
+    facts = {
+      cert,
+      serial: normalSerial(cert.serialNumber),
+      organizationId: cert.subjectName.getField(ORGANIZATION_IDENTIFIER_OID)[0],
+      roles: rolesOf(cert),
+      domains: domainsOf(cert),
+      isCa: cert.getExtension(BasicConstraintsExtension)?.ca ?? false,
+    };
+  } catch (error) {
+    if (error instanceof CertificateFormatError) throw error;
+    throw new CertificateFormatError("It is not a well-formed DER-encoded X.509 certificate");
   }
   const digest = await crypto.subtle.digest("SHA-256", der);
-  return {
-    cert,
-    sha256: hex(digest),
-    x5tS256: base64url(digest),
-    serial: normalSerial(cert.serialNumber),
-    organizationId: cert.subjectName.getField(ORGANIZATION_IDENTIFIER_OID)[0],
-    roles: rolesOf(cert),
-    domains: domainsOf(cert),
-    isCa: cert.getExtension(BasicConstraintsExtension)?.ca ?? false,
-  };
+  return { ...facts, sha256: hex(digest), x5tS256: base64url(digest) };
 }
 
 /** Splits a PEM bundle into its certificates' base64 bodies. */

@@ -37,6 +37,8 @@ export const HTTP_HEADERS_MECHANISM = "http://uri.etsi.org/19182/HttpHeaders";
 const CRIT = ["sigT", "sigD", "b64"];
 
 const HEADER = "x-jws-signature";
+/** The longest x5c chain parsed (signer and intermediates; the anchor need not be sent). */
+const MAX_X5C = 4;
 const COMPACT_DETACHED = /^([A-Za-z0-9_-]+)\.\.([A-Za-z0-9_-]+)$/;
 const SIG_T = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
 const encoder = new TextEncoder();
@@ -133,8 +135,13 @@ export class JwsVerifier {
     const x5c = header.x5c;
     const x5t = header["x5t#S256"];
     if (x5c !== undefined) {
-      if (!Array.isArray(x5c) || x5c.length === 0 || x5c.some((c) => typeof c !== "string")) {
-        throw invalid('The JWS "x5c" must be a non-empty list of base64 certificates');
+      if (
+        !Array.isArray(x5c) || x5c.length === 0 || x5c.length > MAX_X5C ||
+        x5c.some((c) => typeof c !== "string")
+      ) {
+        throw invalid(
+          `The JWS "x5c" must be a list of 1 to ${MAX_X5C} base64 certificates, the signer's first`,
+        );
       }
       const [signer, ...extra] = await Promise.all(
         x5c.map((c: string) => this.#store.certificate(c, role)),

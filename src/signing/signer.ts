@@ -22,6 +22,9 @@ export interface SignedRequest {
   transportTpp?: string;
 }
 
+/** A lower-case header name (RFC 9110 token) or the `(request-target)` pseudo-header. */
+const HEADER_NAME = /^(\(request-target\)|[a-z0-9!#$%&'*+.^_`|~-]+)$/;
+
 /** Which headers a signature must cover. */
 export interface Coverage {
   /** Always (for example `(request-target)`, `digest`, `x-request-id`). */
@@ -57,6 +60,9 @@ export function checkCoverage(
 ): void {
   const seen = new Set<string>();
   for (const name of covered) {
+    if (!HEADER_NAME.test(name)) {
+      throw fail(`lists ${JSON.stringify(name)}, which is no header name`);
+    }
     if (seen.has(name)) throw fail(`lists "${name}" twice`);
     seen.add(name);
   }

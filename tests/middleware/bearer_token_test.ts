@@ -131,7 +131,7 @@ Deno.test("bearerToken() requires a token on the checkout order, with a WWW-Auth
 });
 
 Deno.test("bearerToken() requires a token on the installment calculator but not on products", async () => {
-  await withGateway({}, async (call) => {
+  await withGateway({}, async (call, { reached }) => {
     assertRejected(
       await call({
         path: "/v1/services/installment/calculate?amount=100.00&client_id=m1",
@@ -140,6 +140,23 @@ Deno.test("bearerToken() requires a token on the installment calculator but not 
       "TOKEN_UNKNOWN",
     );
     assert.equal((await call({ path: "/v1/products/en", init: {} })).response.status, 200);
+    // Where a token is optional, one that is sent is still checked.
+    const before = reached();
+    assertRejected(
+      await call({ path: "/v1/products/en", init: {} }, { authorization: "Bearer a b" }),
+      "TOKEN_UNKNOWN",
+      /must look like Bearer <JWT>/,
+    );
+    assertRejected(
+      await call({ path: "/v1/products/en", init: {} }, { authorization: "Bearer x.y.z" }),
+      "TOKEN_UNKNOWN",
+    );
+    assert.equal(reached(), before);
+    assert.equal(
+      (await call({ path: "/v1/products/en", init: {} }, { authorization: "Basic dTpw" })).response
+        .status,
+      200,
+    );
   });
 });
 

@@ -305,3 +305,21 @@ Deno.test("jwsSignature() refuses a policy whose cover list leaves out digest", 
     /cover must include "digest"/,
   );
 });
+
+Deno.test("jwsSignature() rejects pars entries that are no header names, and x5c that is no certificate", async () => {
+  await rejected(
+    await signed({ pars: ["(request-target)", "digest", "x-request-id", "psu-id:"] }),
+    {
+      code: "SIGNATURE_INVALID",
+      text: /lists "psu-id:", which is no header name/,
+    },
+  );
+  await rejected(await signed({ header: { x5c: ["MIIBAAAA"] } }), {
+    code: "CERTIFICATE_INVALID",
+    text: /signing certificate cannot be read/,
+  });
+  await rejected(await signed({ header: { x5c: Array(5).fill(tpp.base64) } }), {
+    code: "SIGNATURE_INVALID",
+    text: /"x5c" must be a list of 1 to 4 base64 certificates/,
+  });
+});
