@@ -7,7 +7,7 @@ import process from "node:process";
 import { checkDigest, digestOf } from "../../src/signing/digest.ts";
 import { JwsVerifier } from "../../src/signing/jws.ts";
 import { TrustStore } from "../../src/pki/trust.ts";
-import { trustSection } from "../../src/sections.ts";
+import { trustSection } from "../../src/pki/sections.ts";
 import { createCa, issue, type Issued, nginxHeader, yamlString } from "./pki.ts";
 
 /** A request to sign. Header names in lower case. */
