@@ -5,20 +5,13 @@
  */
 import { z } from "zod";
 import { defineCheck, modal } from "../src/check.ts";
-import { GatewayError } from "../src/errors.ts";
 import { trustStore } from "../src/pki/trust.ts";
-import { requireMatchingDigest } from "../src/signing/digest.ts";
 import {
   HTTP_SIGNATURE_ALGORITHMS,
   type HttpSignatureAlgorithm,
   HttpSignatureVerifier,
 } from "../src/signing/http_signature.ts";
-import {
-  coverageProblems,
-  identifySigner,
-  signatureFields,
-  signedRequest,
-} from "../src/signing/signer.ts";
+import { coverageProblems, signatureFields, signatureMiddleware } from "../src/signing/signer.ts";
 
 const MINIMUM = ["digest", "x-request-id"];
 const ALGORITHMS = Object.keys(HTTP_SIGNATURE_ALGORITHMS) as [
@@ -42,25 +35,11 @@ export const httpSignature = defineCheck({
       coverage: { always: options.cover, whenPresent: options.cover_when_present },
       group: operation.group,
     });
-    const missing = new GatewayError(
-      401,
-      "SIGNATURE_MISSING",
-      'Header "Signature" is required for this operation',
-      { path: "Signature" },
-    );
-    return async (c, next) => {
-      const value = c.req.raw.headers.get("signature");
-      if (value === null) {
-        if (options.required) throw missing;
-        return next();
-      }
-      const signer = await verifier.verify(
-        value,
-        signedRequest(c, services.now()),
-        () => requireMatchingDigest(c, "Signature"),
-      );
-      identifySigner(c, signer);
-      return next();
-    };
+    return signatureMiddleware({
+      verifier,
+      header: "Signature",
+      required: options.required,
+      now: services.now,
+    });
   },
 });

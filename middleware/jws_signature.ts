@@ -6,16 +6,9 @@
  */
 import { z } from "zod";
 import { defineCheck, modal } from "../src/check.ts";
-import { GatewayError } from "../src/errors.ts";
 import { trustStore } from "../src/pki/trust.ts";
-import { requireMatchingDigest } from "../src/signing/digest.ts";
 import { JWS_ALGORITHMS, JwsVerifier } from "../src/signing/jws.ts";
-import {
-  coverageProblems,
-  identifySigner,
-  signatureFields,
-  signedRequest,
-} from "../src/signing/signer.ts";
+import { coverageProblems, signatureFields, signatureMiddleware } from "../src/signing/signer.ts";
 
 const MINIMUM = ["(request-target)", "digest", "x-request-id"];
 
@@ -38,25 +31,11 @@ export const jwsSignature = defineCheck({
       coverage: { always: options.cover, whenPresent: options.cover_when_present },
       group: operation.group,
     });
-    const missing = new GatewayError(
-      401,
-      "SIGNATURE_MISSING",
-      'Header "x-jws-signature" is required for this operation',
-      { path: "x-jws-signature" },
-    );
-    return async (c, next) => {
-      const value = c.req.raw.headers.get("x-jws-signature");
-      if (value === null) {
-        if (options.required) throw missing;
-        return next();
-      }
-      const signer = await verifier.verify(
-        value,
-        signedRequest(c, services.now()),
-        () => requireMatchingDigest(c, "x-jws-signature"),
-      );
-      identifySigner(c, signer);
-      return next();
-    };
+    return signatureMiddleware({
+      verifier,
+      header: "x-jws-signature",
+      required: options.required,
+      now: services.now,
+    });
   },
 });

@@ -4,7 +4,8 @@
  */
 import { z } from "zod";
 import type { Group } from "../catalogue.ts";
-import type { GatewayContext } from "../check.ts";
+import type { Middleware } from "../check.ts";
+import { requireMatchingDigest } from "./digest.ts";
 import { GatewayError } from "../errors.ts";
 import type { CertificateInfo } from "../pki/certificate.ts";
 import type { TrustStore } from "../pki/trust.ts";
@@ -143,20 +144,51 @@ export function coverageProblems(cover: readonly string[], minimum: readonly str
   );
 }
 
-/** The request as the signature verifiers see it. */
-export function signedRequest(c: GatewayContext, now: number): SignedRequest {
-  const url = c.req.url;
-  return {
-    method: c.req.method,
-    target: url.slice(url.indexOf("/", url.indexOf("//") + 2)),
-    headers: c.req.raw.headers,
-    now,
-    transportTpp: c.var.tppCertificate?.organizationId,
-  };
+/** A request-signature verifier (JWS or HTTP signature). */
+export interface SignatureVerifier {
+  verify(
+    value: string,
+    request: SignedRequest,
+    beforeCrypto: () => Promise<void>,
+  ): Promise<CertificateInfo>;
 }
 
-/** After a verified signature: the signer identifies the TPP when nothing else did. */
-export function identifySigner(c: GatewayContext, signer: CertificateInfo): void {
-  if (c.var.tpp || !signer.organizationId) return;
-  c.set("tpp", { id: signer.organizationId, roles: signer.roles, domains: signer.domains });
+/**
+ * The middleware of a signature check: verifies the signature header when sent (the signed
+ * Digest against the body before the signature value), requires it where the policy says, and
+ * lets the signer identify the TPP when nothing else did.
+ */
+export function signatureMiddleware(options: {
+  verifier: SignatureVerifier;
+  /** The signature header as the documents write it, for example `x-jws-signature`. */
+  header: string;
+  required: boolean;
+  now: () => number;
+}): Middleware {
+  const { verifier, header } = options;
+  const missing = new GatewayError(
+    401,
+    "SIGNATURE_MISSING",
+    `Header "${header}" is required for this operation`,
+    { path: header },
+  );
+  return async (c, next) => {
+    const value = c.req.raw.headers.get(header);
+    if (value === null) {
+      if (options.required) throw missing;
+      return next();
+    }
+    const url = c.req.url;
+    const signer = await verifier.verify(value, {
+      method: c.req.method,
+      target: url.slice(url.indexOf("/", url.indexOf("//") + 2)),
+      headers: c.req.raw.headers,
+      now: options.now(),
+      transportTpp: c.var.tppCertificate?.organizationId,
+    }, () => requireMatchingDigest(c, header));
+    if (!c.var.tpp && signer.organizationId) {
+      c.set("tpp", { id: signer.organizationId, roles: signer.roles, domains: signer.domains });
+    }
+    return next();
+  };
 }
