@@ -56,9 +56,10 @@ function requestHeaders(c: GatewayContext, strip: Set<string>): [string, string]
   const headers: [string, string][] = [];
   let forwardedFor: string | undefined;
   let forwardedProto = false;
+  const dropped = c.get("dropHeaders");
   for (const entry of c.req.raw.headers) {
     const name = entry[0];
-    if (strip.has(name)) continue;
+    if (strip.has(name) || dropped?.includes(name)) continue;
     if (name === "x-forwarded-for") forwardedFor = entry[1];
     else {
       if (name === "x-forwarded-proto") forwardedProto = true;

@@ -9,6 +9,12 @@ import type { BuildContext, Check, Finding, Middleware, Mode } from "./check.ts"
 import { GatewayError } from "./errors.ts";
 import { deprecation } from "../middleware/deprecation.ts";
 import { bodyLimit } from "../middleware/body_limit.ts";
+import { tppCertificate } from "../middleware/tpp_certificate.ts";
+import { bearerToken } from "../middleware/bearer_token.ts";
+import { tppUris } from "../middleware/tpp_uris.ts";
+import { digest } from "../middleware/digest.ts";
+import { jwsSignature } from "../middleware/jws_signature.ts";
+import { httpSignature } from "../middleware/http_signature.ts";
 import { links } from "../middleware/links.ts";
 import { proxy } from "../middleware/proxy.ts";
 
@@ -17,8 +23,14 @@ export const CHECKS: readonly Check[] = [
   deprecation,
   // Request hardening: header and path rules.
   // Who is calling: certificates, roles, bearer tokens.
+  tppCertificate,
+  bearerToken,
+  tppUris,
   bodyLimit,
   // Who is calling: Digest and request signatures.
+  digest,
+  jwsSignature,
+  httpSignature,
   // Request hardening: body rules.
   // Shared state: idempotency, rate limits, consent frequency.
   links,

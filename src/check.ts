@@ -17,6 +17,7 @@ import type { Services } from "./services.ts";
 import type { PolicySections } from "./sections.ts";
 import type { Bytes } from "./body.ts";
 import { GatewayError } from "./errors.ts";
+import type { CertificateInfo } from "./pki/certificate.ts";
 
 /** How a check acts on a violation: reject, log and forward, or not run at all. */
 export const MODES = ["enforce", "report", "off"] as const;
@@ -64,6 +65,12 @@ export interface GatewayVariables {
   json?: unknown;
   /** The upstream response body the proxy buffered, for response-side stages. */
   responseBody?: Bytes;
+  /** The TPP's transport certificate, once `tpp_certificate` verified it. */
+  tppCertificate?: CertificateInfo;
+  /** True once the Digest header was checked against the body bytes. */
+  digestVerified?: boolean;
+  /** Request headers (lower case) the proxy must not forward, for example a stripped URI. */
+  dropHeaders?: string[];
 }
 
 export type GatewayEnv = { Variables: GatewayVariables };

@@ -3,6 +3,7 @@
  * Each section is a zod schema; `policy.ts` puts them at the top level of the file.
  */
 import { z } from "zod";
+import { tppKeysSection, trustSection } from "./pki/sections.ts";
 
 /** Where the legacy core lives. */
 export const upstreamSection = z.object({
@@ -33,6 +34,8 @@ export const metricsSection = z.object({
 export const SECTIONS = {
   upstream: upstreamSection,
   metrics: metricsSection,
+  trust: trustSection,
+  tpp_keys: tppKeysSection,
 };
 
 /** The global sections of a loaded policy, parsed. */
