@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { defineCheck, type GatewayContext } from "../src/check.ts";
 import { BodyLimitError, type Bytes, readLimited } from "../src/body.ts";
-import { GatewayError } from "../src/errors.ts";
+import { formatError, GatewayError } from "../src/errors.ts";
 
 /** Headers that belong to one connection and never cross the proxy (RFC 9110 7.6.1). */
 const HOP_BY_HOP = [
@@ -33,7 +33,13 @@ function compileTemplate(template: string): (params: Record<string, string>) => 
   return (params) => {
     let out = parts[0];
     for (let i = 1; i < parts.length; i += 2) {
-      out += encodeURIComponent(params[parts[i]] ?? "") + parts[i + 1];
+      const value = params[parts[i]] ?? "";
+      // "." and ".." (however encoded) are dot segments to every URL parser: the upstream would
+      // get another path. Refused here whatever the path_params check's mode.
+      if (value === "." || value === "..") {
+        throw formatError(parts[i], `Path parameter "${parts[i]}" must not be "${value}"`);
+      }
+      out += encodeURIComponent(value) + parts[i + 1];
     }
     return out;
   };
@@ -54,8 +60,9 @@ function clientAddress(c: GatewayContext): string | undefined {
 
 function requestHeaders(c: GatewayContext, strip: Set<string>): Headers {
   const headers = new Headers();
+  const dropped = c.var.dropHeaders;
   for (const [name, value] of c.req.raw.headers) {
-    if (!strip.has(name)) headers.set(name, value);
+    if (!strip.has(name) && !dropped?.has(name)) headers.set(name, value);
   }
   const address = clientAddress(c);
   if (address) {

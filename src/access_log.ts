@@ -33,7 +33,13 @@ export function accessLog(services: Services): Middleware {
       upstream_status: upstream?.status,
       upstream_ms: upstream?.ms,
       findings: c.var.findings.length > 0
-        ? c.var.findings.map((f) => ({ check: f.check, mode: f.mode, code: f.code, path: f.path }))
+        ? c.var.findings.map((f) => ({
+          check: f.check,
+          mode: f.mode,
+          code: f.code,
+          path: f.path,
+          dropped: f.dropped,
+        }))
         : undefined,
     });
   };

@@ -30,6 +30,8 @@ export interface Finding {
   code: string;
   path?: string;
   text: string;
+  /** True when the offending header was dropped from the forwarded request instead. */
+  dropped?: boolean;
 }
 
 /** The TPP calling, once a check has established it. */
@@ -56,8 +58,10 @@ export interface GatewayVariables {
   findings: Finding[];
   /** The calling TPP, when known. */
   tpp?: TppIdentity;
-  /** True when PSU-IP-Address is present: the PSU initiated the request. */
+  /** True when PSU-IP-Address is present and valid: the PSU initiated the request. */
   psuInitiated: boolean;
+  /** Request headers (lower case) the proxy must not forward, for example a malformed ignorable one. */
+  dropHeaders?: Set<string>;
   /** Upstream status and latency, once the proxy ran. */
   upstream?: { status: number; ms: number };
   /** The request body parsed as JSON, once `jsonBody()` ran. */
