@@ -19,13 +19,14 @@ import {
 const URIS = ["tpp-redirect-uri", "tpp-nok-redirect-uri", "tpp-notification-uri"];
 
 /** Visible ASCII only: the URL parser would silently drop tabs and trim spaces. */
-const VISIBLE = /^[\x21-\x7e]+$/;
+const VISIBLE = /^[!-~]+$/;
 
 /** What is wrong with a TPP URI, as the end of a sentence, or `undefined`. */
 export function uriProblem(value: string, allowHttp: boolean): string | undefined {
   const schemes = allowHttp ? "an absolute https or http URI" : "an absolute https URI";
   if (!VISIBLE.test(value)) return `must be ${schemes} without spaces or non-ASCII characters`;
-  const url = URL.parse(value);
+  // The URL parser forgives "https:///host" and "https:host"; the raw text must name the host.
+  const url = /^https?:\/\/[^/?#]/i.test(value) ? URL.parse(value) : null;
   if (!url || !url.hostname) return `must be ${schemes}`;
   if (url.protocol !== "https:" && !(allowHttp && url.protocol === "http:")) {
     return `must be ${schemes}`;

@@ -52,7 +52,7 @@ export function isoDate() {
 export function absoluteUrl(options: BodyOptions) {
   const schemes = options.allowHttp ? ["https:", "http:"] : ["https:"];
   return z.string().max(2048).refine((value) => {
-    if (!/^[\x21-\x7e]+$/.test(value)) return false;
+    if (!/^[!-~]+$/.test(value) || !/^https?:\/\/[^/?#]/i.test(value)) return false;
     const url = URL.parse(value);
     return url !== null && schemes.includes(url.protocol) && url.hostname !== "" &&
       !url.username && !url.password;
