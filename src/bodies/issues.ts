@@ -34,9 +34,12 @@ function quoteList(values: readonly unknown[]): string {
 
 /** The phrase of an issue that has no message of its own. */
 export const phrase: z.core.$ZodErrorMap = (issue) => {
+  const missing = issue.input === undefined &&
+    (issue.code === "invalid_type" || issue.code === "invalid_value" ||
+      issue.code === "invalid_union");
+  if (missing) return "is required";
   switch (issue.code) {
     case "invalid_type":
-      if (issue.input === undefined) return "is required";
       return `must be ${TYPES[issue.expected] ?? issue.expected}`;
     case "too_big": {
       const max = Number(issue.maximum);

@@ -54,7 +54,7 @@ export function jsonProblem(text: string, maxDepth: number): JsonProblem | undef
       case "{":
       case "[":
         if (stack.length >= maxDepth) {
-          return { path: pathOf(stack), problem: `must not nest deeper than ${maxDepth} levels` };
+          return { path: "body", problem: `must not nest deeper than ${maxDepth} levels` };
         }
         stack.push(
           ch === "{"

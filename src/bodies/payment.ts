@@ -24,6 +24,8 @@ export const FREQUENCIES = [
   "MonthlyVariable",
 ] as const;
 
+const DAY = 'must be a day of the month from "1" to "31"';
+
 /** Today's earliest calendar date anywhere, for "not in the past" rules. */
 export type Today = () => string;
 
@@ -94,9 +96,9 @@ export function periodicPayment(options: BodyOptions, today: Today) {
     executionRule: z.enum(["following", "preceding"]).optional(),
     frequency: z.enum(FREQUENCIES),
     dayOfExecution: z.union([
-      z.string().regex(/^(0?[1-9]|[12][0-9]|3[01])$/),
-      z.int().min(1).max(31),
-    ], { error: 'must be a day of the month from "1" to "31"' }).optional(),
+      z.string().regex(/^(0?[1-9]|[12][0-9]|3[01])$/, { error: DAY }),
+      z.int({ error: DAY }).min(1, { error: DAY }).max(31, { error: DAY }),
+    ], { error: DAY }).optional(),
   }, options).superRefine((payment, ctx) => {
     if (payment.endDate !== undefined && payment.endDate < payment.startDate) {
       ctx.addIssue({
