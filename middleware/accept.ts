@@ -22,7 +22,7 @@ export const accept = defineCheck({
       const value = c.req.raw.headers.get("accept");
       if (value === null) return next();
       const produced = readsPayment &&
-          (c.var.params["payment-product"] ?? "").startsWith("pain.001-")
+          (c.get("params")["payment-product"] ?? "").startsWith("pain.001-")
         ? [...options.media_types, "application/xml"]
         : options.media_types;
       if (!acceptable(value, produced)) {

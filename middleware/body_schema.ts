@@ -23,7 +23,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 /** The body as UTF-8 text; 400 when it is not UTF-8. */
 function bodyText(c: GatewayContext): string {
   try {
-    return utf8.decode(c.var.body);
+    return utf8.decode(c.get("body"));
   } catch {
     throw formatError("body", "The request body must be UTF-8 text");
   }
@@ -72,7 +72,7 @@ export const bodySchema = defineCheck({
 
     if (kind === "none") {
       return (c, next) => {
-        if (c.var.body.byteLength > 0) {
+        if (c.get("body").byteLength > 0) {
           throw formatError("body", "This operation takes no request body");
         }
         return next();
@@ -94,14 +94,16 @@ export const bodySchema = defineCheck({
     const bilateral = new Map(Object.entries(options.bilateral_frequency_per_day));
 
     return (c, next) => {
-      const params = c.var.params;
+      const params = c.get("params");
       if (kind === "payment" && (params["payment-product"] ?? "").startsWith("pain.001-")) {
-        if (c.var.body.byteLength === 0) throw formatError("body", "The request body is required");
+        if (c.get("body").byteLength === 0) {
+          throw formatError("body", "The request body is required");
+        }
         const problem = xmlProblem(bodyText(c), options.max_xml_depth);
         if (problem) throw formatError("body", problem);
         return next();
       }
-      if (c.var.body.byteLength === 0) {
+      if (c.get("body").byteLength === 0) {
         if (emptyAllowed) return next();
         throw formatError("body", "The request body is required (a JSON object)");
       }
@@ -121,7 +123,7 @@ export const bodySchema = defineCheck({
       const parsed = parseBody(schema, value);
       if (kind === "consent") {
         const { frequencyPerDay } = parsed as { frequencyPerDay: number };
-        const tpp = c.var.tpp?.id;
+        const tpp = c.get("tpp")?.id;
         const max = (tpp && bilateral.get(tpp)) || options.max_frequency_per_day;
         if (frequencyPerDay > max) {
           throw formatError(

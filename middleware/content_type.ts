@@ -40,7 +40,7 @@ export const contentType = defineCheck({
         if (required) throw missingHeader("content-type");
         if (!hasBody(headers)) return next();
       }
-      const xml = xmlCapable && (c.var.params["payment-product"] ?? "").startsWith("pain.001-");
+      const xml = xmlCapable && (c.get("params")["payment-product"] ?? "").startsWith("pain.001-");
       const allowed = xml ? options.xml_types : options.json_types;
       const media = value === null ? undefined : parseMediaType(value);
       const charset = media?.params.get("charset")?.toLowerCase();

@@ -36,7 +36,7 @@ export const pathParams = defineCheck({
     const offered = new Set<string>(options.offered_products);
     const rules = names.map((name) => ({ name, values: operation.params[name]?.values }));
     return (c, next) => {
-      const params = c.var.params;
+      const params = c.get("params");
       for (const { name, values } of rules) {
         const value = params[name] ?? "";
         if (name === "payment-product") {

@@ -60,7 +60,7 @@ function clientAddress(c: GatewayContext): string | undefined {
 
 function requestHeaders(c: GatewayContext, strip: Set<string>): Headers {
   const headers = new Headers();
-  const dropped = c.var.dropHeaders;
+  const dropped = c.get("dropHeaders");
   for (const [name, value] of c.req.raw.headers) {
     if (!strip.has(name) && !dropped?.has(name)) headers.set(name, value);
   }

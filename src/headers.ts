@@ -95,7 +95,7 @@ export function missingHeader(name: string): GatewayError {
 
 /** Removes a header from what the proxy forwards (the checks before still saw it). */
 export function dropHeader(c: GatewayContext, name: string): void {
-  const dropped = c.var.dropHeaders ?? new Set<string>();
+  const dropped = c.get("dropHeaders") ?? new Set<string>();
   dropped.add(name);
   c.set("dropHeaders", dropped);
 }
@@ -119,7 +119,7 @@ export function headerViolation(
 ): boolean {
   if (!IGNORABLE_HEADERS.has(name) || check.options.ignorable === "reject") throw error;
   const enforce = check.options.mode === "enforce";
-  c.var.findings.push({
+  c.get("findings").push({
     check: check.key,
     mode: check.options.mode,
     status: error.status,

@@ -30,9 +30,8 @@ const END_TAG = new RegExp(`</(${NAME})[ \\t\\r\\n]*>`, "y");
 const PI = new RegExp(`<\\?(${NAME})(?:[ \\t\\r\\n][\\s\\S]*?)?\\?>`, "y");
 const COMMENT = /<!--((?:[^-]|-(?!-))*)-->/y;
 const CDATA = /<!\[CDATA\[[\s\S]*?\]\]>/y;
-const SPACE = /[ \t\r\n]*/y;
-const TEXT = /[^<]+/y;
-const REFERENCE = /&(?:(lt|gt|amp|apos|quot)|#([0-9]+)|#x([0-9a-fA-F]+));/g;
+const REFERENCE = /&(?:(lt|gt|amp|apos|quot)|#([0-9]{1,7})|#x([0-9a-fA-F]{1,6}));/g;
+const STRAY_AMPERSAND = /&(?!(?:lt|gt|amp|apos|quot|#[0-9]{1,7}|#x[0-9a-fA-F]{1,6});)/;
 
 function allowedCode(code: number): boolean {
   return code === 0x9 || code === 0xA || code === 0xD || (code >= 0x20 && code <= 0xD7FF) ||
@@ -42,15 +41,18 @@ function allowedCode(code: number): boolean {
 /** What is wrong with the references in character data or an attribute value, or `undefined`. */
 function referenceProblem(text: string): string | undefined {
   if (!text.includes("&")) return undefined;
-  let rest = text;
+  if (STRAY_AMPERSAND.test(text)) {
+    return "uses an entity other than &lt; &gt; &amp; &apos; &quot; or a character reference";
+  }
   for (const match of text.matchAll(REFERENCE)) {
     const code = match[2] ? Number(match[2]) : match[3] ? parseInt(match[3], 16) : undefined;
-    if (code !== undefined && !allowedCode(code)) return `refers to a character not allowed in XML`;
-    rest = rest.replace(match[0], "");
+    if (code !== undefined && !allowedCode(code)) return "refers to a character not allowed in XML";
   }
-  return rest.includes("&")
-    ? "uses an entity other than &lt; &gt; &amp; &apos; &quot; or a character reference"
-    : undefined;
+  return undefined;
+}
+
+function isSpace(code: number): boolean {
+  return code === 0x20 || code === 0x9 || code === 0xa || code === 0xd;
 }
 
 function localName(name: string): string {
@@ -86,13 +88,14 @@ export function xmlProblem(text: string, maxDepth: number): string | undefined {
   let done = false;
   while (i < text.length) {
     if (stack.length === 0) {
-      i += at(SPACE, text, i)![0].length;
+      while (i < text.length && isSpace(text.charCodeAt(i))) i++;
       if (i >= text.length) break;
     }
     const ch = text[i];
     if (ch !== "<") {
       if (stack.length === 0) return "The XML body has text outside the root element";
-      const chunk = at(TEXT, text, i)![0];
+      const stop = text.indexOf("<", i);
+      const chunk = text.slice(i, stop < 0 ? text.length : stop);
       if (chunk.includes("]]>")) return 'The XML body has "]]>" in character data';
       const problem = referenceProblem(chunk);
       if (problem) return `The XML body's character data ${problem}`;
