@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { defineCheck, type GatewayContext } from "../src/check.ts";
 import { BodyLimitError, type Bytes, readBody } from "../src/body.ts";
-import { GatewayError } from "../src/errors.ts";
+import { formatError, GatewayError } from "../src/errors.ts";
 
 /** Headers that belong to one connection and never cross the proxy (RFC 9110 7.6.1). */
 const HOP_BY_HOP = [
@@ -33,7 +33,13 @@ function compileTemplate(template: string): (params: Record<string, string>) => 
   return (params) => {
     let out = parts[0];
     for (let i = 1; i < parts.length; i += 2) {
-      out += encodeURIComponent(params[parts[i]] ?? "") + parts[i + 1];
+      const value = params[parts[i]] ?? "";
+      // "." and ".." (however encoded) are dot segments to every URL parser: the upstream would
+      // get another path. Refused here whatever the path_params check's mode.
+      if (value === "." || value === "..") {
+        throw formatError(parts[i], `Path parameter "${parts[i]}" must not be "${value}"`);
+      }
+      out += encodeURIComponent(value) + parts[i + 1];
     }
     return out;
   };
@@ -59,7 +65,7 @@ function requestHeaders(c: GatewayContext, strip: Set<string>): [string, string]
   const dropped = c.get("dropHeaders");
   for (const entry of c.req.raw.headers) {
     const name = entry[0];
-    if (strip.has(name) || dropped?.includes(name)) continue;
+    if (strip.has(name) || dropped?.has(name)) continue;
     if (name === "x-forwarded-for") forwardedFor = entry[1];
     else {
       if (name === "x-forwarded-proto") forwardedProto = true;

@@ -58,7 +58,9 @@ export const tppUris = defineCheck({
       }
       const uri = notification ? headers.get("tpp-notification-uri") : null;
       const strip = uri !== null && !hostInDomains(uriHost(uri) ?? "", domains);
-      if (strip) c.set("dropHeaders", [...c.get("dropHeaders") ?? [], "tpp-notification-uri"]);
+      if (strip) {
+        c.set("dropHeaders", new Set([...c.get("dropHeaders") ?? [], "tpp-notification-uri"]));
+      }
       await next();
       if (strip) c.res.headers.set("aspsp-notification-support", "false");
     };

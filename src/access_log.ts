@@ -30,7 +30,13 @@ function logLine(c: GatewayContext, services: Services, ms: number, requestId?: 
     upstream_status: upstream?.status,
     upstream_ms: upstream?.ms,
     findings: findings.length > 0
-      ? findings.map((f) => ({ check: f.check, mode: f.mode, code: f.code, path: f.path }))
+      ? findings.map((f) => ({
+        check: f.check,
+        mode: f.mode,
+        code: f.code,
+        path: f.path,
+        dropped: f.dropped,
+      }))
       : undefined,
   };
 }

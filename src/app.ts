@@ -11,6 +11,7 @@ import type { Policy, ResolvedOperation } from "./policy.ts";
 import type { Services } from "./services.ts";
 import type { Bytes } from "./body.ts";
 import { accessLog } from "./access_log.ts";
+import { isIpAddress } from "./ip.ts";
 
 /** What the app is built from. */
 export interface AppOptions {
@@ -44,7 +45,7 @@ function enter(resolved: ResolvedOperation): Middleware {
     c.set("params", c.req.param() as Record<string, string>);
     c.set("requestId", c.req.raw.headers.get("x-request-id") ?? "");
     c.set("body", empty);
-    c.set("psuInitiated", c.req.raw.headers.has("psu-ip-address"));
+    c.set("psuInitiated", isIpAddress(c.req.raw.headers.get("psu-ip-address")));
     return next();
   };
 }

@@ -17,11 +17,44 @@ import { jwsSignature } from "../middleware/jws_signature.ts";
 import { httpSignature } from "../middleware/http_signature.ts";
 import { links } from "../middleware/links.ts";
 import { proxy } from "../middleware/proxy.ts";
+import { headerLimits } from "../middleware/header_limits.ts";
+import { requestId } from "../middleware/request_id.ts";
+import { pathParams } from "../middleware/path_params.ts";
+import { queryParams } from "../middleware/query_params.ts";
+import { contentType } from "../middleware/content_type.ts";
+import { accept } from "../middleware/accept.ts";
+import { psuIpAddress } from "../middleware/psu_ip_address.ts";
+import { psuGeoLocation } from "../middleware/psu_geo_location.ts";
+import { psuDeviceId } from "../middleware/psu_device_id.ts";
+import { psuHttpMethod } from "../middleware/psu_http_method.ts";
+import { psuIpPort } from "../middleware/psu_ip_port.ts";
+import { tppFlags } from "../middleware/tpp_flags.ts";
+import { tppRedirectUri } from "../middleware/tpp_redirect_uri.ts";
+import { tppNotificationContent } from "../middleware/tpp_notification_content.ts";
+import { consentId } from "../middleware/consent_id.ts";
+import { signaturePairing } from "../middleware/signature_pairing.ts";
+import { bodySchema } from "../middleware/body_schema.ts";
 
 /** Every check in the order it runs; the proxy is the terminal handler. */
 export const CHECKS: readonly Check[] = [
   deprecation,
   // Request hardening: header and path rules.
+  headerLimits,
+  requestId,
+  pathParams,
+  queryParams,
+  contentType,
+  accept,
+  psuIpAddress,
+  psuGeoLocation,
+  psuDeviceId,
+  psuHttpMethod,
+  psuIpPort,
+  tppFlags,
+  tppRedirectUri,
+  tppNotificationContent,
+  consentId,
+  signaturePairing,
   // Who is calling: certificates, roles, bearer tokens.
   tppCertificate,
   bearerToken,
@@ -32,6 +65,7 @@ export const CHECKS: readonly Check[] = [
   jwsSignature,
   httpSignature,
   // Request hardening: body rules.
+  bodySchema,
   // Shared state: idempotency, rate limits, consent frequency.
   links,
   proxy,

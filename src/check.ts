@@ -31,6 +31,8 @@ export interface Finding {
   code: string;
   path?: string;
   text: string;
+  /** True when the offending header was dropped from the forwarded request instead. */
+  dropped?: boolean;
 }
 
 /** The TPP calling, once a check has established it. */
@@ -57,8 +59,10 @@ export interface GatewayVariables {
   findings: Finding[];
   /** The calling TPP, when known. */
   tpp?: TppIdentity;
-  /** True when PSU-IP-Address is present: the PSU initiated the request. */
+  /** True when PSU-IP-Address is present and valid: the PSU initiated the request. */
   psuInitiated: boolean;
+  /** Request headers (lower case) the proxy must not forward, for example a malformed ignorable one. */
+  dropHeaders?: Set<string>;
   /** Upstream status and latency, once the proxy ran. */
   upstream?: { status: number; ms: number };
   /** The request body parsed as JSON, once `jsonBody()` ran. */
@@ -69,8 +73,6 @@ export interface GatewayVariables {
   tppCertificate?: CertificateInfo;
   /** True once the Digest header was checked against the body bytes. */
   digestVerified?: boolean;
-  /** Request headers (lower case) the proxy must not forward, for example a stripped URI. */
-  dropHeaders?: string[];
 }
 
 export type GatewayEnv = { Variables: GatewayVariables };
