@@ -9,8 +9,7 @@
  * Environment: BENCH_SECONDS (per round, default 6), BENCH_ROUNDS (default 2),
  * BENCH_CONNECTIONS (default 32).
  */
-import { stringify } from "yaml";
-import { CHECKS } from "../src/chain.ts";
+import { passthroughPolicy } from "../tests/support/policies.ts";
 
 const seconds = Number(Deno.env.get("BENCH_SECONDS") ?? 6);
 const rounds = Number(Deno.env.get("BENCH_ROUNDS") ?? 2);
@@ -127,16 +126,9 @@ async function measure(scenario: Scenario): Promise<Result> {
 }
 
 /** A policy with every check that has a mode switched off and no link rewriting. */
-async function passthroughPolicy(): Promise<string> {
-  const defaults: Record<string, unknown> = { links: { rewrite: false } };
-  for (const check of CHECKS) {
-    if ("mode" in check.options.shape) defaults[check.key] = { mode: "off" };
-  }
+async function passthroughPolicyFile(): Promise<string> {
   const file = await Deno.makeTempFile({ suffix: ".yaml" });
-  await Deno.writeTextFile(
-    file,
-    stringify({ upstream: { url: "${UPSTREAM_URL}" }, defaults }),
-  );
+  await Deno.writeTextFile(file, passthroughPolicy({ defaults: { links: { rewrite: false } } }));
   return file;
 }
 
@@ -177,7 +169,7 @@ try {
   };
   const scenarios: Scenario[] = [
     bare,
-    await gateway("gateway, passthrough policy", await passthroughPolicy(), READ, 0.9),
+    await gateway("gateway, passthrough policy", await passthroughPolicyFile(), READ, 0.9),
     await gateway("gateway, default policy (memory)", "config/policy.yaml", READ, 0.75),
   ];
 

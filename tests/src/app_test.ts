@@ -2,17 +2,22 @@ import assert from "node:assert/strict";
 import { startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
 import { OPERATIONS } from "../../src/catalogue.ts";
+import { passthroughPolicy } from "../support/policies.ts";
 
 const ID = "0d9e7f6a-5b4c-4d3e-8f2a-1b0c9d8e7f6a";
-const POLICY = `
-upstream:
-  url: \${UPSTREAM_URL}
-defaults:
-  body_limit: { max_bytes: 64 }
-operations:
-  createCheckoutOrder:
-    deprecation: { since: "2025-01-01", sunset: "2027-06-30", link: "https://bank.example/deprecations" }
-`;
+// Routing, body reading, deprecation and logging are tested alone: the other checks are off.
+const POLICY = passthroughPolicy({
+  defaults: { body_limit: { max_bytes: 64 } },
+  operations: {
+    createCheckoutOrder: {
+      deprecation: {
+        since: "2025-01-01",
+        sunset: "2027-06-30",
+        link: "https://bank.example/deprecations",
+      },
+    },
+  },
+});
 
 Deno.test("createApp() answers 404 RESOURCE_UNKNOWN in Berlin Group form for unknown paths", async () => {
   await using upstream = startUpstream();

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { serveGateway } from "../../src/server.ts";
 import { defaultServices, memoryLogger } from "../../src/services.ts";
 import { startUpstream } from "../support/upstream.ts";
+import { passthroughPolicy } from "../support/policies.ts";
 
 const ID = "3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a9f";
 
@@ -11,8 +12,10 @@ async function policyFile(text: string): Promise<string> {
   return file;
 }
 
-function policy(upstream: string, maxBytes = 1000, extra = "") {
-  return `upstream:\n  url: ${upstream}\ndefaults:\n  body_limit: { max_bytes: ${maxBytes} }\n${extra}`;
+/** A policy where only the body limit (and the given sections) matter. */
+function policy(upstream: string, maxBytes = 1000, sections: Record<string, unknown> = {}) {
+  return passthroughPolicy({ defaults: { body_limit: { max_bytes: maxBytes } }, sections })
+    .replace("${UPSTREAM_URL}", upstream);
 }
 
 async function post(url: string, size: number) {
@@ -104,7 +107,7 @@ Deno.test("metrics are scraped on their own port and move with traffic", async (
   const metricsPort = (listener.addr as Deno.NetAddr).port;
   listener.close();
   const file = await policyFile(
-    policy(upstream.url, 100, `metrics:\n  port: "${metricsPort}"\n`),
+    policy(upstream.url, 100, { metrics: { port: String(metricsPort) } }),
   );
   const server = await serveGateway({
     file,
@@ -133,7 +136,7 @@ Deno.test("metrics are scraped on their own port and move with traffic", async (
 Deno.test("metrics on the main port need the bearer token", async () => {
   await using upstream = startUpstream();
   const token = "s3cret-metrics-token-0123456789";
-  const file = await policyFile(policy(upstream.url, 100, `metrics:\n  token: ${token}\n`));
+  const file = await policyFile(policy(upstream.url, 100, { metrics: { token } }));
   const server = await serveGateway({
     file,
     hostname: "127.0.0.1",
