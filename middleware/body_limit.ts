@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { defineCheck } from "../src/check.ts";
-import { BodyLimitError, readLimited } from "../src/body.ts";
+import { BodyLimitError, readBody } from "../src/body.ts";
 import { GatewayError } from "../src/errors.ts";
 
 export const bodyLimit = defineCheck({
@@ -26,13 +26,12 @@ export const bodyLimit = defineCheck({
     );
     return async (c, next) => {
       const request = c.req.raw;
-      if (request.body) {
-        const declared = Number(request.headers.get("content-length") ?? "0");
-        if (declared > options.max_bytes) throw tooLarge;
+      const headers = request.headers;
+      if (headers.has("content-length") || headers.has("transfer-encoding")) {
         try {
           c.set(
             "body",
-            await readLimited(request.body, {
+            await readBody(request, {
               maxBytes: options.max_bytes,
               timeoutMs: options.read_timeout_ms,
             }),

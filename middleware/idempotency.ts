@@ -141,6 +141,7 @@ export const idempotency = defineCheck({
           // No X-Request-ID, or another check rejects the request: nothing was claimed.
           return next();
         case "replay":
+          services.metrics.replays.inc();
           return replay(found.response!);
         case "mismatch":
           throw formatError(

@@ -130,7 +130,7 @@ export const links = defineCheck({
     const decoder = new TextDecoder();
     return async (c, next) => {
       await next();
-      const body = c.var.responseBody;
+      const body = c.get("responseBody");
       if (!body || !c.res.headers.get("content-type")?.includes("json")) return;
       const rewritten = rewriteLinks(decoder.decode(body), rewrite);
       if (rewritten === undefined) return;

@@ -6,8 +6,8 @@
  */
 import { z } from "zod";
 import { defineCheck, type GatewayContext } from "../src/check.ts";
-import { BodyLimitError, type Bytes, readLimited } from "../src/body.ts";
-import { GatewayError } from "../src/errors.ts";
+import { BodyLimitError, type Bytes, readBody } from "../src/body.ts";
+import { formatError, GatewayError } from "../src/errors.ts";
 
 /** Headers that belong to one connection and never cross the proxy (RFC 9110 7.6.1). */
 const HOP_BY_HOP = [
@@ -33,7 +33,13 @@ function compileTemplate(template: string): (params: Record<string, string>) => 
   return (params) => {
     let out = parts[0];
     for (let i = 1; i < parts.length; i += 2) {
-      out += encodeURIComponent(params[parts[i]] ?? "") + parts[i + 1];
+      const value = params[parts[i]] ?? "";
+      // "." and ".." (however encoded) are dot segments to every URL parser: the upstream would
+      // get another path. Refused here whatever the path_params check's mode.
+      if (value === "." || value === "..") {
+        throw formatError(parts[i], `Path parameter "${parts[i]}" must not be "${value}"`);
+      }
+      out += encodeURIComponent(value) + parts[i + 1];
     }
     return out;
   };
@@ -53,18 +59,25 @@ export function clientAddress(c: GatewayContext): string | undefined {
   return info?.remoteAddr?.hostname;
 }
 
-function requestHeaders(c: GatewayContext, strip: Set<string>): Headers {
-  const headers = new Headers();
-  for (const [name, value] of c.req.raw.headers) {
-    if (!strip.has(name)) headers.set(name, value);
+function requestHeaders(c: GatewayContext, strip: Set<string>): [string, string][] {
+  const headers: [string, string][] = [];
+  let forwardedFor: string | undefined;
+  let forwardedProto = false;
+  const dropped = c.get("dropHeaders");
+  for (const entry of c.req.raw.headers) {
+    const name = entry[0];
+    if (strip.has(name) || dropped?.has(name)) continue;
+    if (name === "x-forwarded-for") forwardedFor = entry[1];
+    else {
+      if (name === "x-forwarded-proto") forwardedProto = true;
+      headers.push(entry);
+    }
   }
   const address = clientAddress(c);
-  if (address) {
-    const forwarded = c.req.raw.headers.get("x-forwarded-for");
-    headers.set("x-forwarded-for", forwarded ? `${forwarded}, ${address}` : address);
-  }
-  if (!headers.has("x-forwarded-proto")) {
-    headers.set("x-forwarded-proto", new URL(c.req.url).protocol.slice(0, -1));
+  const chain = address ? (forwardedFor ? `${forwardedFor}, ${address}` : address) : forwardedFor;
+  if (chain) headers.push(["x-forwarded-for", chain]);
+  if (!forwardedProto) {
+    headers.push(["x-forwarded-proto", c.req.url.startsWith("https:") ? "https" : "http"]);
   }
   return headers;
 }
@@ -120,7 +133,7 @@ export const proxy = defineCheck({
           return await services.fetch(url, {
             method,
             headers: requestHeaders(c, stripRequest),
-            body: writes && c.var.body.byteLength > 0 ? c.var.body : undefined,
+            body: writes && c.get("body").byteLength > 0 ? c.get("body") : undefined,
             redirect: "manual",
             signal,
           });
@@ -134,14 +147,14 @@ export const proxy = defineCheck({
     return async (c) => {
       const raw = c.req.url;
       const query = raw.indexOf("?");
-      const url = base + path(c.var.params) + (query < 0 ? "" : raw.slice(query));
+      const url = base + path(c.get("params")) + (query < 0 ? "" : raw.slice(query));
       const started = performance.now();
       const signal = AbortSignal.timeout(options.timeout_ms);
       let response: Response;
       let body: Bytes;
       try {
         response = await exchange(c, url, signal);
-        body = await readLimited(response.body, { maxBytes: options.max_response_bytes });
+        body = await readBody(response, { maxBytes: options.max_response_bytes });
       } catch (error) {
         const ms = Math.round(performance.now() - started);
         services.log.error({ msg: "upstream failure", op: operation.id, ms, error: String(error) });

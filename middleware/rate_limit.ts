@@ -164,6 +164,7 @@ export const rateLimit = defineCheck({
         }
         if (result.remaining < verdict.limits[tightest].remaining) tightest = i;
       });
+      services.metrics.rateLimit.inc({ outcome: rejected >= 0 ? "rejected" : "allowed" });
       if (rejected >= 0) {
         const limit = decision.limits[rejected];
         const result = verdict.limits[rejected];

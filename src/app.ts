@@ -11,6 +11,7 @@ import type { Policy, ResolvedOperation } from "./policy.ts";
 import type { Services } from "./services.ts";
 import type { Bytes } from "./body.ts";
 import { accessLog } from "./access_log.ts";
+import { isIpAddress } from "./ip.ts";
 
 /** What the app is built from. */
 export interface AppOptions {
@@ -44,7 +45,7 @@ function enter(resolved: ResolvedOperation): Middleware {
     c.set("params", c.req.param() as Record<string, string>);
     c.set("requestId", c.req.raw.headers.get("x-request-id") ?? "");
     c.set("body", empty);
-    c.set("psuInitiated", c.req.raw.headers.has("psu-ip-address"));
+    c.set("psuInitiated", isIpAddress(c.req.raw.headers.get("psu-ip-address")));
     return next();
   };
 }
@@ -71,11 +72,37 @@ async function readiness(c: GatewayContext, policy: Policy, services: Services) 
   }
 }
 
+/** Compares two secrets in time independent of where they differ. */
+function sameSecret(given: string, expected: string): boolean {
+  const a = new TextEncoder().encode(given);
+  const b = new TextEncoder().encode(expected);
+  let diff = a.length ^ b.length;
+  for (let i = 0; i < b.length; i++) diff |= (a[i] ?? 0) ^ b[i];
+  return diff === 0;
+}
+
+/** The Prometheus exposition of the services' metrics. */
+export function metricsResponse(services: Services): Response {
+  return new Response(services.metrics.render(), {
+    headers: { "content-type": "text/plain; version=0.0.4", "cache-control": "no-store" },
+  });
+}
+
 /** Builds the gateway for a policy. */
 export function createApp({ policy, services }: AppOptions): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
   app.get("/healthz", (c) => c.json({ status: "up" }));
   app.get("/readyz", (c) => readiness(c, policy, services));
+  const token = policy.metrics.token;
+  if (token) {
+    app.get(
+      "/metrics",
+      (c) =>
+        sameSecret(c.req.header("authorization") ?? "", `Bearer ${token}`)
+          ? metricsResponse(services)
+          : c.text("Unauthorized", 401, { "www-authenticate": "Bearer" }),
+    );
+  }
   app.use("*", accessLog(services));
 
   const byPath = Map.groupBy(policy.operations, (r) => r.operation.path);

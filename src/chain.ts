@@ -9,8 +9,31 @@ import type { BuildContext, Check, Finding, Middleware, Mode } from "./check.ts"
 import { GatewayError } from "./errors.ts";
 import { deprecation } from "../middleware/deprecation.ts";
 import { bodyLimit } from "../middleware/body_limit.ts";
+import { tppCertificate } from "../middleware/tpp_certificate.ts";
+import { bearerToken } from "../middleware/bearer_token.ts";
+import { tppUris } from "../middleware/tpp_uris.ts";
+import { digest } from "../middleware/digest.ts";
+import { jwsSignature } from "../middleware/jws_signature.ts";
+import { httpSignature } from "../middleware/http_signature.ts";
 import { links } from "../middleware/links.ts";
 import { proxy } from "../middleware/proxy.ts";
+import { headerLimits } from "../middleware/header_limits.ts";
+import { requestId } from "../middleware/request_id.ts";
+import { pathParams } from "../middleware/path_params.ts";
+import { queryParams } from "../middleware/query_params.ts";
+import { contentType } from "../middleware/content_type.ts";
+import { accept } from "../middleware/accept.ts";
+import { psuIpAddress } from "../middleware/psu_ip_address.ts";
+import { psuGeoLocation } from "../middleware/psu_geo_location.ts";
+import { psuDeviceId } from "../middleware/psu_device_id.ts";
+import { psuHttpMethod } from "../middleware/psu_http_method.ts";
+import { psuIpPort } from "../middleware/psu_ip_port.ts";
+import { tppFlags } from "../middleware/tpp_flags.ts";
+import { tppRedirectUri } from "../middleware/tpp_redirect_uri.ts";
+import { tppNotificationContent } from "../middleware/tpp_notification_content.ts";
+import { consentId } from "../middleware/consent_id.ts";
+import { signaturePairing } from "../middleware/signature_pairing.ts";
+import { bodySchema } from "../middleware/body_schema.ts";
 import { idempotency } from "../middleware/idempotency.ts";
 import { rateLimit } from "../middleware/rate_limit.ts";
 import { consentFrequency } from "../middleware/consent_frequency.ts";
@@ -19,10 +42,33 @@ import { consentFrequency } from "../middleware/consent_frequency.ts";
 export const CHECKS: readonly Check[] = [
   deprecation,
   // Request hardening: header and path rules.
+  headerLimits,
+  requestId,
+  pathParams,
+  queryParams,
+  contentType,
+  accept,
+  psuIpAddress,
+  psuGeoLocation,
+  psuDeviceId,
+  psuHttpMethod,
+  psuIpPort,
+  tppFlags,
+  tppRedirectUri,
+  tppNotificationContent,
+  consentId,
+  signaturePairing,
   // Who is calling: certificates, roles, bearer tokens.
+  tppCertificate,
+  bearerToken,
+  tppUris,
   bodyLimit,
   // Who is calling: Digest and request signatures.
+  digest,
+  jwsSignature,
+  httpSignature,
   // Request hardening: body rules.
+  bodySchema,
   // Shared state: idempotency, rate limits, consent frequency (one store decision together).
   idempotency,
   rateLimit,
@@ -57,7 +103,7 @@ function withMode(key: string, mode: Mode, middleware: Middleware): Middleware {
       return await middleware(c, pass);
     } catch (error) {
       if (passed || !(error instanceof GatewayError)) throw error;
-      c.var.findings.push(finding(key, mode, error));
+      c.get("findings").push(finding(key, mode, error));
       if (mode === "enforce") throw error;
       await next();
     }

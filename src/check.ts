@@ -18,6 +18,7 @@ import type { PolicySections } from "./sections.ts";
 import type { Bytes } from "./body.ts";
 import type { DecisionOutcome } from "./shared_state.ts";
 import { GatewayError } from "./errors.ts";
+import type { CertificateInfo } from "./pki/certificate.ts";
 
 /** How a check acts on a violation: reject, log and forward, or not run at all. */
 export const MODES = ["enforce", "report", "off"] as const;
@@ -31,6 +32,8 @@ export interface Finding {
   code: string;
   path?: string;
   text: string;
+  /** True when the offending header was dropped from the forwarded request instead. */
+  dropped?: boolean;
 }
 
 /** The TPP calling, once a check has established it. */
@@ -57,14 +60,20 @@ export interface GatewayVariables {
   findings: Finding[];
   /** The calling TPP, when known. */
   tpp?: TppIdentity;
-  /** True when PSU-IP-Address is present: the PSU initiated the request. */
+  /** True when PSU-IP-Address is present and valid: the PSU initiated the request. */
   psuInitiated: boolean;
+  /** Request headers (lower case) the proxy must not forward, for example a malformed ignorable one. */
+  dropHeaders?: Set<string>;
   /** Upstream status and latency, once the proxy ran. */
   upstream?: { status: number; ms: number };
   /** The request body parsed as JSON, once `jsonBody()` ran. */
   json?: unknown;
   /** The upstream response body the proxy buffered, for response-side stages. */
   responseBody?: Bytes;
+  /** The TPP's transport certificate, once `tpp_certificate` verified it. */
+  tppCertificate?: CertificateInfo;
+  /** True once the Digest header was checked against the body bytes. */
+  digestVerified?: boolean;
   /** The shared-state decision of this request, asked of the store once (src/shared_state.ts). */
   decision?: Promise<DecisionOutcome>;
 }
@@ -122,15 +131,15 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
  * not UTF-8 JSON is 400 FORMAT_ERROR. An empty body is `undefined`.
  */
 export function jsonBody(c: GatewayContext): unknown {
-  if (c.var.json !== undefined || c.var.body.byteLength === 0) return c.var.json;
+  if (c.get("json") !== undefined || c.get("body").byteLength === 0) return c.get("json");
   try {
-    c.set("json", JSON.parse(decoder.decode(c.var.body)));
+    c.set("json", JSON.parse(decoder.decode(c.get("body"))));
   } catch {
     throw new GatewayError(400, "FORMAT_ERROR", "The request body must be well-formed JSON", {
       path: "body",
     });
   }
-  return c.var.json;
+  return c.get("json");
 }
 
 /** The header value, or `undefined` when absent. */

@@ -8,14 +8,15 @@ export function mask(value: string): string {
 }
 
 /** Path parameters that identify a PSU's account or transaction and are masked in logs. */
-const MASKED_PARAMS = new Set(["account-id", "transactionId"]);
+export const MASKED_PARAMS = ["account-id", "transactionId"];
 
 /** The request path with account identifiers masked. */
 export function maskedPath(path: string, params: Record<string, string> | undefined): string {
   if (!params) return path;
   let out = path;
-  for (const [name, value] of Object.entries(params)) {
-    if (MASKED_PARAMS.has(name) && value) out = out.replace(encodeURIComponent(value), mask(value));
+  for (const name of MASKED_PARAMS) {
+    const value = params[name];
+    if (value) out = out.replace(encodeURIComponent(value), mask(value));
   }
   return out;
 }

@@ -145,10 +145,33 @@ function checkTemplate(op: Operation, template: string, where: string): string[]
 type Level = Record<string, Record<string, unknown> | undefined>;
 
 /** Resolves one operation: route overrides and every check's options. */
+/** Problems of resolved options: the same problem of a check is listed once, with its operations. */
+class OptionProblems {
+  readonly #byText = new Map<string, string[]>();
+
+  add(check: string, operation: string, text: string) {
+    const key = `${check}: ${text}`;
+    this.#byText.set(key, [...this.#byText.get(key) ?? [], operation]);
+  }
+
+  list(): string[] {
+    return [...this.#byText].map(([key, ops]) => {
+      const [check, ...text] = key.split(": ");
+      const where = ops.length === OPERATIONS.length
+        ? "every operation"
+        : ops.length > 5
+        ? `${ops.slice(0, 5).join(", ")} and ${ops.length - 5} more`
+        : ops.join(", ");
+      return `${check} for ${where}: ${text.join(": ")}`;
+    });
+  }
+}
+
 function resolveOperation(
   op: Operation,
   levels: { defaults: Level; group: Level; operation: Level },
   problems: string[],
+  optionProblems: OptionProblems,
 ): ResolvedOperation {
   const route = levels.operation.route as z.output<typeof routeSchema> | undefined;
   const where = `operations.${op.id}.route`;
@@ -171,12 +194,12 @@ function resolveOperation(
     const parsed = check.options.safeParse(merged);
     if (!parsed.success) {
       for (const issue of parsed.error.issues) {
-        problems.push(`${check.key} for ${op.id}: ${describeIssue(issue)}`);
+        optionProblems.add(check.key, op.id, describeIssue(issue));
       }
       continue;
     }
     for (const problem of check.validate?.(parsed.data) ?? []) {
-      problems.push(`${check.key} for ${op.id}: ${problem}`);
+      optionProblems.add(check.key, op.id, problem);
     }
     options[check.key] = parsed.data;
   }
@@ -215,13 +238,20 @@ export function parsePolicy(file: string, text: string, options: LoadOptions = {
   }
   // Merge the raw (not defaulted) levels, so that a default never hides a less specific value.
   const input = raw as { defaults?: Level; groups?: Record<string, Level>; operations?: Level };
+  const optionProblems = new OptionProblems();
   const operations = OPERATIONS.map((op) =>
-    resolveOperation(op, {
-      defaults: input.defaults ?? {},
-      group: input.groups?.[op.group] ?? {},
-      operation: (input.operations?.[op.id] ?? {}) as Level,
-    }, problems)
+    resolveOperation(
+      op,
+      {
+        defaults: input.defaults ?? {},
+        group: input.groups?.[op.group] ?? {},
+        operation: (input.operations?.[op.id] ?? {}) as Level,
+      },
+      problems,
+      optionProblems,
+    )
   );
+  problems.push(...optionProblems.list());
   if (problems.length > 0) throw new PolicyError(file, problems);
   const { defaults: _d, groups: _g, operations: _o, $schema: _s, ...sections } = parsed.data;
   return { ...sections, file, operations } as Policy;

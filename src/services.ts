@@ -4,6 +4,8 @@
 import { MemoryStore } from "./store/memory.ts";
 import type { Store } from "./store/mod.ts";
 
+import { createMetrics, type Metrics } from "./metrics.ts";
+
 /** One structured log line. */
 export type LogEntry = Record<string, unknown>;
 
@@ -21,12 +23,38 @@ export interface Services {
   now(): number;
   /** Shared state (idempotency, rate limits, consent frequency); see `createStore`. */
   store: Store;
+  metrics: Metrics;
 }
 
-/** A logger writing one JSON object per line to stdout (info) or stderr (error). */
+/**
+ * Collects lines and writes them in batches (one write per batch, at the latest `delayMs` after
+ * the first line), so that a busy gateway does not pay one system call per request.
+ */
+function batchedWriter(file: { writeSync(bytes: Uint8Array): number }, delayMs = 20) {
+  const encoder = new TextEncoder();
+  let pending: string[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  function flush() {
+    clearTimeout(timer);
+    timer = undefined;
+    if (pending.length === 0) return;
+    let bytes = encoder.encode(pending.join(""));
+    pending = [];
+    while (bytes.byteLength > 0) bytes = bytes.subarray(file.writeSync(bytes));
+  }
+  globalThis.addEventListener("unload", flush);
+  return (line: string) => {
+    pending.push(line + "\n");
+    if (pending.length >= 256) flush();
+    else timer ??= setTimeout(flush, delayMs);
+  };
+}
+
+/** A logger writing one JSON object per line: info to stdout (batched), errors to stderr. */
 export function jsonLogger(): Logger {
+  const write = batchedWriter(Deno.stdout);
   return {
-    info: (entry) => console.log(JSON.stringify({ level: "info", ...entry })),
+    info: (entry) => write(JSON.stringify(entry)),
     error: (entry) => console.error(JSON.stringify({ level: "error", ...entry })),
   };
 }
@@ -45,8 +73,9 @@ export function memoryLogger(): Logger & { lines: LogEntry[] } {
 export function defaultServices(overrides: Partial<Services> = {}): Services {
   return {
     fetch: globalThis.fetch,
-    log: jsonLogger(),
+    log: overrides.log ?? jsonLogger(),
     now: Date.now,
+    metrics: createMetrics(),
     ...overrides,
     store: overrides.store ?? new MemoryStore(),
   };

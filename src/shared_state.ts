@@ -45,11 +45,14 @@ export function decisionPlan(context: BuildContext): DecisionPlan {
 }
 
 async function ask(services: Services, decision: Decision): Promise<DecisionOutcome> {
+  const started = performance.now();
   try {
     return { decision, verdict: await services.store.decide(decision) };
   } catch (error) {
     if (!(error instanceof StoreUnavailableError)) throw error;
     return { decision, error };
+  } finally {
+    services.metrics.storeSeconds.observe({}, (performance.now() - started) / 1000);
   }
 }
 
@@ -96,6 +99,7 @@ export function storeUnavailable(
   services: Services,
   how: { check: string; fail: "open" | "closed" },
 ): void {
+  services.metrics.storeErrors.inc({ check: how.check });
   if (how.fail === "closed") {
     throw new GatewayError(
       503,

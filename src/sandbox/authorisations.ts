@@ -75,9 +75,9 @@ export function scaLinks(host: AuthorisationHost, auth: Authorisation) {
  */
 export function startAuthorisation(
   host: AuthorisationHost,
-  c: Context,
-  body: JsonObject = {},
+  options: { c: Context; body?: JsonObject },
 ): Authorisation {
+  const { c, body = {} } = options;
   host.checkStart();
   const psuId = headerValue(c, "PSU-ID");
   const auth: Authorisation = {
@@ -96,14 +96,14 @@ export function mountAuthorisations(app: Hono, options: { path: string; resolve:
   const { path, resolve } = options;
   app.post(path, async (c) => {
     const host = resolve(c);
-    const auth = startAuthorisation(host, c, await readJsonObject(c, { optional: true }));
-    const body = {
+    const body = await readJsonObject(c, { optional: true });
+    const auth = startAuthorisation(host, { c, body });
+    return c.json({
       scaStatus: auth.scaStatus,
       authorisationId: auth.id,
       psuMessage: psuMessage(auth),
       _links: scaLinks(host, auth),
-    };
-    return c.json(body, 201);
+    }, 201);
   });
   app.get(path, (c) => c.json({ authorisationIds: [...resolve(c).items.keys()] }));
   app.get(`${path}/:authorisationId`, (c) => {

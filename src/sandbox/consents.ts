@@ -65,7 +65,7 @@ export function mountConsents(app: Hono, state: SandboxState) {
       links.startAuthorisation = { href: `${href}/authorisations` };
     } else {
       const host = consentAuthorisations(state, consent);
-      Object.assign(links, scaLinks(host, startAuthorisation(host, c)));
+      Object.assign(links, scaLinks(host, startAuthorisation(host, { c })));
     }
     return c.json({ consentStatus: consent.status, consentId: consent.id, _links: links }, 201);
   });

@@ -80,7 +80,7 @@ export function mountPayments(app: Hono, state: SandboxState) {
       links.startAuthorisation = { href: `${href}/authorisations` };
     } else {
       const host = paymentAuthorisations(payment);
-      Object.assign(links, scaLinks(host, startAuthorisation(host, c)));
+      Object.assign(links, scaLinks(host, startAuthorisation(host, { c })));
     }
     const body = { transactionStatus: payment.transactionStatus, paymentId: payment.id };
     return c.json({ ...body, _links: links }, 201);

@@ -113,7 +113,7 @@ Deno.test("consentFrequency() counts TPP-initiated reads per consent and resourc
   const retry = Number(over.headers.get("retry-after"));
   assert.ok(retry > 0 && retry <= 86_400);
   assert.deepEqual(
-    await times(2, () => read(gateway, consent, { path: "/v1/accounts/a1/transactions" })),
+    await times(2, () => read(gateway, consent, { path: "/v1/accounts/a1" })),
     [200, 200],
     "per resource",
   );
@@ -127,13 +127,15 @@ Deno.test("consentFrequency() counts TPP-initiated reads per consent and resourc
 
 Deno.test("consentFrequency() caps frequencyPerDay at the TPP's maximum, bilateral agreements aside", async () => {
   await using core = consentCore();
+  // The body rules refuse frequencyPerDay above 4; the bank may still grant more (read back).
+  const noBodyRules = '  body_schema: { mode: "off" }';
   {
-    await using gateway = await startGateway({ policy: policy(), upstream: core.url });
+    await using gateway = await startGateway({ policy: policy(noBodyRules), upstream: core.url });
     const consent = await createConsent(gateway, { recurringIndicator: true, frequencyPerDay: 10 });
     assert.deepEqual(await times(5, () => read(gateway, consent)), [200, 200, 200, 200, 429]);
   }
   await using gateway = await startGateway({
-    policy: policy('    bilateral: { "ip:127.0.0.1": 6 }'),
+    policy: policy(`    bilateral: { "ip:127.0.0.1": 6 }\n${noBodyRules}`),
     upstream: core.url,
   });
   const consent = await createConsent(gateway, { recurringIndicator: true, frequencyPerDay: 10 });
@@ -212,7 +214,11 @@ Deno.test("consentFrequency() refreshes a consent from its read and forgets a de
 
 Deno.test("consentFrequency() does not learn a consent whose validUntil has passed", async () => {
   await using core = consentCore();
-  await using gateway = await startGateway({ policy: policy(), upstream: core.url });
+  // The body rules refuse a past validUntil; the core might not.
+  await using gateway = await startGateway({
+    policy: policy('  body_schema: { mode: "off" }'),
+    upstream: core.url,
+  });
   const consent = await createConsent(gateway, {
     recurringIndicator: false,
     frequencyPerDay: 1,

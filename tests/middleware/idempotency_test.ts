@@ -247,12 +247,10 @@ Deno.test("idempotency() in report mode forwards a reused id and records the fin
   assert.equal(other.status, 201);
   await other.body?.cancel();
   assert.equal(upstream.received.length, 2);
-  const line = gateway.log.lines.findLast((l) => l.findings);
-  assert.deepEqual(line?.findings, [{
+  assert.deepEqual(findings(gateway), [{
     check: "idempotency",
     mode: "report",
     code: "FORMAT_ERROR",
-    path: "X-Request-ID",
   }]);
 });
 
@@ -336,4 +334,11 @@ for (const fail of ["closed", "open"] as const) {
       );
     },
   });
+}
+
+/** The findings of the last request that had any: check, mode and code. */
+function findings(gateway: TestGateway) {
+  const line = gateway.log.lines.findLast((l) => l.findings);
+  return (line?.findings as { check: string; mode: string; code: string }[] | undefined)
+    ?.map(({ check, mode, code }) => ({ check, mode, code }));
 }

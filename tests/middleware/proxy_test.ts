@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { startGateway } from "../support/gateway.ts";
 import { closedPort, startUpstream } from "../support/upstream.ts";
+import { initiationHeaders, singlePayment } from "../support/requests.ts";
 
 const ID = "9b2f3c1e-4d5a-4b6c-8d7e-0f1a2b3c4d5e";
 
@@ -115,8 +116,8 @@ Deno.test("proxy() answers 503 UPSTREAM_TIMEOUT when the upstream stalls past th
   await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
   const response = await gateway.fetch("/v1/payments/domestic", {
     method: "POST",
-    headers: { "x-request-id": ID, "content-type": "application/json" },
-    body: "{}",
+    headers: initiationHeaders({ "x-request-id": ID }),
+    body: JSON.stringify(singlePayment()),
   });
   release();
   assert.equal(response.status, 503);
@@ -131,8 +132,8 @@ Deno.test("proxy() never retries a write, and retries a read once on a connectio
     await using gateway = await startGateway({ policy: policy(), upstream: server.url });
     const write = await gateway.fetch("/v1/payments/domestic", {
       method: "POST",
-      headers: { "x-request-id": ID, "content-type": "application/json" },
-      body: "{}",
+      headers: initiationHeaders({ "x-request-id": ID }),
+      body: JSON.stringify(singlePayment()),
     });
     assert.equal(write.status, 503);
     await write.body?.cancel();
@@ -175,10 +176,42 @@ Deno.test("proxy() refuses an upstream answer larger than max_response_bytes", a
 
 Deno.test("proxy() keeps an encoded slash inside one path parameter", async () => {
   await using upstream = startUpstream();
-  await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
+  // path_params would refuse this id; the proxy must stay safe on its own.
+  await using gateway = await startGateway({
+    policy: policy() + "  path_params: { mode: off }\n",
+    upstream: upstream.url,
+  });
   const response = await gateway.fetch("/v1/consents/a%2F..%2Fb/status", {
     headers: { "x-request-id": ID },
   });
   await response.body?.cancel();
   assert.equal(upstream.received[0].path, "/psd2/v1/consents/a%2F..%2Fb/status");
 });
+
+Deno.test("proxy() refuses a dot-segment path parameter whatever path_params says", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: policy() + "  path_params: { mode: off }\n",
+    upstream: upstream.url,
+  });
+  for (const id of ["..", "%2e%2e", ".", "%2E"]) {
+    const response = await rawGet(gateway.url, `/v1/consents/${id}/status`);
+    assert.equal(response.status, 400, id);
+    assert.equal(response.body.tppMessages[0].code, "FORMAT_ERROR");
+    assert.equal(response.body.tppMessages[0].path, "consentId");
+  }
+  assert.equal(upstream.received.length, 0);
+});
+
+/** A GET sent over a raw connection, so that no client normalises the path first. */
+async function rawGet(base: string, target: string) {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(new URL(base).port) });
+  await conn.write(
+    new TextEncoder().encode(
+      `GET ${target} HTTP/1.1\r\nHost: x\r\nX-Request-ID: ${ID}\r\nConnection: close\r\n\r\n`,
+    ),
+  );
+  const text = new TextDecoder().decode(await new Response(conn.readable).arrayBuffer());
+  const [head, body] = text.split("\r\n\r\n");
+  return { status: Number(head.split(" ")[1]), body: JSON.parse(body) };
+}

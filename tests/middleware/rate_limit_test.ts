@@ -152,8 +152,8 @@ Deno.test("rateLimit() in report mode forwards over the limit and records the fi
     upstream: upstream.url,
   });
   assert.deepEqual(await statuses([() => read(gateway), () => read(gateway)]), [200, 200]);
-  assert.deepEqual(gateway.log.lines.findLast((l) => l.findings)?.findings, [
-    { check: "rate_limit", mode: "report", code: "ACCESS_EXCEEDED", path: undefined },
+  assert.deepEqual(findings(gateway), [
+    { check: "rate_limit", mode: "report", code: "ACCESS_EXCEEDED" },
   ]);
 });
 
@@ -262,3 +262,10 @@ Deno.test({
     assert.equal(upstream.received.length, 0);
   },
 });
+
+/** The findings of the last request that had any: check, mode and code. */
+function findings(gateway: TestGateway) {
+  const line = gateway.log.lines.findLast((l) => l.findings);
+  return (line?.findings as { check: string; mode: string; code: string }[] | undefined)
+    ?.map(({ check, mode, code }) => ({ check, mode, code }));
+}

@@ -133,3 +133,22 @@ Deno.test("config/policy.schema.json is the schema generated from the zod schema
     "config/policy.schema.json is stale: run deno task policy:schema",
   );
 });
+
+Deno.test("parsePolicy() lists a problem shared by many operations once", () => {
+  const found = problems(
+    BASE + `
+defaults:
+  deprecation: { since: "2026-05-01", sunset: "2026-01-01" }
+groups:
+  ais:
+    deprecation: { since: "2026-01-01" }
+`,
+  );
+  const lines = found.filter((p) => p.startsWith("deprecation for"));
+  assert.equal(lines.length, 1, found.join("\n"));
+  assert.match(
+    lines[0],
+    /^deprecation for initiatePayment, getPaymentInformation, .* and \d+ more: sunset/,
+  );
+  assert.doesNotMatch(lines[0], /getAccountList/);
+});

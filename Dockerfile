@@ -1,0 +1,14 @@
+# xs2a-edge for a bank's own data centre. Runs the gateway with the policy file mounted at
+# /etc/xs2a-edge/policy.yaml (see compose.yaml for a setup with Redis).
+FROM denoland/deno:2.9.6
+WORKDIR /app
+COPY deno.json deno.lock ./
+COPY main.ts serve.ts ./
+COPY src ./src
+COPY middleware ./middleware
+COPY config ./config
+RUN deno install --frozen && deno cache main.ts
+USER deno
+ENV HOST=0.0.0.0 PORT=8080 GATEWAY_WATCH=false
+EXPOSE 8080
+CMD ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-sys", "main.ts", "--policy", "/etc/xs2a-edge/policy.yaml"]

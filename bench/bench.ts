@@ -1,0 +1,219 @@
+/**
+ * `deno task bench`: the gateway against the barest Deno proxy, in one process tree on 127.0.0.1.
+ *
+ * Every server is its own process (upstream, bare proxy, one gateway per policy); wrk drives each
+ * in turn, in interleaved rounds, and the best round of each counts. Printed per scenario:
+ * requests per second, p50 and p99 latency, server CPU per request, and each as a ratio to the bare
+ * proxy measured in the same run (the machines are shared and noisy: only ratios compare).
+ *
+ * Environment: BENCH_SECONDS (per round, default 6), BENCH_ROUNDS (default 2),
+ * BENCH_CONNECTIONS (default 32).
+ */
+import { passthroughPolicy } from "../tests/support/policies.ts";
+
+const seconds = Number(Deno.env.get("BENCH_SECONDS") ?? 6);
+const rounds = Number(Deno.env.get("BENCH_ROUNDS") ?? 2);
+const connections = Number(Deno.env.get("BENCH_CONNECTIONS") ?? 32);
+const root = new URL("..", import.meta.url).pathname;
+const children: Deno.ChildProcess[] = [];
+
+/** One kind of request the load generator sends. */
+interface RequestShape {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** A server under test and the request it gets. */
+interface Scenario {
+  name: string;
+  /** Target ratio of requests per second to the bare proxy, if any. */
+  target?: number;
+  port: number;
+  pid: number;
+  request: RequestShape;
+  /** Extra figures printed after the scenario's row. */
+  notes?: () => Promise<string>;
+}
+
+interface Result {
+  rps: number;
+  p50: number;
+  p99: number;
+  cpuPerRequest: number;
+  non2xx: number;
+}
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+async function waitForPort(port: number) {
+  for (let i = 0; i < 200; i++) {
+    try {
+      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  throw new Error(`nothing listens on ${port}`);
+}
+
+function spawn(args: string[], env: Record<string, string> = {}): number {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", ...args],
+    env,
+    cwd: root,
+    stdout: "null",
+    stderr: "inherit",
+  }).spawn();
+  children.push(child);
+  return child.pid;
+}
+
+/** User plus system CPU time of a process, in microseconds. */
+async function cpuMicros(pid: number): Promise<number> {
+  const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+async function wrk(port: number, request: RequestShape, duration: number): Promise<Result> {
+  const output = await new Deno.Command("wrk", {
+    args: [
+      "-t1",
+      `-c${connections}`,
+      `-d${duration}s`,
+      "--latency",
+      "-s",
+      `${root}bench/wrk.lua`,
+      `http://127.0.0.1:${port}`,
+    ],
+    env: {
+      BENCH_METHOD: request.method,
+      BENCH_PATH: request.path,
+      BENCH_BODY: request.body ?? "",
+      BENCH_HEADERS: Object.entries(request.headers).map(([k, v]) => `${k}: ${v}`).join("|"),
+    },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(output.stdout);
+  const line = text.split("\n").find((l) => l.startsWith("BENCH "));
+  if (!line) throw new Error(`wrk failed: ${text}${new TextDecoder().decode(output.stderr)}`);
+  const value = (name: string) => Number(line.match(new RegExp(`${name}=([0-9.]+)`))![1]);
+  const requests = value("requests");
+  return {
+    rps: requests / value("seconds"),
+    p50: value("p50"),
+    p99: value("p99"),
+    cpuPerRequest: 0,
+    non2xx: value("non2xx") + value("sockerr"),
+  };
+}
+
+async function measure(scenario: Scenario): Promise<Result> {
+  const before = await cpuMicros(scenario.pid);
+  const result = await wrk(scenario.port, scenario.request, seconds);
+  const after = await cpuMicros(scenario.pid);
+  const requests = result.rps * seconds;
+  return { ...result, cpuPerRequest: requests > 0 ? (after - before) / requests : 0 };
+}
+
+/** A policy with every check that has a mode switched off and no link rewriting. */
+async function passthroughPolicyFile(): Promise<string> {
+  const file = await Deno.makeTempFile({ suffix: ".yaml" });
+  await Deno.writeTextFile(file, passthroughPolicy({ defaults: { links: { rewrite: false } } }));
+  return file;
+}
+
+async function gateway(name: string, policy: string, request: RequestShape, target?: number) {
+  const port = freePort();
+  const pid = spawn(["main.ts"], {
+    GATEWAY_POLICY: policy,
+    UPSTREAM_URL: upstreamUrl,
+    PORT: String(port),
+  });
+  await waitForPort(port);
+  return { name, port, pid, request, target } satisfies Scenario;
+}
+
+const READ: RequestShape = {
+  method: "GET",
+  path: "/v1/accounts/acc-1/balances",
+  headers: {
+    "Consent-ID": "consent-bench-1",
+    "PSU-IP-Address": "192.0.2.10",
+  },
+};
+
+const upstreamPort = freePort();
+spawn(["bench/upstream.ts", String(upstreamPort)]);
+await waitForPort(upstreamPort);
+const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
+
+try {
+  const barePort = freePort();
+  const barePid = spawn(["bench/bare_proxy.ts", String(barePort), upstreamUrl]);
+  await waitForPort(barePort);
+  const bare: Scenario = {
+    name: "bare Deno proxy",
+    port: barePort,
+    pid: barePid,
+    request: READ,
+  };
+  const scenarios: Scenario[] = [
+    bare,
+    await gateway("gateway, passthrough policy", await passthroughPolicyFile(), READ, 0.9),
+    await gateway("gateway, default policy (memory)", "config/policy.yaml", READ, 0.75),
+  ];
+
+  console.log(
+    `bench: ${rounds} rounds x ${seconds}s per scenario, ${connections} connections, wrk -t1`,
+  );
+  for (const scenario of scenarios) await wrk(scenario.port, scenario.request, 2); // warm-up
+  const best = new Map<Scenario, Result>();
+  for (let round = 0; round < rounds; round++) {
+    for (const scenario of scenarios) {
+      const result = await measure(scenario);
+      const previous = best.get(scenario);
+      if (!previous || result.rps > previous.rps) best.set(scenario, result);
+    }
+  }
+
+  const base = best.get(bare)!;
+  const pad = (s: string, n: number) => s.padEnd(n);
+  console.log(
+    pad("scenario", 36) + pad("req/s", 16) + pad("p50 ms", 16) + pad("p99 ms", 16) +
+      pad("cpu us/req", 18) + "target",
+  );
+  let missed = false;
+  for (const scenario of scenarios) {
+    const r = best.get(scenario)!;
+    const ratio = r.rps / base.rps;
+    const cell = (value: number, reference: number, digits = 0) =>
+      `${value.toFixed(digits)} (${(value / reference).toFixed(2)}x)`;
+    const verdict = scenario.target === undefined
+      ? ""
+      : `${ratio >= scenario.target ? "met" : "MISSED"} (>= ${scenario.target}x req/s)`;
+    if (scenario.target !== undefined && ratio < scenario.target) missed = true;
+    console.log(
+      pad(scenario.name, 36) + pad(cell(r.rps, base.rps), 16) + pad(cell(r.p50, base.p50, 2), 16) +
+        pad(cell(r.p99, base.p99, 2), 16) + pad(cell(r.cpuPerRequest, base.cpuPerRequest), 18) +
+        verdict + (r.non2xx > 0 ? `  [${r.non2xx} non-2xx/socket errors]` : ""),
+    );
+    if (scenario.notes) console.log(`  ${await scenario.notes()}`);
+  }
+  if (missed) console.log("some targets were missed");
+} finally {
+  for (const child of children) {
+    try {
+      child.kill("SIGTERM");
+    } catch { /* already gone */ }
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * `accept`: an Accept header the operation cannot satisfy is refused with 406
+ * REQUESTED_FORMATS_INVALID. Every answer of the interface is JSON; the payment of a `pain.001-*`
+ * product may also be read as XML.
+ */
+import { z } from "zod";
+import { defineCheck, modal } from "../src/check.ts";
+import { GatewayError } from "../src/errors.ts";
+import { acceptable } from "../src/media_type.ts";
+
+export const accept = defineCheck({
+  key: "accept",
+  description: "Accept must allow a format the operation answers in (JSON): 406",
+  options: modal({
+    media_types: z.array(z.string().regex(/^[a-z0-9.+-]+\/[a-z0-9.+-]+$/)).min(1).default([
+      "application/json",
+    ]).describe("Media types the bank answers in (lower case)"),
+  }),
+  create(options, { operation }) {
+    const readsPayment = operation.id === "getPaymentInformation";
+    return (c, next) => {
+      const value = c.req.raw.headers.get("accept");
+      if (value === null) return next();
+      const produced = readsPayment &&
+          (c.get("params")["payment-product"] ?? "").startsWith("pain.001-")
+        ? [...options.media_types, "application/xml"]
+        : options.media_types;
+      if (!acceptable(value, produced)) {
+        throw new GatewayError(
+          406,
+          "REQUESTED_FORMATS_INVALID",
+          `Header "Accept" must allow ${produced.map((t) => `"${t}"`).join(" or ")}`,
+          { path: "Accept" },
+        );
+      }
+      return next();
+    };
+  },
+});

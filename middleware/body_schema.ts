@@ -1,0 +1,140 @@
+/**
+ * `body_schema`: the request body fits the operation. The schema is chosen by the catalogue's
+ * body kind (and, for payments, by payment-service and payment-product): single, bulk or periodic
+ * payment, pain.001 XML (well-formed), consent, authorisation (POST, PUT) or checkout order.
+ * Operations without a body refuse one. Every JSON body is also scanned for duplicate keys, deep
+ * nesting and control characters. Unknown fields are rejected or let through, as the policy says.
+ */
+import { z } from "zod";
+import { defineCheck, type GatewayContext, jsonBody, modal } from "../src/check.ts";
+import { formatError } from "../src/errors.ts";
+import { earliestToday } from "../src/dates.ts";
+import { parseBody } from "../src/bodies/issues.ts";
+import { jsonProblem } from "../src/bodies/json_scan.ts";
+import { xmlProblem } from "../src/bodies/xml.ts";
+import type { BodyOptions } from "../src/bodies/text.ts";
+import { bulkPayment, periodicPayment, singlePayment, type Today } from "../src/bodies/payment.ts";
+import { consent } from "../src/bodies/consent.ts";
+import { authorisation } from "../src/bodies/authorisation.ts";
+import { checkoutOrder } from "../src/bodies/checkout_order.ts";
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** The body as UTF-8 text; 400 when it is not UTF-8. */
+function bodyText(c: GatewayContext): string {
+  try {
+    return utf8.decode(c.get("body"));
+  } catch {
+    throw formatError("body", "The request body must be UTF-8 text");
+  }
+}
+
+export const bodySchema = defineCheck({
+  key: "body_schema",
+  description:
+    "The request body must fit the operation's schema (zod), or be well-formed pain.001 XML",
+  options: modal({
+    unknown_fields: z.enum(["reject", "forward"]).default("reject").describe(
+      "Fields the interface does not define: reject (400) or let them through to the bank",
+    ),
+    interface_charset: z.boolean().default(true).describe(
+      "Hold free text (names, remittance information, addresses) to the interface character set a-z A-Z 0-9 / - ? : ( ) . , ' + space",
+    ),
+    max_frequency_per_day: z.number().int().min(1).default(4).describe(
+      "Highest frequencyPerDay a consent may ask for (the interface: 4 unless agreed bilaterally)",
+    ),
+    bilateral_frequency_per_day: z.record(z.string().min(1), z.number().int().min(1)).default({})
+      .describe(
+        "Higher frequencyPerDay maxima agreed bilaterally, by TPP id (organizationIdentifier, for example PSDGE-NBG-123456)",
+      ),
+    max_bulk_payments: z.number().int().min(1).default(1000).describe(
+      "Most payments a bulk payment may carry",
+    ),
+    max_json_depth: z.number().int().min(2).max(256).default(16).describe(
+      "Deepest nesting of objects and arrays accepted in a JSON body",
+    ),
+    max_xml_depth: z.number().int().min(2).max(1024).default(64).describe(
+      "Deepest nesting of elements accepted in a pain.001 XML body",
+    ),
+    allow_http_urls: z.boolean().default(false).describe(
+      "Accept http URLs where https ones are expected (checkout redirect_url); for a sandbox only",
+    ),
+  }),
+  create(options, { operation, services }) {
+    const kind = operation.body;
+    const today: Today = () => earliestToday(services.now());
+    const built: BodyOptions = {
+      unknown: options.unknown_fields,
+      charset: options.interface_charset,
+      maxBulk: options.max_bulk_payments,
+      allowHttp: options.allow_http_urls,
+    };
+
+    if (kind === "none") {
+      return (c, next) => {
+        if (c.get("body").byteLength > 0) {
+          throw formatError("body", "This operation takes no request body");
+        }
+        return next();
+      };
+    }
+
+    const schemas: Record<string, z.ZodType> = kind === "payment"
+      ? {
+        payments: singlePayment(built),
+        "bulk-payments": bulkPayment(built, today),
+        "periodic-payments": periodicPayment(built, today),
+      }
+      : kind === "consent"
+      ? { consent: consent(built, today) }
+      : kind === "checkoutOrder"
+      ? { checkoutOrder: checkoutOrder(built) }
+      : { authorisation: authorisation(built, kind === "authorisationUpdate") };
+    const emptyAllowed = kind === "authorisation" || kind === "authorisationUpdate";
+    const bilateral = new Map(Object.entries(options.bilateral_frequency_per_day));
+
+    return (c, next) => {
+      const params = c.get("params");
+      if (kind === "payment" && (params["payment-product"] ?? "").startsWith("pain.001-")) {
+        if (c.get("body").byteLength === 0) {
+          throw formatError("body", "The request body is required");
+        }
+        const problem = xmlProblem(bodyText(c), options.max_xml_depth);
+        if (problem) throw formatError("body", problem);
+        return next();
+      }
+      if (c.get("body").byteLength === 0) {
+        if (emptyAllowed) return next();
+        throw formatError("body", "The request body is required (a JSON object)");
+      }
+      const value = jsonBody(c);
+      const scan = jsonProblem(bodyText(c), options.max_json_depth);
+      if (scan) {
+        throw formatError(
+          scan.path,
+          scan.path === "body"
+            ? `The request body ${scan.problem}`
+            : `Field "${scan.path}" ${scan.problem}`,
+        );
+      }
+      const schema = kind === "payment"
+        ? schemas[params["payment-service"] ?? ""] ?? schemas.payments
+        : Object.values(schemas)[0];
+      const parsed = parseBody(schema, value);
+      if (kind === "consent") {
+        const { frequencyPerDay } = parsed as { frequencyPerDay: number };
+        const tpp = c.get("tpp")?.id;
+        const max = (tpp && bilateral.get(tpp)) || options.max_frequency_per_day;
+        if (frequencyPerDay > max) {
+          throw formatError(
+            "frequencyPerDay",
+            `Field "frequencyPerDay" must be at most ${max}${
+              tpp && bilateral.has(tpp) ? " (the bilateral agreement's maximum)" : ""
+            }`,
+          );
+        }
+      }
+      return next();
+    };
+  },
+});

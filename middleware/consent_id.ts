@@ -1,0 +1,33 @@
+/**
+ * `consent_id`: Consent-ID is required on every account read, optional on payment initiation
+ * (combined AIS/PIS session) and, wherever it is sent, an id of bounded length and safe
+ * characters (it addresses a consent resource on the core).
+ */
+import { z } from "zod";
+import { defineCheck, modal } from "../src/check.ts";
+import { headerError, missingHeader, requires, takes } from "../src/headers.ts";
+import { idProblem } from "../src/ids.ts";
+
+export const consentId = defineCheck({
+  key: "consent_id",
+  description: "Consent-ID is required on account reads and is a safe id",
+  options: modal({
+    max_length: z.number().int().min(1).max(1024).default(128).describe(
+      "Longest Consent-ID accepted, in characters",
+    ),
+  }),
+  create(options, { operation }) {
+    const required = requires(operation, "consent-id");
+    if (!required && !takes(operation, "consent-id")) return undefined;
+    return (c, next) => {
+      const value = c.req.raw.headers.get("consent-id");
+      if (value === null) {
+        if (required) throw missingHeader("consent-id");
+        return next();
+      }
+      const problem = idProblem(value, options.max_length);
+      if (problem) throw headerError("consent-id", `Header "Consent-ID" ${problem}`);
+      return next();
+    };
+  },
+});

@@ -1,0 +1,97 @@
+/**
+ * `header_limits`: length caps per header (PSU-ID and friends 50, redirect URIs 500, brand
+ * logging 255), a cap on any one header and on all headers together, and no control characters
+ * in any header value. These apply to every header of every operation. A header the interface
+ * says may be ignored is dropped when it breaks a rule, not rejected (policy `ignorable`).
+ */
+import { z } from "zod";
+import { defineCheck, modal } from "../src/check.ts";
+import { displayName, headerError, headerViolation, ignorableField } from "../src/headers.ts";
+import { formatError } from "../src/errors.ts";
+import { hasC0, hasControl } from "../src/controls.ts";
+
+/** Caps used in practice for the interface's headers (characters). */
+export const DEFAULT_CAPS: Record<string, number> = {
+  "psu-id": 50,
+  "psu-id-type": 50,
+  "psu-corporate-id": 50,
+  "psu-corporate-id-type": 50,
+  "tpp-redirect-uri": 500,
+  "tpp-nok-redirect-uri": 500,
+  "tpp-brand-logging-information": 255,
+};
+
+const ASCII = /^[ -~]*$/;
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * What is wrong with the characters of a header value, or `undefined`. Values arrive as Latin-1
+ * byte strings: non-ASCII bytes are read as UTF-8 when they are valid UTF-8, so that the bytes of
+ * a UTF-8 character are not mistaken for C1 controls.
+ */
+export function characterProblem(value: string, asciiOnly: boolean): string | undefined {
+  if (ASCII.test(value)) return undefined;
+  if (hasC0(value)) return "must not contain control characters";
+  if (asciiOnly) return "must contain printable ASCII characters only";
+  let text = value;
+  try {
+    text = utf8.decode(Uint8Array.from(value, (ch) => ch.charCodeAt(0)));
+  } catch {
+    // Not UTF-8: judged as Latin-1.
+  }
+  return hasControl(text) ? "must not contain control characters" : undefined;
+}
+
+export const headerLimits = defineCheck({
+  key: "header_limits",
+  description: "Length caps per header and overall; no control characters in header values",
+  options: modal({
+    caps: z.record(z.string().regex(/^[A-Za-z0-9-]+$/), z.number().int().positive()).default(
+      DEFAULT_CAPS,
+    ).describe(
+      "Longest value per header name, in characters (replaces the whole default map when set)",
+    ),
+    max_header_bytes: z.number().int().positive().default(16_384).describe(
+      "Longest value of any other header, in bytes (a signature with a certificate chain needs several kilobytes)",
+    ),
+    max_total_bytes: z.number().int().positive().default(65_536).describe(
+      "Largest size of all header names and values together, in bytes",
+    ),
+    ascii_only: z.boolean().default(false).describe(
+      "Refuse any non-ASCII byte in header values (otherwise UTF-8 text is let through, controls never)",
+    ),
+    ignorable: ignorableField(),
+  }),
+  create(options) {
+    const caps = new Map(
+      Object.entries(options.caps).map(([name, cap]) => [name.toLowerCase(), cap]),
+    );
+    const check = { key: "header_limits", options };
+    return (c, next) => {
+      let total = 0;
+      for (const [name, value] of c.req.raw.headers) {
+        total += name.length + value.length;
+        const cap = caps.get(name) ?? options.max_header_bytes;
+        const unit = caps.has(name) ? "characters" : "bytes";
+        const problem = value.length > cap
+          ? `must have at most ${cap} ${unit}`
+          : characterProblem(value, options.ascii_only);
+        if (problem) {
+          headerViolation(
+            c,
+            check,
+            name,
+            headerError(name, `Header "${displayName(name)}" ${problem}`),
+          );
+        }
+      }
+      if (total > options.max_total_bytes) {
+        throw formatError(
+          "headers",
+          `The request headers must not exceed ${options.max_total_bytes} bytes in total`,
+        );
+      }
+      return next();
+    };
+  },
+});

@@ -1,0 +1,45 @@
+/**
+ * `http_signature`: verifies Berlin Group 1.3 HTTP signatures (`Signature` with keyId
+ * SN/CA, rsa-sha256 and the `headers` list, certificate in `TPP-Signature-Certificate`), with the
+ * same certificate checks and error codes as `jws_signature`.
+ */
+import { z } from "zod";
+import { defineCheck, modal } from "../src/check.ts";
+import { trustStore } from "../src/pki/trust.ts";
+import {
+  HTTP_SIGNATURE_ALGORITHMS,
+  type HttpSignatureAlgorithm,
+  HttpSignatureVerifier,
+} from "../src/signing/http_signature.ts";
+import { coverageProblems, signatureFields, signatureMiddleware } from "../src/signing/signer.ts";
+
+const MINIMUM = ["digest", "x-request-id"];
+const ALGORITHMS = Object.keys(HTTP_SIGNATURE_ALGORITHMS) as [
+  HttpSignatureAlgorithm,
+  ...HttpSignatureAlgorithm[],
+];
+
+export const httpSignature = defineCheck({
+  key: "http_signature",
+  description: "Verifies Berlin Group 1.3 HTTP signatures (Signature, TPP-Signature-Certificate)",
+  options: modal({
+    ...signatureFields(MINIMUM),
+    algorithms: z.array(z.enum(ALGORITHMS)).min(1).default(["rsa-sha256"]).describe(
+      "Signature algorithms accepted",
+    ),
+  }),
+  validate: (options) => coverageProblems(options.cover, MINIMUM),
+  create(options, { operation, sections, services }) {
+    const verifier = new HttpSignatureVerifier(trustStore(sections), {
+      algorithms: options.algorithms,
+      coverage: { always: options.cover, whenPresent: options.cover_when_present },
+      group: operation.group,
+    });
+    return signatureMiddleware({
+      verifier,
+      header: "Signature",
+      required: options.required,
+      now: services.now,
+    });
+  },
+});

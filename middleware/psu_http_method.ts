@@ -1,0 +1,24 @@
+/** `psu_http_method`: PSU-Http-Method, wherever it is sent, is GET, POST, PUT, PATCH or DELETE. */
+import { defineCheck, modal } from "../src/check.ts";
+import { headerError, takes } from "../src/headers.ts";
+
+const METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE"]);
+
+export const psuHttpMethod = defineCheck({
+  key: "psu_http_method",
+  description: "PSU-Http-Method must be one of GET, POST, PUT, PATCH, DELETE",
+  options: modal({}),
+  create(_options, { operation }) {
+    if (!takes(operation, "psu-http-method")) return undefined;
+    return (c, next) => {
+      const value = c.req.raw.headers.get("psu-http-method");
+      if (value !== null && !METHODS.has(value)) {
+        throw headerError(
+          "psu-http-method",
+          'Header "PSU-Http-Method" must be one of GET, POST, PUT, PATCH, DELETE',
+        );
+      }
+      return next();
+    };
+  },
+});

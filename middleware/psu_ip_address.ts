@@ -1,0 +1,42 @@
+/**
+ * `psu_ip_address`: PSU-IP-Address is required on payment initiation and consent creation and,
+ * wherever it is sent, an IPv4 address (IPv6 too when the policy allows it). On account reads its
+ * presence means the PSU initiated the read: `c.var.psuInitiated` is true only for a present and
+ * valid address, which is what the consent frequency count relies on.
+ */
+import { z } from "zod";
+import { defineCheck, modal } from "../src/check.ts";
+import { headerError, missingHeader, requires, takes } from "../src/headers.ts";
+import { isIpv4, isIpv6 } from "../src/ip.ts";
+
+export const psuIpAddress = defineCheck({
+  key: "psu_ip_address",
+  description: "PSU-IP-Address is required where the interface says so and is an IP address",
+  options: modal({
+    allow_ipv6: z.boolean().default(false).describe(
+      "Accept IPv6 addresses too (the interface types the header as ipv4)",
+    ),
+  }),
+  create(options, { operation }) {
+    const required = requires(operation, "psu-ip-address");
+    if (!required && !takes(operation, "psu-ip-address")) return undefined;
+    const expected = options.allow_ipv6 ? "an IPv4 or IPv6 address" : "an IPv4 address";
+    return (c, next) => {
+      const value = c.req.raw.headers.get("psu-ip-address");
+      if (value === null) {
+        c.set("psuInitiated", false);
+        if (required) throw missingHeader("psu-ip-address");
+        return next();
+      }
+      const valid = isIpv4(value) || (options.allow_ipv6 && isIpv6(value));
+      c.set("psuInitiated", valid);
+      if (!valid) {
+        throw headerError(
+          "psu-ip-address",
+          `Header "PSU-IP-Address" must be ${expected}, like 192.168.8.78`,
+        );
+      }
+      return next();
+    };
+  },
+});

@@ -1,0 +1,22 @@
+/** `psu_ip_port`: PSU-IP-Port, wherever it is sent, is a TCP port number (1-65535). */
+import { defineCheck, modal } from "../src/check.ts";
+import { headerError, takes } from "../src/headers.ts";
+
+export const psuIpPort = defineCheck({
+  key: "psu_ip_port",
+  description: "PSU-IP-Port must be a port number",
+  options: modal({}),
+  create(_options, { operation }) {
+    if (!takes(operation, "psu-ip-port")) return undefined;
+    return (c, next) => {
+      const value = c.req.raw.headers.get("psu-ip-port");
+      if (value !== null && !(/^[1-9][0-9]{0,4}$/.test(value) && Number(value) <= 65535)) {
+        throw headerError(
+          "psu-ip-port",
+          'Header "PSU-IP-Port" must be a port number from 1 to 65535, without leading zeros',
+        );
+      }
+      return next();
+    };
+  },
+});

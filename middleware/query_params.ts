@@ -1,0 +1,172 @@
+/**
+ * `query_params`: the query of the operation. The transaction list needs bookingStatus (one of
+ * information, booked, pending, both, all), ISO dates, and dateFrom unless delta access
+ * (entryReferenceFrom or deltaList) or bookingStatus information is used; the product catalogue
+ * pages with page (int32 from 0) and page-size (int32 up to the policy's maximum); the installment
+ * calculator needs amount (a decimal string) and client_id. Everywhere: a parameter given twice,
+ * or with control characters, is refused (the core might read another copy than the gateway
+ * checked), and parameters the operation does not define are refused or let through (policy).
+ */
+import { z } from "zod";
+import { defineCheck, modal } from "../src/check.ts";
+import type { Operation } from "../src/catalogue.ts";
+import { formatError, GatewayError } from "../src/errors.ts";
+import { isIsoDate } from "../src/dates.ts";
+import { idProblem } from "../src/ids.ts";
+import { AMOUNT } from "../src/bodies/amount.ts";
+import { hasControl } from "../src/controls.ts";
+
+const BOOKING_STATUS = ["information", "booked", "pending", "both", "all"];
+const INT32_MAX = 2_147_483_647;
+
+/** The query parameters each operation defines (000 and 001). */
+function knownParams(op: Operation): string[] {
+  if (op.id === "getTransactionList") {
+    return [
+      "dateFrom",
+      "dateTo",
+      "entryReferenceFrom",
+      "bookingStatus",
+      "deltaList",
+      "withBalance",
+    ];
+  }
+  if (op.id === "getAccountList" || op.id === "readAccountDetails") return ["withBalance"];
+  if (op.id === "calculateInstallment") return ["amount", "client_id"];
+  if (op.group === "products" && op.id !== "getProductById") return ["page", "page-size"];
+  return [];
+}
+
+function boolean(query: URLSearchParams, name: string): void {
+  const value = query.get(name);
+  if (value !== null && value !== "true" && value !== "false") {
+    throw formatError(name, `Query parameter "${name}" must be "true" or "false"`);
+  }
+}
+
+function int32(query: URLSearchParams, name: string, min: number, max: number): void {
+  const value = query.get(name);
+  if (value === null) return;
+  if (!/^(0|[1-9][0-9]{0,9})$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw formatError(name, `Query parameter "${name}" must be an integer from ${min} to ${max}`);
+  }
+}
+
+function date(query: URLSearchParams, name: string): void {
+  const value = query.get(name);
+  if (value !== null && !isIsoDate(value)) {
+    throw formatError(name, `Query parameter "${name}" must be a date like 2025-12-31`);
+  }
+}
+
+function transactionList(query: URLSearchParams): void {
+  const status = query.get("bookingStatus");
+  if (status === null) {
+    throw formatError("bookingStatus", 'Query parameter "bookingStatus" is required');
+  }
+  if (!BOOKING_STATUS.includes(status)) {
+    throw formatError(
+      "bookingStatus",
+      `Query parameter "bookingStatus" must be one of ${BOOKING_STATUS.join(", ")}`,
+    );
+  }
+  date(query, "dateFrom");
+  date(query, "dateTo");
+  boolean(query, "deltaList");
+  boolean(query, "withBalance");
+  const reference = query.get("entryReferenceFrom");
+  const problem = reference === null ? undefined : idProblem(reference, 128);
+  if (problem) {
+    throw formatError("entryReferenceFrom", `Query parameter "entryReferenceFrom" ${problem}`);
+  }
+  const delta = reference !== null || query.get("deltaList") === "true";
+  if (query.get("dateFrom") === null && !delta && status !== "information") {
+    throw formatError(
+      "dateFrom",
+      'Query parameter "dateFrom" is required unless delta access (entryReferenceFrom, deltaList) or bookingStatus "information" is used',
+    );
+  }
+  const from = query.get("dateFrom");
+  const to = query.get("dateTo");
+  if (from !== null && to !== null && from > to) {
+    throw new GatewayError(
+      400,
+      "PERIOD_INVALID",
+      'Query parameter "dateFrom" must not be after "dateTo"',
+      { path: "dateFrom" },
+    );
+  }
+}
+
+function installment(query: URLSearchParams): void {
+  const amount = query.get("amount");
+  if (amount === null) throw formatError("amount", 'Query parameter "amount" is required');
+  if (!AMOUNT.test(amount) || amount.startsWith("-") || !/[1-9]/.test(amount)) {
+    throw formatError(
+      "amount",
+      'Query parameter "amount" must be a positive decimal number, like 1500.00',
+    );
+  }
+  const client = query.get("client_id");
+  if (client === null) {
+    throw formatError("client_id", 'Query parameter "client_id" is required');
+  }
+  const problem = idProblem(client, 128);
+  if (problem) throw formatError("client_id", `Query parameter "client_id" ${problem}`);
+}
+
+export const queryParams = defineCheck({
+  key: "query_params",
+  description: "Query parameters: transaction list, product paging, installment calculator",
+  options: modal({
+    unknown_params: z.enum(["reject", "forward"]).default("reject").describe(
+      "Query parameters the operation does not define: reject (400 PARAMETER_NOT_SUPPORTED) or let them through",
+    ),
+    max_page_size: z.number().int().min(1).max(INT32_MAX).default(100).describe(
+      "Largest page-size of the product catalogue (the interface's default page-size is 10)",
+    ),
+  }),
+  create(options, { operation }) {
+    const known = new Set(knownParams(operation));
+    const rules = operation.id === "getTransactionList"
+      ? transactionList
+      : operation.id === "calculateInstallment"
+      ? installment
+      : operation.id === "getAccountList" || operation.id === "readAccountDetails"
+      ? (query: URLSearchParams) => boolean(query, "withBalance")
+      : known.has("page")
+      ? (query: URLSearchParams) => {
+        int32(query, "page", 0, INT32_MAX);
+        int32(query, "page-size", 1, options.max_page_size);
+      }
+      : undefined;
+    return (c, next) => {
+      const url = c.req.url;
+      const mark = url.indexOf("?");
+      const query = new URLSearchParams(mark < 0 ? "" : url.slice(mark + 1));
+      const seen = new Set<string>();
+      for (const [raw, value] of query) {
+        const name = raw.length > 64 ? `${raw.slice(0, 64)}...` : raw;
+        if (seen.has(raw)) {
+          throw formatError(name, `Query parameter "${name}" must not be given more than once`);
+        }
+        seen.add(raw);
+        if (hasControl(raw) || hasControl(value)) {
+          throw formatError(name, `Query parameter "${name}" must not contain control characters`);
+        }
+        if (!known.has(raw) && options.unknown_params === "reject") {
+          throw new GatewayError(
+            400,
+            "PARAMETER_NOT_SUPPORTED",
+            known.size === 0
+              ? `Query parameter "${name}" is not supported: this operation takes no query`
+              : `Query parameter "${name}" is not supported; supported: ${[...known].join(", ")}`,
+            { path: name },
+          );
+        }
+      }
+      rules?.(query);
+      return next();
+    };
+  },
+});

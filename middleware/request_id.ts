@@ -1,0 +1,29 @@
+/**
+ * `request_id`: X-Request-ID is present where the catalogue requires it (every call of the
+ * payment, account and consent interface) and, wherever it is sent, a UUID. Its uniqueness is the
+ * idempotency check's business.
+ */
+import { defineCheck, modal } from "../src/check.ts";
+import { headerError, missingHeader, requires, takes, UUID } from "../src/headers.ts";
+
+export const requestId = defineCheck({
+  key: "request_id",
+  description: "X-Request-ID is required where the interface says so and is a UUID",
+  options: modal({}),
+  create(_options, { operation }) {
+    const required = requires(operation, "x-request-id");
+    if (!required && !takes(operation, "x-request-id")) return undefined;
+    return (c, next) => {
+      const value = c.req.raw.headers.get("x-request-id");
+      if (value === null) {
+        if (required) throw missingHeader("x-request-id");
+      } else if (!UUID.test(value)) {
+        throw headerError(
+          "x-request-id",
+          'Header "X-Request-ID" must be a UUID like 99391c7e-ad88-49ec-a2ad-99ddcb1f7721',
+        );
+      }
+      return next();
+    };
+  },
+});

@@ -1,0 +1,55 @@
+/**
+ * `tpp_certificate`: the TPP's transport certificate (QWAC) from the header the TLS terminator
+ * sets: read in the policy's form, chained to the trust anchors, not blocked, inside its dates,
+ * with an organizationIdentifier (the TPP id) and the PSD2 role the operation's group needs.
+ * Sets `c.var.tpp` (what rate limits, idempotency and logs key on) and `c.var.tppCertificate`.
+ */
+import { z } from "zod";
+import { defineCheck, modal } from "../src/check.ts";
+import { GatewayError } from "../src/errors.ts";
+import { CLIENT_CERT_FORMS, clientCertificate, DEFAULT_HEADER } from "../src/pki/client_cert.ts";
+import { trustStore } from "../src/pki/trust.ts";
+
+export const tppCertificate = defineCheck({
+  key: "tpp_certificate",
+  description:
+    "Verifies the TPP's transport certificate (chain, dates, blocked list, roles) and identifies the TPP",
+  options: modal({
+    required: z.boolean().default(false).describe(
+      "Reject requests without a certificate (CERTIFICATE_MISSING); when false a request without one passes unidentified",
+    ),
+    form: z.enum(CLIENT_CERT_FORMS).default("nginx").describe(
+      "How the TLS terminator passes the certificate: nginx (URL-encoded PEM), envoy (X-Forwarded-Client-Cert) or rfc9440 (Client-Cert)",
+    ),
+    header: z.string().regex(/^[A-Za-z0-9-]+$/).optional().describe(
+      "Header carrying the certificate; default X-SSL-Client-Cert (nginx), X-Forwarded-Client-Cert (envoy), Client-Cert (rfc9440)",
+    ),
+  }),
+  create(options, { operation, sections, services }) {
+    const store = trustStore(sections);
+    const header = options.header ?? DEFAULT_HEADER[options.form];
+    const role = { label: "TPP certificate", path: header };
+    const missing = new GatewayError(
+      401,
+      "CERTIFICATE_MISSING",
+      `Header "${header}" must carry the TPP's certificate`,
+      { path: header },
+    );
+    return async (c, next) => {
+      const source = clientCertificate(c.req.raw.headers, options.form, header);
+      if (source === undefined) {
+        if (options.required) throw missing;
+        return next();
+      }
+      const info = await store.certificate(source, role);
+      const id = await store.checkTpp(info, {
+        ...role,
+        group: operation.group,
+        now: services.now(),
+      });
+      c.set("tppCertificate", info);
+      c.set("tpp", { id, roles: info.roles, domains: info.domains });
+      return next();
+    };
+  },
+});

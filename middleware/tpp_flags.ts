@@ -1,0 +1,46 @@
+/**
+ * `tpp_flags`: the boolean preference headers TPP-Redirect-Preferred, TPP-Decoupled-Preferred,
+ * TPP-Explicit-Authorisation-Preferred and TPP-Rejection-NoFunds-Preferred are `true` or `false`.
+ * Both redirect and decoupled preferred is not an error (the interface says so). The last three
+ * may be ignored by the bank, so a malformed one is dropped, not rejected (policy `ignorable`).
+ */
+import { defineCheck, modal } from "../src/check.ts";
+import {
+  displayName,
+  headerError,
+  headerViolation,
+  ignorableField,
+  takes,
+} from "../src/headers.ts";
+
+const FLAGS = [
+  "tpp-redirect-preferred",
+  "tpp-decoupled-preferred",
+  "tpp-explicit-authorisation-preferred",
+  "tpp-rejection-nofunds-preferred",
+];
+
+export const tppFlags = defineCheck({
+  key: "tpp_flags",
+  description: "The TPP-*-Preferred headers must be true or false",
+  options: modal({ ignorable: ignorableField() }),
+  create(options, { operation }) {
+    const flags = FLAGS.filter((name) => takes(operation, name));
+    if (flags.length === 0) return undefined;
+    const check = { key: "tpp_flags", options };
+    return (c, next) => {
+      const headers = c.req.raw.headers;
+      for (const name of flags) {
+        const value = headers.get(name);
+        if (value === null || value === "true" || value === "false") continue;
+        headerViolation(
+          c,
+          check,
+          name,
+          headerError(name, `Header "${displayName(name)}" must be "true" or "false"`),
+        );
+      }
+      return next();
+    };
+  },
+});

@@ -1,0 +1,68 @@
+/**
+ * `tpp_uris`: TPP URIs must lie in the domains of the TPP's website certificate (CN or
+ * SubjectAltName, wildcards considered), as the interface asks of TPP-Notification-URI. A
+ * notification URI outside them is not forwarded and the answer says
+ * `ASPSP-Notification-Support: false` (the document's choice); redirect URIs outside them are
+ * reported or rejected (400 FORMAT_ERROR) as the policy says. Without a verified transport
+ * certificate there are no domains to judge by, and the check does nothing.
+ */
+import { z } from "zod";
+import { defineCheck, modal } from "../src/check.ts";
+import { formatError } from "../src/errors.ts";
+import { hostInDomains, uriHost } from "../src/pki/domains.ts";
+
+const REDIRECT_HEADERS = [
+  ["tpp-redirect-uri", "TPP-Redirect-URI"],
+  ["tpp-nok-redirect-uri", "TPP-Nok-Redirect-URI"],
+] as const;
+
+export const tppUris = defineCheck({
+  key: "tpp_uris",
+  description:
+    "Keeps TPP notification and redirect URIs inside the domains of the TPP's certificate",
+  options: modal({
+    notification: z.enum(["strip", "forward"]).default("strip").describe(
+      "A TPP-Notification-URI outside the certificate's domains: strip (not forwarded, answer ASPSP-Notification-Support: false) or forward",
+    ),
+    redirect: z.enum(["warn", "reject"]).default("warn").describe(
+      "A redirect URI outside the certificate's domains: warn (log a finding, forward) or reject (400 FORMAT_ERROR)",
+    ),
+  }),
+  create(options, { operation }) {
+    const notification = operation.headers.includes("tpp-notification-uri") &&
+      options.notification === "strip";
+    const redirects = REDIRECT_HEADERS.filter(([name]) => operation.headers.includes(name));
+    if (!notification && redirects.length === 0) return undefined;
+    return async (c, next) => {
+      const domains = c.get("tppCertificate")?.domains;
+      if (!domains) return next();
+      const headers = c.req.raw.headers;
+      for (const [name, display] of redirects) {
+        const uri = headers.get(name);
+        if (uri === null || hostInDomains(uriHost(uri) ?? "", domains)) continue;
+        const error = formatError(
+          display,
+          `Header "${display}" must point into the domains of the TPP's certificate (${
+            domains.join(", ") || "none"
+          })`,
+        );
+        if (options.redirect === "reject") throw error;
+        c.get("findings").push({
+          check: "tpp_uris",
+          mode: "report",
+          status: error.status,
+          code: error.code,
+          path: error.path,
+          text: error.message,
+        });
+      }
+      const uri = notification ? headers.get("tpp-notification-uri") : null;
+      const strip = uri !== null && !hostInDomains(uriHost(uri) ?? "", domains);
+      if (strip) {
+        c.set("dropHeaders", new Set([...c.get("dropHeaders") ?? [], "tpp-notification-uri"]));
+      }
+      await next();
+      if (strip) c.res.headers.set("aspsp-notification-support", "false");
+    };
+  },
+});

@@ -1,0 +1,18 @@
+/**
+ * The entry point for `deno serve` (and Deno Deploy): the same gateway as main.ts, exported as a
+ * `fetch` handler, without file watching, signals or the sandbox bank. The policy file comes from
+ * GATEWAY_POLICY (a file of the repository or image), secrets and addresses from the environment.
+ *
+ *   deno serve --parallel --allow-net --allow-env --allow-read --port 8080 serve.ts
+ *
+ * `--parallel` runs one gateway per core; state that must be exact across them (idempotency, rate
+ * limits, consent frequency) must then live in Redis, not in the memory store.
+ */
+import { createApp } from "./src/app.ts";
+import { loadPolicy } from "./src/policy.ts";
+import { defaultServices } from "./src/services.ts";
+
+const policy = await loadPolicy(Deno.env.get("GATEWAY_POLICY") ?? "config/policy.yaml");
+const app = createApp({ policy, services: defaultServices() });
+
+export default { fetch: app.fetch } satisfies Deno.ServeDefaultExport;

@@ -1,0 +1,59 @@
+/**
+ * `deno task policy:explain <file> [operationId]`: prints, per operation, the effective chain in
+ * order with each check's mode and resolved options (after defaults, group and operation
+ * overrides), so that a reviewer sees exactly what runs without reading code.
+ */
+import { stringify } from "yaml";
+import { CHECKS } from "../chain.ts";
+import { loadPolicy, type Policy, PolicyError } from "../policy.ts";
+import { defaultServices, memoryLogger } from "../services.ts";
+import { upstreamTemplate } from "../../middleware/proxy.ts";
+
+/** The explanation of one policy, for some or all operations. */
+export function explain(policy: Policy, only?: string): Record<string, unknown> {
+  const services = defaultServices({ log: memoryLogger() });
+  const out: Record<string, unknown> = {};
+  for (const { operation, options } of policy.operations) {
+    if (only && operation.id !== only) continue;
+    const chain = CHECKS.map((check) => {
+      const { mode, ...rest } = options[check.key] as Record<string, unknown>;
+      const applies = mode === "off" ||
+        check.create(options[check.key], { operation, services, sections: policy }) !== undefined;
+      return {
+        check: check.key,
+        mode: !applies ? "not applicable to this operation" : (mode ?? "always"),
+        ...(Object.keys(rest).length > 0 && applies && mode !== "off" ? { options: rest } : {}),
+      };
+    });
+    out[operation.id] = {
+      route: `${operation.method} ${operation.path} -> ${policy.upstream.url}${
+        upstreamTemplate(operation, policy.upstream.prefix)
+      }`,
+      chain,
+    };
+  }
+  return out;
+}
+
+if (import.meta.main) {
+  const [file, only] = Deno.args;
+  if (!file) {
+    console.error("usage: deno task policy:explain <policy file> [operationId]");
+    Deno.exit(2);
+  }
+  try {
+    const policy = await loadPolicy(file, {
+      env: (name) =>
+        Deno.env.get(name) ?? (name.endsWith("_URL") ? "http://upstream.invalid" : `\${${name}}`),
+    });
+    if (only && !policy.operations.some((r) => r.operation.id === only)) {
+      console.error(`Unknown operation "${only}"`);
+      Deno.exit(2);
+    }
+    console.log(stringify(explain(policy, only), { lineWidth: 120 }));
+  } catch (error) {
+    if (!(error instanceof PolicyError)) throw error;
+    console.error(error.message);
+    Deno.exit(1);
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * Media types of Content-Type and Accept, parsed just enough to compare them (RFC 9110 8.3.1,
+ * 12.5.1): type and subtype case-insensitive, parameters as a map, `q` weights.
+ */
+
+/** A parsed media type or media range. */
+export interface MediaType {
+  /** `type/subtype`, lower case. */
+  essence: string;
+  params: Map<string, string>;
+}
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** Parses one media type like `application/json; charset=utf-8`; `undefined` if malformed. */
+export function parseMediaType(text: string): MediaType | undefined {
+  const [head, ...rest] = text.split(";");
+  const [type, subtype, extra] = head.trim().split("/");
+  if (extra !== undefined || !type || !subtype || !TOKEN.test(type) || !TOKEN.test(subtype)) {
+    return undefined;
+  }
+  const params = new Map<string, string>();
+  for (const part of rest) {
+    const at = part.indexOf("=");
+    if (at < 0) {
+      if (part.trim() === "") continue;
+      return undefined;
+    }
+    const name = part.slice(0, at).trim().toLowerCase();
+    let value = part.slice(at + 1).trim();
+    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) {
+      value = value.slice(1, -1);
+    }
+    if (!TOKEN.test(name)) return undefined;
+    params.set(name, value);
+  }
+  return { essence: `${type}/${subtype}`.toLowerCase(), params };
+}
+
+/** Whether a media range of an Accept header (`*\/*`, `application/*`, ...) covers a type. */
+export function rangeCovers(range: string, essence: string): boolean {
+  if (range === "*/*" || range === essence) return true;
+  return range.endsWith("/*") && essence.startsWith(range.slice(0, -1));
+}
+
+/** Whether an Accept header value lets the server answer with one of `produced`. */
+export function acceptable(accept: string, produced: readonly string[]): boolean {
+  for (const item of accept.split(",")) {
+    if (item.trim() === "") continue;
+    const range = parseMediaType(item);
+    if (!range) continue;
+    const q = range.params.get("q");
+    if (q !== undefined && !(Number(q) > 0)) continue;
+    if (produced.some((essence) => rangeCovers(range.essence, essence))) return true;
+  }
+  return false;
+}

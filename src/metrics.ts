@@ -1,0 +1,132 @@
+/**
+ * Prometheus metrics: counters and histograms with labels, rendered in the text exposition
+ * format. Small on purpose: the gateway needs a handful of series and no client library's
+ * process collectors or Node-only dependencies.
+ */
+
+type Labels = Record<string, string>;
+
+function labelKey(labels: Labels): string {
+  return Object.entries(labels).map(([k, v]) => `${k}="${v.replace(/["\\\n]/g, "\\$&")}"`).join(
+    ",",
+  );
+}
+
+/** A counter per label set. */
+export class Counter {
+  readonly #values = new Map<string, number>();
+  constructor(readonly name: string, readonly help: string) {}
+
+  inc(labels: Labels = {}, by = 1): void {
+    const key = labelKey(labels);
+    this.#values.set(key, (this.#values.get(key) ?? 0) + by);
+  }
+
+  /** The current value of one label set (0 when never counted). */
+  value(labels: Labels = {}): number {
+    return this.#values.get(labelKey(labels)) ?? 0;
+  }
+
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
+    for (const [key, value] of this.#values) {
+      lines.push(`${this.name}${key ? `{${key}}` : ""} ${value}`);
+    }
+    return lines.join("\n");
+  }
+}
+
+/** A histogram per label set, with fixed buckets (seconds). */
+export class Histogram {
+  readonly #series = new Map<string, { counts: number[]; sum: number; count: number }>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly buckets: readonly number[] = [
+      0.001,
+      0.0025,
+      0.005,
+      0.01,
+      0.025,
+      0.05,
+      0.1,
+      0.25,
+      0.5,
+      1,
+      2.5,
+      5,
+      10,
+    ],
+  ) {}
+
+  observe(labels: Labels, seconds: number): void {
+    const key = labelKey(labels);
+    let series = this.#series.get(key);
+    if (!series) {
+      series = { counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+      this.#series.set(key, series);
+    }
+    for (let i = 0; i < this.buckets.length; i++) {
+      if (seconds <= this.buckets[i]) series.counts[i]++;
+    }
+    series.sum += seconds;
+    series.count++;
+  }
+
+  /** Number of observations of one label set. */
+  count(labels: Labels = {}): number {
+    return this.#series.get(labelKey(labels))?.count ?? 0;
+  }
+
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
+    for (const [key, series] of this.#series) {
+      const prefix = key ? `${key},` : "";
+      this.buckets.forEach((le, i) => {
+        lines.push(`${this.name}_bucket{${prefix}le="${le}"} ${series.counts[i]}`);
+      });
+      lines.push(`${this.name}_bucket{${prefix}le="+Inf"} ${series.count}`);
+      lines.push(`${this.name}_sum${key ? `{${key}}` : ""} ${series.sum}`);
+      lines.push(`${this.name}_count${key ? `{${key}}` : ""} ${series.count}`);
+    }
+    return lines.join("\n");
+  }
+}
+
+/** Every metric the gateway exports. */
+export function createMetrics() {
+  const metrics = {
+    requests: new Counter("xs2a_requests_total", "Requests by operation and status"),
+    rejections: new Counter(
+      "xs2a_rejections_total",
+      "Requests rejected by a check, by check and Berlin Group code",
+    ),
+    reported: new Counter(
+      "xs2a_report_findings_total",
+      "Violations a check in report mode would have rejected, by check and code",
+    ),
+    requestSeconds: new Histogram(
+      "xs2a_request_duration_seconds",
+      "Time from request to response in the gateway, by operation",
+    ),
+    upstreamSeconds: new Histogram(
+      "xs2a_upstream_duration_seconds",
+      "Time the upstream took to answer, by operation",
+    ),
+    storeSeconds: new Histogram("xs2a_store_duration_seconds", "Store round trip time"),
+    storeErrors: new Counter("xs2a_store_errors_total", "Store calls that failed, by check"),
+    rateLimit: new Counter("xs2a_rate_limit_decisions_total", "Rate limit decisions by outcome"),
+    replays: new Counter("xs2a_replays_total", "Stored first responses served again"),
+    reloads: new Counter("xs2a_policy_reloads_total", "Policy reloads by outcome"),
+  };
+  return {
+    ...metrics,
+    /** The Prometheus text exposition of every metric. */
+    render(): string {
+      return Object.values(metrics).map((m) => m.render()).join("\n") + "\n";
+    },
+  };
+}
+
+/** The gateway's metrics. */
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,126 @@
+/**
+ * TPP certificates: parsing (PEM, base64 or DER) with @peculiar/x509 and what the gateway needs
+ * from them, computed once per certificate: the TPP id (organizationIdentifier, OID 2.5.4.97),
+ * the PSD2 roles of the QC statement, the DNS names (CN and SubjectAltName), fingerprints.
+ */
+import "reflect-metadata";
+import {
+  BasicConstraintsExtension,
+  SubjectAlternativeNameExtension,
+  X509Certificate,
+} from "@peculiar/x509";
+import { psd2Roles, QC_STATEMENTS_OID } from "./qc_statement.ts";
+
+/** OID of organizationIdentifier (ETSI EN 319 412-1), for example `PSDGE-NBG-123456`. */
+export const ORGANIZATION_IDENTIFIER_OID = "2.5.4.97";
+
+/** A parsed certificate with the facts the checks use. */
+export interface CertificateInfo {
+  cert: X509Certificate;
+  /** SHA-256 of the DER, lower-case hex. */
+  sha256: string;
+  /** SHA-256 of the DER, base64url (the JWS `x5t#S256`). */
+  x5tS256: string;
+  /** Serial number, lower-case hex without leading zeros. */
+  serial: string;
+  /** The subject's organizationIdentifier, when present. */
+  organizationId?: string;
+  /** PSD2 roles from the QC statement. */
+  roles: string[];
+  /** DNS names: the subject CN (when it looks like a host name) and SubjectAltName dNSNames. */
+  domains: string[];
+  /** True when basicConstraints says this is a CA certificate. */
+  isCa: boolean;
+}
+
+/** A certificate that cannot be read; the text says why. */
+export class CertificateFormatError extends Error {
+  constructor(text: string) {
+    super(text);
+    this.name = "CertificateFormatError";
+  }
+}
+
+const HOST_NAME = /^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}\.?$/i;
+
+/** Serial numbers compare as lower-case hex without leading zeros. */
+export function normalSerial(hex: string): string {
+  return hex.toLowerCase().replace(/^0+(?=.)/, "");
+}
+
+function hex(bytes: ArrayBuffer): string {
+  return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function base64url(bytes: ArrayBuffer): string {
+  return btoa(String.fromCharCode(...new Uint8Array(bytes)))
+    .replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function domainsOf(cert: X509Certificate): string[] {
+  const names = new Set<string>();
+  for (const cn of cert.subjectName.getField("CN")) {
+    if (HOST_NAME.test(cn)) names.add(cn.toLowerCase().replace(/\.$/, ""));
+  }
+  const san = cert.getExtension(SubjectAlternativeNameExtension);
+  for (const name of san?.names.items ?? []) {
+    if (name.type === "dns") names.add(name.value.toLowerCase().replace(/\.$/, ""));
+  }
+  return [...names];
+}
+
+function rolesOf(cert: X509Certificate): string[] {
+  const extension = cert.getExtension(QC_STATEMENTS_OID);
+  if (!extension) return [];
+  try {
+    return psd2Roles(extension.value);
+  } catch {
+    throw new CertificateFormatError("Its qcStatements extension is malformed");
+  }
+}
+
+/** The DER bytes of a certificate given as PEM, base64 (standard or url) or DER. */
+export function certificateBytes(input: string | Uint8Array): Uint8Array<ArrayBuffer> {
+  if (typeof input !== "string") return new Uint8Array(input);
+  const body = input.replace(/-----(BEGIN|END) CERTIFICATE-----/g, "").replace(/\s+/g, "");
+  if (!/^[A-Za-z0-9+/_-]+=*$/.test(body)) {
+    throw new CertificateFormatError("It is neither PEM nor base64");
+  }
+  try {
+    const binary = atob(body.replace(/-/g, "+").replace(/_/g, "/"));
+    return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  } catch {
+    throw new CertificateFormatError("Its base64 is malformed");
+  }
+}
+
+/**
+ * Parses one certificate; throws {@link CertificateFormatError} when it is not an X.509
+ * certificate.
+ */
+export async function parseCertificate(input: string | Uint8Array): Promise<CertificateInfo> {
+  const der = certificateBytes(input);
+  let facts: Omit<CertificateInfo, "sha256" | "x5tS256">;
+  try {
+    const cert = new X509Certificate(der);
+    facts = {
+      cert,
+      serial: normalSerial(cert.serialNumber),
+      organizationId: cert.subjectName.getField(ORGANIZATION_IDENTIFIER_OID)[0],
+      roles: rolesOf(cert),
+      domains: domainsOf(cert),
+      isCa: cert.getExtension(BasicConstraintsExtension)?.ca ?? false,
+    };
+  } catch (error) {
+    if (error instanceof CertificateFormatError) throw error;
+    throw new CertificateFormatError("It is not a well-formed DER-encoded X.509 certificate");
+  }
+  const digest = await crypto.subtle.digest("SHA-256", der);
+  return { ...facts, sha256: hex(digest), x5tS256: base64url(digest) };
+}
+
+/** Splits a PEM bundle into its certificates' base64 bodies. */
+export function pemBodies(text: string): string[] {
+  return [...text.matchAll(/-----BEGIN CERTIFICATE-----([\s\S]*?)-----END CERTIFICATE-----/g)]
+    .map((m) => m[1].replace(/\s+/g, ""));
+}

@@ -1,0 +1,91 @@
+/**
+ * The policy sections of the who-is-calling checks: `trust` (anchors, intermediates, blocked
+ * certificates, clock skew, roles per group) and `tpp_keys` (TPP signing certificates named by
+ * kid or x5t#S256). Certificate files are read and checked when the policy loads.
+ */
+import "reflect-metadata";
+import { z } from "zod";
+import { X509Certificate } from "@peculiar/x509";
+import { ORGANIZATION_IDENTIFIER_OID } from "./certificate.ts";
+import { pemList, pemSource, readPemSource } from "./pem_source.ts";
+import { ROLE_NAMES, type RoleName } from "./qc_statement.ts";
+
+const role = z.enum(ROLE_NAMES);
+const roleList = (fallback: RoleName[], group: string) =>
+  z.array(role).default(fallback).describe(
+    `PSD2 roles a TPP certificate needs for the ${group} operations`,
+  );
+
+/** Where TPP certificates must chain to, what is blocked, and which roles each group needs. */
+export const trustSection = z.object({
+  anchors: pemList(
+    "Trust anchors: CA certificates (the QTSPs' issuing CAs) that TPP certificates must chain to",
+  ),
+  intermediates: pemList(
+    "Further intermediate CA certificates for building chains (a JWS x5c may bring its own)",
+  ),
+  blocked: z.array(
+    z.object({
+      sha256: z.string().regex(/^([0-9a-fA-F]{2}:?){31}[0-9a-fA-F]{2}$/).optional().describe(
+        "SHA-256 fingerprint of the certificate (hex, colons allowed)",
+      ),
+      serial: z.string().regex(/^[0-9a-fA-F:]+$/).optional().describe(
+        "Serial number of the certificate (hex)",
+      ),
+      issuer: z.string().min(1).optional().describe(
+        "Issuer DN the serial belongs to, as RFC 4514 text; without it the serial is blocked under every issuer",
+      ),
+      note: z.string().optional().describe("Why the certificate is blocked, for operators"),
+    }).strict().refine((b) => b.sha256 || b.serial, "give sha256 or serial"),
+  ).default([]).describe("Certificates the bank has blocked (CERTIFICATE_BLOCKED)"),
+  clock_skew_seconds: z.number().int().min(0).max(3600).default(60).describe(
+    "Tolerance on certificate validity dates, in seconds",
+  ),
+  roles: z.object({
+    pis: roleList(["PSP_PI"], "payment"),
+    ais: roleList(["PSP_AI"], "account information"),
+    consents: roleList(["PSP_AI"], "consent"),
+    checkout: roleList([], "checkout"),
+    installment: roleList([], "installment calculator"),
+    products: roleList([], "product catalogue"),
+  }).strict().prefault({}).describe(
+    "PSD2 roles (any one suffices) per operation group; an empty list requires none (ROLE_INVALID otherwise)",
+  ),
+  cache_size: z.number().int().min(1).default(10_000).describe(
+    "Parsed and verified certificates kept in memory (least recently used go first)",
+  ),
+}).strict().prefault({}).transform((trust, ctx) => ({
+  ...trust,
+  anchors: trust.anchors.flatMap((s, i) => readPemSource(s, ctx, ["anchors", i])),
+  intermediates: trust.intermediates.flatMap((s, i) => readPemSource(s, ctx, ["intermediates", i])),
+})).describe("Trust in TPP certificates (transport and signing)");
+
+/** Signing certificates of TPPs, for JWS signatures that name their key by kid or x5t#S256. */
+export const tppKeysSection = z.array(
+  z.object({
+    tpp: z.string().min(1).describe(
+      "The TPP id (organizationIdentifier of the certificate), for example PSDGE-NBG-123456",
+    ),
+    kid: z.string().min(1).optional().describe(
+      "The key id a JWS header names in kid (x5t#S256 always works)",
+    ),
+    certificate: pemSource.describe("The TPP's signing certificate: a PEM file path or inline PEM"),
+  }).strict(),
+).default([]).transform((keys, ctx) =>
+  keys.map((key, i) => {
+    const [der] = readPemSource(key.certificate, ctx, [i, "certificate"]);
+    if (der) {
+      const id = new X509Certificate(der).subjectName.getField(ORGANIZATION_IDENTIFIER_OID)[0];
+      if (id !== key.tpp) {
+        ctx.addIssue({
+          code: "custom",
+          path: [i, "tpp"],
+          message: `the certificate belongs to "${
+            id ?? "(no organizationIdentifier)"
+          }", not "${key.tpp}"`,
+        });
+      }
+    }
+    return { tpp: key.tpp, kid: key.kid, certificate: der };
+  })
+).describe("TPP signing keys resolved by kid or x5t#S256 in a JWS header");

@@ -1,0 +1,158 @@
+/**
+ * Berlin Group 1.3 HTTP signatures (draft-cavage-http-signatures): `Signature` with
+ * `keyId="SN=<hex serial>,CA=<issuer DN>"`, `algorithm`, `headers` and `signature`, and the
+ * signer's certificate in `TPP-Signature-Certificate` (base64 DER). The signing string is one
+ * `name: value` line per entry of `headers`, joined by "\n".
+ */
+import type { Group } from "../catalogue.ts";
+import { GatewayError } from "../errors.ts";
+import type { CertificateInfo } from "../pki/certificate.ts";
+import { normalSerial } from "../pki/certificate.ts";
+import type { TrustStore } from "../pki/trust.ts";
+import {
+  checkCoverage,
+  checkSigner,
+  type Coverage,
+  signedLines,
+  type SignedRequest,
+} from "./signer.ts";
+
+/** draft-cavage algorithms, with the JWS algorithm of the same key use. */
+export const HTTP_SIGNATURE_ALGORITHMS = { "rsa-sha256": "RS256", "rsa-sha512": "RS512" } as const;
+export type HttpSignatureAlgorithm = keyof typeof HTTP_SIGNATURE_ALGORITHMS;
+
+const HEADER = "Signature";
+const CERTIFICATE_HEADER = "TPP-Signature-Certificate";
+const PARAM = /\s*([A-Za-z]+)\s*=\s*"([^"]*)"\s*(?:,|$)/y;
+const encoder = new TextEncoder();
+
+/** Options of an {@link HttpSignatureVerifier}, from the policy. */
+export interface HttpSignatureOptions {
+  algorithms: readonly HttpSignatureAlgorithm[];
+  coverage: Coverage;
+  group: Group;
+}
+
+function invalid(text: string, path = HEADER): GatewayError {
+  return new GatewayError(401, "SIGNATURE_INVALID", text, { path });
+}
+
+/** The parameters of a Signature header; malformed: 401 SIGNATURE_INVALID. */
+export function signatureParams(value: string): Record<string, string> {
+  const params: Record<string, string> = {};
+  PARAM.lastIndex = 0;
+  while (PARAM.lastIndex < value.length) {
+    const start = PARAM.lastIndex;
+    const match = PARAM.exec(value);
+    if (!match || PARAM.lastIndex === start) {
+      throw invalid('Header "Signature" must be a list of name="value" parameters');
+    }
+    const name = match[1];
+    if (name in params) throw invalid(`Header "Signature" repeats the parameter "${name}"`);
+    params[name] = match[2];
+  }
+  return params;
+}
+
+/** RDNs of a DN as a sorted list, so that order, case and spacing do not matter. */
+function dnKey(dn: string): string {
+  return dn.split(/(?<!\\),/).map((rdn) => rdn.trim().toLowerCase().replace(/\s*=\s*/, "="))
+    .filter((rdn) => rdn !== "").sort().join(",");
+}
+
+/** Verifies Berlin Group HTTP signatures; built once per operation. */
+export class HttpSignatureVerifier {
+  readonly #store: TrustStore;
+  readonly #options: HttpSignatureOptions;
+
+  constructor(store: TrustStore, options: HttpSignatureOptions) {
+    this.#store = store;
+    this.#options = options;
+  }
+
+  /** Verifies one request's signature; returns the signer's certificate. */
+  async verify(
+    value: string,
+    request: SignedRequest,
+    beforeCrypto?: () => Promise<void>,
+  ): Promise<CertificateInfo> {
+    const params = signatureParams(value);
+    for (const name of ["keyId", "algorithm", "headers", "signature"]) {
+      if (!params[name]) throw invalid(`Header "Signature" must carry ${name}="..."`);
+    }
+    const algorithm = params.algorithm.toLowerCase() as HttpSignatureAlgorithm;
+    if (!this.#options.algorithms.includes(algorithm)) {
+      throw invalid(
+        `The Signature algorithm must be one of ${
+          this.#options.algorithms.join(", ")
+        }, got "${params.algorithm}"`,
+      );
+    }
+    const keyId = /^SN=([0-9A-Fa-f]+),\s*CA=(.+)$/.exec(params.keyId);
+    if (!keyId) {
+      throw invalid('The Signature keyId must look like "SN=<hex serial>,CA=<issuer DN>"');
+    }
+    const names = params.headers.trim().toLowerCase().split(/\s+/);
+    checkCoverage(
+      names,
+      request,
+      this.#options.coverage,
+      (text) => invalid(`The Signature headers list ${text}`),
+    );
+    const source = request.headers.get(CERTIFICATE_HEADER);
+    if (!source) {
+      throw new GatewayError(
+        401,
+        "CERTIFICATE_MISSING",
+        `Header "${CERTIFICATE_HEADER}" must carry the signing certificate`,
+        { path: CERTIFICATE_HEADER },
+      );
+    }
+    const signer = await this.#store.certificate(source, {
+      label: "signing certificate",
+      path: CERTIFICATE_HEADER,
+    });
+    if (
+      normalSerial(keyId[1]) !== signer.serial ||
+      dnKey(keyId[2]) !== dnKey(signer.cert.issuer)
+    ) {
+      throw invalid(
+        `The Signature keyId names SN=${keyId[1]}, CA=${
+          keyId[2]
+        }; the certificate in "${CERTIFICATE_HEADER}" is SN=${signer.serial}, CA=${signer.cert.issuer}`,
+      );
+    }
+    await checkSigner(this.#store, signer, {
+      request,
+      group: this.#options.group,
+      path: CERTIFICATE_HEADER,
+    });
+    await beforeCrypto?.();
+    let key: CryptoKey;
+    try {
+      key = await this.#store.publicKey(signer, HTTP_SIGNATURE_ALGORITHMS[algorithm]);
+    } catch {
+      throw invalid(`The signing certificate's key does not fit the algorithm ${algorithm}`);
+    }
+    let signature: Uint8Array<ArrayBuffer>;
+    try {
+      signature = Uint8Array.from(atob(params.signature), (c) => c.charCodeAt(0));
+    } catch {
+      throw invalid("The Signature signature must be base64");
+    }
+    const ok = await crypto.subtle.verify(
+      "RSASSA-PKCS1-v1_5",
+      key,
+      signature,
+      encoder.encode(signedLines(names, request)),
+    );
+    if (!ok) {
+      throw invalid(
+        `The Signature signature value does not verify over ${
+          names.join(", ")
+        } with the signing certificate`,
+      );
+    }
+    return signer;
+  }
+}

@@ -1,0 +1,220 @@
+/**
+ * Detached JWS request signatures (`x-jws-signature`, JAdES / Open Banking Europe profile):
+ * `BASE64URL(protected)..BASE64URL(signature)` with `b64: false`, `sigT`, and `sigD` naming the
+ * signed HTTP headers (mechanism http://uri.etsi.org/19182/HttpHeaders). The payload is one line
+ * per `pars` entry, `<lowercase name>: <trimmed value>`, joined by "\n".
+ */
+import { flattenedVerify } from "jose";
+import type { Group } from "../catalogue.ts";
+import { GatewayError } from "../errors.ts";
+import type { CertificateInfo } from "../pki/certificate.ts";
+import type { TrustStore } from "../pki/trust.ts";
+import {
+  checkCoverage,
+  checkSigner,
+  type Coverage,
+  signedLines,
+  type SignedRequest,
+} from "./signer.ts";
+
+/** Asymmetric JWS algorithms a policy may allow (never `none`, never HMAC). */
+export const JWS_ALGORITHMS = [
+  "PS256",
+  "PS384",
+  "PS512",
+  "RS256",
+  "RS384",
+  "RS512",
+  "ES256",
+  "ES384",
+  "ES512",
+] as const;
+
+/** The sigD mechanism of signed HTTP headers. */
+export const HTTP_HEADERS_MECHANISM = "http://uri.etsi.org/19182/HttpHeaders";
+
+/** Header parameters this verifier understands in `crit`, all of which a signature must list. */
+const CRIT = ["sigT", "sigD", "b64"];
+
+const HEADER = "x-jws-signature";
+/** The longest x5c chain parsed (signer and intermediates; the anchor need not be sent). */
+const MAX_X5C = 4;
+const COMPACT_DETACHED = /^([A-Za-z0-9_-]+)\.\.([A-Za-z0-9_-]+)$/;
+const SIG_T = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
+const encoder = new TextEncoder();
+
+/** Options of a {@link JwsVerifier}, from the policy. */
+export interface JwsVerifierOptions {
+  algorithms: readonly string[];
+  /** Largest allowed distance of sigT from the bank's clock, in seconds. */
+  sigtSkewSeconds: number;
+  coverage: Coverage;
+  group: Group;
+}
+
+function invalid(text: string): GatewayError {
+  return new GatewayError(401, "SIGNATURE_INVALID", text, { path: HEADER });
+}
+
+function decodeHeader(part: string): Record<string, unknown> {
+  try {
+    const json = atob(part.replace(/-/g, "+").replace(/_/g, "/"));
+    const header = JSON.parse(
+      new TextDecoder().decode(Uint8Array.from(json, (c) => c.charCodeAt(0))),
+    );
+    if (header && typeof header === "object" && !Array.isArray(header)) return header;
+  } catch {
+    // Reported below.
+  }
+  throw invalid("The JWS protected header must be base64url-encoded JSON");
+}
+
+/**
+ * Verifies `x-jws-signature` values; built once per operation, shares the trust store's parsed
+ * certificates and imported keys.
+ */
+export class JwsVerifier {
+  readonly #store: TrustStore;
+  readonly #options: JwsVerifierOptions;
+
+  constructor(store: TrustStore, options: JwsVerifierOptions) {
+    this.#store = store;
+    this.#options = options;
+  }
+
+  #checkHeader(header: Record<string, unknown>, request: SignedRequest): string[] {
+    const { algorithms, sigtSkewSeconds, coverage } = this.#options;
+    const alg = header.alg;
+    if (typeof alg !== "string" || !algorithms.includes(alg)) {
+      throw invalid(
+        `The JWS "alg" must be one of ${algorithms.join(", ")}, got ${JSON.stringify(alg ?? null)}`,
+      );
+    }
+    const crit = header.crit;
+    if (!Array.isArray(crit) || crit.some((c) => typeof c !== "string")) {
+      throw invalid(`The JWS "crit" must list ${CRIT.join(", ")}`);
+    }
+    const unknown = crit.find((c) => !CRIT.includes(c));
+    if (unknown !== undefined) {
+      throw invalid(`The JWS "crit" names "${unknown}", which is not understood`);
+    }
+    const absent = CRIT.find((c) => !crit.includes(c));
+    if (absent !== undefined) throw invalid(`The JWS "crit" must list "${absent}"`);
+    if (header.b64 !== false) {
+      throw invalid('The JWS "b64" must be false (unencoded detached payload)');
+    }
+    const sigT = header.sigT;
+    if (typeof sigT !== "string" || !SIG_T.test(sigT) || Number.isNaN(Date.parse(sigT))) {
+      throw invalid('The JWS "sigT" must be a UTC time like 2026-01-31T12:00:00Z');
+    }
+    if (Math.abs(request.now - Date.parse(sigT)) > sigtSkewSeconds * 1000) {
+      throw invalid(
+        `The JWS "sigT" ${sigT} is more than ${sigtSkewSeconds} s away from the bank's clock`,
+      );
+    }
+    const sigD = header.sigD as { mId?: unknown; pars?: unknown } | undefined;
+    if (!sigD || typeof sigD !== "object" || sigD.mId !== HTTP_HEADERS_MECHANISM) {
+      throw invalid(`The JWS "sigD" must have mId "${HTTP_HEADERS_MECHANISM}"`);
+    }
+    const pars = sigD.pars;
+    if (
+      !Array.isArray(pars) || pars.length === 0 ||
+      pars.some((p) => typeof p !== "string" || p === "" || p !== p.toLowerCase())
+    ) {
+      throw invalid('The JWS "sigD.pars" must be a list of lower-case header names');
+    }
+    checkCoverage(pars, request, coverage, (text) => invalid(`The JWS "sigD.pars" ${text}`));
+    return pars;
+  }
+
+  async #signer(header: Record<string, unknown>): Promise<{
+    signer: CertificateInfo;
+    extra: CertificateInfo[];
+  }> {
+    const role = { label: "signing certificate", path: HEADER };
+    const x5c = header.x5c;
+    const x5t = header["x5t#S256"];
+    if (x5c !== undefined) {
+      if (
+        !Array.isArray(x5c) || x5c.length === 0 || x5c.length > MAX_X5C ||
+        x5c.some((c) => typeof c !== "string")
+      ) {
+        throw invalid(
+          `The JWS "x5c" must be a list of 1 to ${MAX_X5C} base64 certificates, the signer's first`,
+        );
+      }
+      const [signer, ...extra] = await Promise.all(
+        x5c.map((c: string) => this.#store.certificate(c, role)),
+      );
+      if (x5t !== undefined && x5t !== signer.x5tS256) {
+        throw invalid('The JWS "x5t#S256" does not match the first certificate of "x5c"');
+      }
+      return { signer, extra };
+    }
+    if (typeof x5t === "string") {
+      const signer = await this.#store.signingKey({ x5tS256: x5t });
+      if (!signer) throw invalid(`The JWS "x5t#S256" names no signing certificate the bank knows`);
+      return { signer, extra: [] };
+    }
+    if (typeof header.kid === "string") {
+      const signer = await this.#store.signingKey({ kid: header.kid });
+      if (!signer) throw invalid(`The JWS "kid" "${header.kid}" names no key the bank knows`);
+      return { signer, extra: [] };
+    }
+    throw invalid('The JWS header must carry "x5c", "x5t#S256" or "kid"');
+  }
+
+  /**
+   * Verifies one request's signature; returns the signer's certificate. `beforeCrypto` runs
+   * after the header and certificate checks, before the signature value is checked (the caller's
+   * Digest check goes there).
+   */
+  async verify(
+    value: string,
+    request: SignedRequest,
+    beforeCrypto?: () => Promise<void>,
+  ): Promise<CertificateInfo> {
+    const match = COMPACT_DETACHED.exec(value.trim());
+    if (!match) {
+      throw invalid(
+        'Header "x-jws-signature" must be a compact detached JWS: <protected>..<signature>',
+      );
+    }
+    const [, protectedPart, signature] = match;
+    const header = decodeHeader(protectedPart);
+    const pars = this.#checkHeader(header, request);
+    const { signer, extra } = await this.#signer(header);
+    await checkSigner(this.#store, signer, {
+      request,
+      group: this.#options.group,
+      path: HEADER,
+      extra,
+    });
+    await beforeCrypto?.();
+    const alg = header.alg as string;
+    let key: CryptoKey;
+    try {
+      key = await this.#store.publicKey(signer, alg);
+    } catch {
+      throw invalid(`The signing certificate's key does not fit the JWS "alg" ${alg}`);
+    }
+    try {
+      await flattenedVerify(
+        {
+          protected: protectedPart,
+          payload: encoder.encode(signedLines(pars, request)),
+          signature,
+        },
+        key,
+        { algorithms: [alg], crit: { sigT: true, sigD: true } },
+      );
+    } catch {
+      throw invalid(
+        `The JWS signature value does not verify over ${
+          pars.join(", ")
+        } with the signing certificate`,
+      );
+    }
+    return signer;
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * What both request-signature schemes share: which headers a signature must cover, and the
+ * checks on the signer's certificate (trust store, roles, same TPP as the transport certificate).
+ */
+import { z } from "zod";
+import type { Group } from "../catalogue.ts";
+import type { Middleware } from "../check.ts";
+import { requireMatchingDigest } from "./digest.ts";
+import { GatewayError } from "../errors.ts";
+import type { CertificateInfo } from "../pki/certificate.ts";
+import type { TrustStore } from "../pki/trust.ts";
+
+/** A request as a signature verifier needs it. */
+export interface SignedRequest {
+  /** Upper-case method. */
+  method: string;
+  /** Path and query as received, for `(request-target)`. */
+  target: string;
+  headers: Headers;
+  /** Milliseconds since the epoch. */
+  now: number;
+  /** The TPP id of the verified transport certificate, when there is one. */
+  transportTpp?: string;
+}
+
+/** A lower-case header name (RFC 9110 token) or the `(request-target)` pseudo-header. */
+const HEADER_NAME = /^(\(request-target\)|[a-z0-9!#$%&'*+.^_`|~-]+)$/;
+
+/** Which headers a signature must cover. */
+export interface Coverage {
+  /** Always (for example `(request-target)`, `digest`, `x-request-id`). */
+  always: readonly string[];
+  /** Whenever the request carries them (PSU and redirect headers). */
+  whenPresent: readonly string[];
+}
+
+/**
+ * What both schemes sign: one line per covered name, `(request-target): <lower-case method>
+ * <path and query>` or `<name>: <trimmed value>`, joined by "\n".
+ */
+export function signedLines(
+  names: readonly string[],
+  request: Pick<SignedRequest, "method" | "target" | "headers">,
+): string {
+  return names.map((name) =>
+    name === "(request-target)"
+      ? `(request-target): ${request.method.toLowerCase()} ${request.target}`
+      : `${name}: ${(request.headers.get(name) ?? "").trim()}`
+  ).join("\n");
+}
+
+/**
+ * Checks a signature's list of covered headers (lower case): nothing repeated, every required
+ * header covered, every covered header present. `fail` makes the error of the scheme.
+ */
+export function checkCoverage(
+  covered: readonly string[],
+  request: SignedRequest,
+  coverage: Coverage,
+  fail: (text: string) => GatewayError,
+): void {
+  const seen = new Set<string>();
+  for (const name of covered) {
+    if (!HEADER_NAME.test(name)) {
+      throw fail(`lists ${JSON.stringify(name)}, which is no header name`);
+    }
+    if (seen.has(name)) throw fail(`lists "${name}" twice`);
+    seen.add(name);
+  }
+  for (const name of coverage.always) {
+    if (!seen.has(name)) throw fail(`must cover "${name}"`);
+  }
+  for (const name of coverage.whenPresent) {
+    if (request.headers.has(name) && !seen.has(name)) {
+      throw fail(`must cover "${name}", which the request carries`);
+    }
+  }
+  for (const name of covered) {
+    if (name !== "(request-target)" && !request.headers.has(name)) {
+      throw fail(`covers "${name}" but the request has no such header`);
+    }
+  }
+}
+
+/**
+ * The signer's certificate: trusted (chain, dates, blocked), with a TPP id and the group's role,
+ * and from the same TPP as the transport certificate when there is one.
+ */
+export async function checkSigner(
+  store: TrustStore,
+  signer: CertificateInfo,
+  options: {
+    request: SignedRequest;
+    group: Group;
+    path: string;
+    extra?: CertificateInfo[];
+  },
+): Promise<void> {
+  const tpp = await store.checkTpp(signer, {
+    label: "signing certificate",
+    path: options.path,
+    group: options.group,
+    now: options.request.now,
+    extra: options.extra,
+  });
+  const transport = options.request.transportTpp;
+  if (transport !== undefined && transport !== tpp) {
+    throw new GatewayError(
+      401,
+      "SIGNATURE_INVALID",
+      `The signing certificate belongs to TPP "${tpp}", the transport certificate to "${transport}"`,
+      { path: options.path },
+    );
+  }
+}
+
+const headerName = z.string().regex(
+  /^(\(request-target\)|[a-z0-9-]+)$/,
+  "a lower-case header name",
+);
+
+/** The policy fields both signature checks share. */
+export function signatureFields(always: string[]) {
+  return {
+    required: z.boolean().default(false).describe(
+      "Reject requests without a signature (SIGNATURE_MISSING); when false a signature is verified when present",
+    ),
+    cover: z.array(headerName).default(always).describe(
+      "Headers (lower case) every signature must cover",
+    ),
+    cover_when_present: z.array(headerName).default([
+      "psu-id",
+      "psu-corporate-id",
+      "tpp-redirect-uri",
+      "tpp-nok-redirect-uri",
+    ]).describe("Headers a signature must cover whenever the request carries them"),
+  };
+}
+
+/** Problems of `cover` lists that leave out the minimum. */
+export function coverageProblems(cover: readonly string[], minimum: readonly string[]): string[] {
+  return minimum.filter((name) => !cover.includes(name)).map((name) =>
+    `cover must include "${name}"`
+  );
+}
+
+/** A request-signature verifier (JWS or HTTP signature). */
+export interface SignatureVerifier {
+  verify(
+    value: string,
+    request: SignedRequest,
+    beforeCrypto: () => Promise<void>,
+  ): Promise<CertificateInfo>;
+}
+
+/**
+ * The middleware of a signature check: verifies the signature header when sent (the signed
+ * Digest against the body before the signature value), requires it where the policy says, and
+ * lets the signer identify the TPP when nothing else did.
+ */
+export function signatureMiddleware(options: {
+  verifier: SignatureVerifier;
+  /** The signature header as the documents write it, for example `x-jws-signature`. */
+  header: string;
+  required: boolean;
+  now: () => number;
+}): Middleware {
+  const { verifier, header } = options;
+  const missing = new GatewayError(
+    401,
+    "SIGNATURE_MISSING",
+    `Header "${header}" is required for this operation`,
+    { path: header },
+  );
+  return async (c, next) => {
+    const value = c.req.raw.headers.get(header);
+    if (value === null) {
+      if (options.required) throw missing;
+      return next();
+    }
+    const url = c.req.url;
+    const signer = await verifier.verify(value, {
+      method: c.req.method,
+      target: url.slice(url.indexOf("/", url.indexOf("//") + 2)),
+      headers: c.req.raw.headers,
+      now: options.now(),
+      transportTpp: c.get("tppCertificate")?.organizationId,
+    }, () => requireMatchingDigest(c, header));
+    if (!c.get("tpp") && signer.organizationId) {
+      c.set("tpp", { id: signer.organizationId, roles: signer.roles, domains: signer.domains });
+    }
+    return next();
+  };
+}

@@ -1,0 +1,40 @@
+/**
+ * OpenTelemetry: with `OTEL_DENO=true`, Deno traces every request (Deno.serve) and upstream call
+ * (fetch) itself; the gateway names the request's span after the operation and adds the
+ * operation id, X-Request-ID, TPP and outcome as attributes.
+ */
+import { trace } from "@opentelemetry/api";
+
+/** Whether Deno's built-in OpenTelemetry export is on (read once). */
+const ENABLED = (() => {
+  try {
+    return Deno.env.get("OTEL_DENO") === "true";
+  } catch {
+    return false;
+  }
+})();
+
+/** What the gateway adds to the active request span. */
+export interface SpanFacts {
+  method: string;
+  route?: string;
+  operation?: string;
+  requestId?: string;
+  tpp?: string;
+  status: number;
+}
+
+/** Names and annotates the active span; does nothing when tracing is off. */
+export function annotateSpan(facts: SpanFacts): void {
+  if (!ENABLED) return;
+  const span = trace.getActiveSpan();
+  if (!span) return;
+  if (facts.route) span.updateName(`${facts.method} ${facts.route}`);
+  span.setAttributes({
+    "http.route": facts.route ?? "",
+    "xs2a.operation": facts.operation ?? "",
+    "xs2a.request_id": facts.requestId ?? "",
+    "xs2a.tpp": facts.tpp ?? "",
+    "http.response.status_code": facts.status,
+  });
+}

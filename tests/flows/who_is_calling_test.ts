@@ -1,0 +1,105 @@
+/**
+ * Bad input to the who-is-calling checks always gets a Berlin Group 4xx, never a 5xx or a hang,
+ * and never reaches the upstream: random header values and random protected JWS headers.
+ */
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { exportJWK, generateKeyPair } from "jose";
+import { startGateway } from "../support/gateway.ts";
+import { startUpstream } from "../support/upstream.ts";
+import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
+import { PAYMENT_BODY, signJws } from "../support/signing.ts";
+
+const ca = await createCa();
+const tpp = await issue(ca);
+const jwksFile = await Deno.makeTempFile({ suffix: ".json" });
+globalThis.addEventListener("unload", () => Deno.removeSync(jwksFile));
+const { publicKey } = await generateKeyPair("RS256");
+await Deno.writeTextFile(
+  jwksFile,
+  JSON.stringify({ keys: [{ ...await exportJWK(publicKey), kid: "k1" }] }),
+);
+
+const POLICY = `
+upstream:
+  url: \${UPSTREAM_URL}
+trust:
+  anchors: [${yamlString(ca.pem)}]
+defaults:
+  tpp_certificate: { form: nginx }
+  bearer_token: { mode: enforce, jwks_file: ${yamlString(jwksFile)} }
+  digest: {}
+  jws_signature: {}
+  http_signature: {}
+`;
+
+const TARGET = "/v1/payments/sepa-credit-transfers";
+/** Headers that are verified whenever they are sent (a Bearer prefix goes before the token). */
+const HEADERS = ["x-ssl-client-cert", "authorization", "digest", "x-jws-signature", "signature"];
+/** Header values a client can send: visible ASCII and spaces, trimmed by fetch anyway. */
+const headerValue = fc.string({
+  unit: fc.integer({ min: 0x20, max: 0x7e }).map(String.fromCharCode),
+  maxLength: 300,
+})
+  .filter((v) => v.trim() !== "");
+
+Deno.test("who is calling: random certificate, token, Digest and signature headers get a 4xx", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({ policy: POLICY, upstream: upstream.url });
+  await fc.assert(
+    fc.asyncProperty(fc.constantFrom(...HEADERS), headerValue, async (name, value) => {
+      const response = await gateway.fetch(TARGET, {
+        method: "POST",
+        headers: {
+          "x-request-id": crypto.randomUUID(),
+          "content-type": "application/json",
+          [name]: name === "authorization" ? `Bearer ${value}` : value,
+        },
+        body: PAYMENT_BODY,
+      });
+      const body = await response.json();
+      assert.ok(
+        response.status === 400 || response.status === 401,
+        `${name}: ${value} -> ${response.status}`,
+      );
+      assert.equal(typeof body.tppMessages[0].code, "string");
+    }),
+    { numRuns: 300 },
+  );
+  assert.equal(upstream.received.length, 0);
+});
+
+Deno.test("who is calling: random protected JWS header values get 401, never a 5xx", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({ policy: POLICY, upstream: upstream.url });
+  // kid is not listed: with x5c present it is not used.
+  const fields = ["alg", "crit", "b64", "sigT", "sigD", "x5c", "x5t#S256"];
+  await fc.assert(
+    fc.asyncProperty(
+      fc.constantFrom(...fields),
+      fc.jsonValue({ maxDepth: 2 }),
+      async (field, value) => {
+        fc.pre(!(field === "b64" && value === false));
+        const headers = await signJws(tpp, {
+          method: "POST",
+          target: TARGET,
+          headers: { "x-request-id": crypto.randomUUID(), "content-type": "application/json" },
+          body: PAYMENT_BODY,
+        }, { header: { [field]: value } });
+        const response = await gateway.fetch(TARGET, {
+          method: "POST",
+          headers: { ...headers, "x-ssl-client-cert": nginxHeader(tpp) },
+          body: PAYMENT_BODY,
+        });
+        const body = await response.json();
+        assert.equal(
+          response.status,
+          401,
+          `${field}: ${JSON.stringify(value)} -> ${JSON.stringify(body)}`,
+        );
+      },
+    ),
+    { numRuns: 200 },
+  );
+  assert.equal(upstream.received.length, 0);
+});

@@ -1,0 +1,56 @@
+import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
+import { REQUEST_ID } from "../support/requests.ts";
+
+const READ = { "x-request-id": REQUEST_ID, "consent-id": "c-1" };
+
+Deno.test("accept() rejects an Accept the operation cannot satisfy with 406", async () => {
+  await using t = await rig(policy());
+  for (
+    const accept of ["text/html", "application/xml", "application/json;q=0", "image/*", "nonsense"]
+  ) {
+    assertRejected(await t.call("/v1/accounts", { headers: { ...READ, accept } }), {
+      status: 406,
+      code: "REQUESTED_FORMATS_INVALID",
+      path: "Accept",
+      text: /must allow "application\/json"/,
+    }, t.upstream);
+  }
+});
+
+Deno.test("accept() lets through Accept values that allow JSON", async () => {
+  await using t = await rig(policy());
+  const values = [
+    "application/json",
+    "*/*",
+    "application/*",
+    "text/html, application/json;q=0.5",
+    "APPLICATION/JSON; charset=utf-8",
+  ];
+  for (const [i, accept] of values.entries()) {
+    assertForwarded(
+      await t.call("/v1/accounts", { headers: { ...READ, accept } }),
+      t.upstream,
+      i + 1,
+    );
+  }
+});
+
+Deno.test("accept() allows XML when reading a pain.001 payment", async () => {
+  await using t = await rig(
+    policy("  path_params: { offered_products: [domestic, pain.001-sepa-credit-transfers] }"),
+  );
+  const headers = { "x-request-id": REQUEST_ID, accept: "application/xml" };
+  assertForwarded(
+    await t.call("/v1/payments/pain.001-sepa-credit-transfers/p-1", { headers }),
+    t.upstream,
+  );
+  assertRejected(
+    await t.call("/v1/payments/domestic/p-1", { headers }),
+    {
+      status: 406,
+      code: "REQUESTED_FORMATS_INVALID",
+    },
+    t.upstream,
+    1,
+  );
+});

@@ -1,0 +1,50 @@
+import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
+import { initiationHeaders, REQUEST_ID, singlePayment } from "../support/requests.ts";
+
+Deno.test("consentId() rejects every account read without Consent-ID", async () => {
+  await using t = await rig(policy());
+  const paths = [
+    "/v1/accounts",
+    "/v1/accounts/acc-1",
+    "/v1/accounts/acc-1/balances",
+    "/v1/accounts/acc-1/transactions?bookingStatus=information",
+    "/v1/accounts/acc-1/transactions/tx-1",
+  ];
+  for (const path of paths) {
+    assertRejected(await t.call(path, { headers: { "x-request-id": REQUEST_ID } }), {
+      status: 400,
+      code: "FORMAT_ERROR",
+      path: "Consent-ID",
+      text: /^Header "Consent-ID" is required/,
+    }, t.upstream);
+  }
+});
+
+Deno.test("consentId() is optional on payment initiation", async () => {
+  await using t = await rig(policy());
+  const body = JSON.stringify(singlePayment());
+  assertForwarded(
+    await t.call("/v1/payments/domestic", { method: "POST", headers: initiationHeaders(), body }),
+    t.upstream,
+  );
+  assertForwarded(
+    await t.call("/v1/payments/domestic", {
+      method: "POST",
+      headers: initiationHeaders({ "consent-id": "consent-77" }),
+      body,
+    }),
+    t.upstream,
+    2,
+  );
+});
+
+Deno.test("consentId() rejects a Consent-ID with unsafe characters or too long", async () => {
+  await using t = await rig(policy("  consent_id: { max_length: 20 }"));
+  for (const bad of ["../accounts", "a/b", "c%2F1", "x".repeat(21), ".."]) {
+    assertRejected(
+      await t.call("/v1/accounts", { headers: { "x-request-id": REQUEST_ID, "consent-id": bad } }),
+      { status: 400, code: "FORMAT_ERROR", path: "Consent-ID" },
+      t.upstream,
+    );
+  }
+});

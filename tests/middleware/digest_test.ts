@@ -1,0 +1,89 @@
+import assert from "node:assert/strict";
+import { startGateway } from "../support/gateway.ts";
+import { startUpstream } from "../support/upstream.ts";
+import { digestOf } from "../../src/signing/digest.ts";
+
+const BODY = '{"instructedAmount":{"currency":"EUR","amount":"1.00"}}';
+const bytes = new TextEncoder().encode(BODY);
+
+function policy(digest = "{}") {
+  return `
+upstream:
+  url: \${UPSTREAM_URL}
+defaults:
+  digest: ${digest}
+`;
+}
+
+async function post(digest: string | undefined, options: { body?: string; policy?: string } = {}) {
+  await using upstream = startUpstream(() => Response.json({ ok: true }, { status: 201 }));
+  await using gateway = await startGateway({
+    policy: options.policy ?? policy(),
+    upstream: upstream.url,
+  });
+  const headers: Record<string, string> = {
+    "x-request-id": crypto.randomUUID(),
+    "content-type": "application/json",
+  };
+  if (digest !== undefined) headers.digest = digest;
+  const response = await gateway.fetch("/v1/payments/sepa-credit-transfers", {
+    method: "POST",
+    headers,
+    body: options.body ?? BODY,
+  });
+  return { response, body: await response.json(), reached: upstream.received.length };
+}
+
+async function rejected(digest: string | undefined, text: RegExp, options = {}) {
+  const { response, body, reached } = await post(digest, options);
+  assert.equal(response.status, 400);
+  assert.deepEqual(
+    { code: body.tppMessages[0].code, path: body.tppMessages[0].path },
+    { code: "FORMAT_ERROR", path: "Digest" },
+  );
+  assert.match(body.tppMessages[0].text, text);
+  assert.equal(reached, 0);
+}
+
+Deno.test("digest() accepts SHA-256 and SHA-512 of the exact body bytes", async () => {
+  assert.equal((await post(await digestOf(bytes))).response.status, 201);
+  assert.equal((await post(await digestOf(bytes, "SHA-512"))).response.status, 201);
+  assert.equal(
+    (await post((await digestOf(bytes)).replace("SHA-256", "sha-256"))).response.status,
+    201,
+  );
+});
+
+Deno.test("digest() takes the hash of nothing for an empty body", async () => {
+  const empty = await digestOf(new Uint8Array(0));
+  assert.equal(empty, "SHA-256=47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=");
+  assert.equal((await post(empty, { body: "" })).response.status, 201);
+});
+
+Deno.test("digest() rejects a value that does not match the body", async () => {
+  await rejected(await digestOf(bytes), /does not match the request body \(SHA-256\)/, {
+    body: BODY.replace("1.00", "100.00"),
+  });
+});
+
+Deno.test("digest() rejects an unknown algorithm", async () => {
+  await rejected(
+    "MD5=rL0Y20zC+Fzt72VPzMSk2A==",
+    /unsupported algorithm "MD5"; supported: SHA-256, SHA-512/,
+  );
+  await rejected(await digestOf(bytes, "SHA-512"), /unsupported algorithm "SHA-512"/, {
+    policy: policy("{ algorithms: [SHA-256] }"),
+  });
+});
+
+Deno.test("digest() rejects a malformed header", async () => {
+  await rejected("SHA-256", /must look like SHA-256=<base64>/);
+  await rejected("SHA-256=not base64!", /must look like SHA-256=<base64>/);
+});
+
+Deno.test("digest() requires the header where the policy says, and passes without it elsewhere", async () => {
+  await rejected(undefined, /is required for this operation/, {
+    policy: policy("{ required: true }"),
+  });
+  assert.equal((await post(undefined)).response.status, 201);
+});

@@ -1,0 +1,118 @@
+import assert from "node:assert/strict";
+import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
+import { characterProblem } from "../../middleware/header_limits.ts";
+import { initiationHeaders, REQUEST_ID, singlePayment } from "../support/requests.ts";
+
+const READ = { "x-request-id": REQUEST_ID, "consent-id": "c-1" };
+
+function initiate(extra: Record<string, string>) {
+  return {
+    method: "POST",
+    headers: initiationHeaders(extra),
+    body: JSON.stringify(singlePayment()),
+  };
+}
+
+Deno.test("headerLimits() caps PSU-ID and friends at 50 characters", async () => {
+  await using t = await rig(policy());
+  for (const name of ["psu-id", "psu-id-type", "psu-corporate-id", "psu-corporate-id-type"]) {
+    assertRejected(await t.call("/v1/payments/domestic", initiate({ [name]: "p".repeat(51) })), {
+      status: 400,
+      code: "FORMAT_ERROR",
+      text: /must have at most 50 characters/,
+    }, t.upstream);
+  }
+  assertForwarded(
+    await t.call("/v1/payments/domestic", initiate({ "psu-id": "p".repeat(50) })),
+    t.upstream,
+  );
+});
+
+Deno.test("headerLimits() caps TPP-Redirect-URI at 500 characters", async () => {
+  await using t = await rig(policy());
+  const uri = "https://tpp.example/" + "a".repeat(481);
+  assertRejected(await t.call("/v1/payments/domestic", initiate({ "tpp-redirect-uri": uri })), {
+    status: 400,
+    code: "FORMAT_ERROR",
+    path: "TPP-Redirect-URI",
+    text: /at most 500 characters/,
+  }, t.upstream);
+});
+
+Deno.test("headerLimits() drops an over-long TPP-Brand-Logging-Information instead of rejecting", async () => {
+  await using t = await rig(policy());
+  const outcome = await t.call(
+    "/v1/payments/domestic",
+    initiate({ "tpp-brand-logging-information": "b".repeat(256) }),
+  );
+  assertForwarded(outcome, t.upstream);
+  assert.equal(t.upstream.received[0].headers.get("tpp-brand-logging-information"), null);
+  const findings = t.gateway.log.lines.at(-1)!.findings as Record<string, unknown>[];
+  assert.equal(findings[0].check, "header_limits");
+  assert.equal(findings[0].dropped, true);
+});
+
+Deno.test("headerLimits() caps any header and all headers together", async () => {
+  await using t = await rig(
+    policy("  header_limits: { max_header_bytes: 1000, max_total_bytes: 3000 }"),
+  );
+  assertRejected(
+    await t.call("/v1/accounts", { headers: { ...READ, "x-anything": "v".repeat(1001) } }),
+    {
+      status: 400,
+      code: "FORMAT_ERROR",
+      path: "X-Anything",
+      text: /at most 1000 bytes/,
+    },
+    t.upstream,
+  );
+  const many = Object.fromEntries([1, 2, 3, 4].map((i) => [`x-part-${i}`, "v".repeat(900)]));
+  assertRejected(await t.call("/v1/accounts", { headers: { ...READ, ...many } }), {
+    status: 400,
+    code: "FORMAT_ERROR",
+    path: "headers",
+    text: /must not exceed 3000 bytes in total/,
+  }, t.upstream);
+});
+
+Deno.test("headerLimits() rejects control characters in any header", async () => {
+  await using t = await rig(policy());
+  // Tab and C1 controls are what HTTP lets through (it refuses the other C0 controls itself).
+  for (const value of ["a\tb", "a\x85b", "\xc2\x85"]) {
+    assertRejected(
+      await t.call("/v1/accounts", { headers: { ...READ, "psu-user-agent": value } }),
+      {
+        status: 400,
+        code: "FORMAT_ERROR",
+        path: "PSU-User-Agent",
+        text: /must not contain control characters/,
+      },
+      t.upstream,
+    );
+  }
+});
+
+Deno.test("headerLimits() lets UTF-8 text through unless the policy wants ASCII only", async () => {
+  const cafe = "caf\xc3\xa9 \xe1\x83\x90"; // "café ა" as UTF-8 bytes
+  {
+    await using t = await rig(policy());
+    assertForwarded(
+      await t.call("/v1/accounts", { headers: { ...READ, "psu-user-agent": cafe } }),
+      t.upstream,
+    );
+  }
+  await using t = await rig(policy("  header_limits: { ascii_only: true }"));
+  assertRejected(await t.call("/v1/accounts", { headers: { ...READ, "psu-user-agent": cafe } }), {
+    status: 400,
+    code: "FORMAT_ERROR",
+    text: /printable ASCII/,
+  }, t.upstream);
+});
+
+Deno.test("characterProblem() tells UTF-8 text from C1 controls", () => {
+  assert.equal(characterProblem("plain", false), undefined);
+  assert.equal(characterProblem("caf\xc3\xa9", false), undefined);
+  assert.match(characterProblem("\xc2\x9b", false)!, /control/);
+  assert.match(characterProblem("x\x9by", false)!, /control/);
+  assert.match(characterProblem("x\x7f", false)!, /control/);
+});

@@ -1,0 +1,188 @@
+import assert from "node:assert/strict";
+import { startGateway } from "../support/gateway.ts";
+import { startUpstream } from "../support/upstream.ts";
+import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
+import {
+  type HttpSignatureOptions,
+  PAYMENT_BODY,
+  signHttpSignature,
+  type SignInput,
+} from "../support/signing.ts";
+
+const DAY = 86_400_000;
+const TARGET = "/v1/payments/sepa-credit-transfers";
+const ca = await createCa();
+const otherCa = await createCa("Rogue CA");
+const tpp = await issue(ca);
+const rogue = await issue(otherCa);
+const expired = await issue(ca, {
+  notBefore: new Date(Date.now() - 400 * DAY),
+  notAfter: new Date(Date.now() - 2 * DAY),
+});
+const blocked = await issue(ca, { serial: "0badc0de" });
+const aisOnly = await issue(ca, { roles: ["PSP_AI"] });
+const otherTpp = await issue(ca, { orgId: "PSDGE-NBG-999999" });
+
+function policy(defaults = "") {
+  return `
+upstream:
+  url: \${UPSTREAM_URL}
+trust:
+  anchors: [${yamlString(ca.pem)}]
+  blocked: [{ serial: "0badc0de" }]
+defaults:
+  http_signature: { required: true }
+${defaults}`;
+}
+
+function input(headers: Record<string, string> = {}): SignInput {
+  return {
+    method: "POST",
+    target: TARGET,
+    headers: {
+      "x-request-id": crypto.randomUUID(),
+      "psu-ip-address": "192.168.8.78",
+      "psu-id": "PSU-1234",
+      "tpp-redirect-uri": "https://tpp.example/ok",
+      "content-type": "application/json",
+      ...headers,
+    },
+    body: PAYMENT_BODY,
+  };
+}
+
+async function run(
+  headers: Record<string, string>,
+  options: { policy?: string; body?: string } = {},
+) {
+  await using upstream = startUpstream(() => Response.json({ paymentId: "p-1" }, { status: 201 }));
+  await using gateway = await startGateway({
+    policy: options.policy ?? policy(),
+    upstream: upstream.url,
+  });
+  const response = await gateway.fetch(TARGET, {
+    method: "POST",
+    headers,
+    body: options.body ?? PAYMENT_BODY,
+  });
+  return {
+    response,
+    body: await response.json(),
+    reached: upstream.received.length,
+    log: gateway.log.lines,
+  };
+}
+
+async function rejected(
+  headers: Record<string, string>,
+  expected: { status?: number; code: string; text?: RegExp; path?: string },
+  options: { policy?: string; body?: string } = {},
+) {
+  const { response, body, reached } = await run(headers, options);
+  assert.equal(response.status, expected.status ?? 401, JSON.stringify(body));
+  assert.equal(body.tppMessages[0].code, expected.code, body.tppMessages[0].text);
+  if (expected.text) assert.match(body.tppMessages[0].text, expected.text);
+  if (expected.path) assert.equal(body.tppMessages[0].path, expected.path);
+  assert.equal(reached, 0, "a rejected request reached the upstream");
+}
+
+const signed = (options: HttpSignatureOptions = {}, signer = tpp) =>
+  signHttpSignature(signer, input(), options);
+
+Deno.test("httpSignature() accepts a Berlin Group rsa-sha256 signature and identifies the TPP", async () => {
+  const { response, reached, log } = await run(await signed());
+  assert.equal(response.status, 201);
+  assert.equal(reached, 1);
+  assert.equal(log.find((l) => l.op === "initiatePayment")?.tpp, "PSDGE-NBG-123456");
+});
+
+Deno.test("httpSignature() accepts (request-target) in the headers list and a reordered issuer DN", async () => {
+  const names = ["(request-target)", "digest", "x-request-id", "psu-id", "tpp-redirect-uri"];
+  assert.equal((await run(await signed({ headers: names }))).response.status, 201);
+  const reversed = tpp.cert.issuer.split(", ").reverse().join(",");
+  const keyId = `SN=${tpp.cert.serialNumber},CA=${reversed}`;
+  assert.equal((await run(await signed({ keyId }))).response.status, 201);
+});
+
+Deno.test("httpSignature() answers SIGNATURE_MISSING where required", async () => {
+  await rejected(input().headers, { code: "SIGNATURE_MISSING", path: "Signature" });
+});
+
+Deno.test("httpSignature() answers CERTIFICATE_MISSING without TPP-Signature-Certificate", async () => {
+  const { "tpp-signature-certificate": _, ...headers } = await signed();
+  await rejected(headers, { code: "CERTIFICATE_MISSING", path: "TPP-Signature-Certificate" });
+});
+
+Deno.test("httpSignature() rejects a header changed after signing", async () => {
+  await rejected({ ...await signed(), "psu-id": "PSU-6666" }, {
+    code: "SIGNATURE_INVALID",
+    text: /signature value does not verify/,
+  });
+});
+
+Deno.test("httpSignature() rejects a body changed after signing (Digest mismatch)", async () => {
+  await rejected(await signed(), {
+    status: 400,
+    code: "FORMAT_ERROR",
+    path: "Digest",
+  }, { body: PAYMENT_BODY.replace("123.50", "9123.50") });
+});
+
+Deno.test("httpSignature() requires digest, x-request-id and the PSU and redirect headers sent", async () => {
+  await rejected(await signed({ headers: ["digest", "psu-id", "tpp-redirect-uri"] }), {
+    code: "SIGNATURE_INVALID",
+    text: /must cover "x-request-id"/,
+  });
+  await rejected(await signed({ headers: ["digest", "x-request-id", "psu-id"] }), {
+    code: "SIGNATURE_INVALID",
+    text: /must cover "tpp-redirect-uri", which the request carries/,
+  });
+  await rejected(
+    await signed({
+      headers: ["digest", "x-request-id", "psu-id", "tpp-redirect-uri", "psu-corporate-id"],
+    }),
+    {
+      code: "SIGNATURE_INVALID",
+      text: /covers "psu-corporate-id" but the request has no such header/,
+    },
+  );
+});
+
+Deno.test("httpSignature() rejects an algorithm outside the allow-list", async () => {
+  await rejected(await signed({ algorithm: "hmac-sha256" }), {
+    code: "SIGNATURE_INVALID",
+    text: /algorithm must be one of rsa-sha256, got "hmac-sha256"/,
+  });
+});
+
+Deno.test("httpSignature() rejects a keyId that does not name the certificate sent", async () => {
+  await rejected(await signed({ keyId: `SN=1234,CA=${tpp.cert.issuer}` }), {
+    code: "SIGNATURE_INVALID",
+    text: /keyId names SN=1234/,
+  });
+  await rejected(await signed({ keyId: "kid-1" }), {
+    code: "SIGNATURE_INVALID",
+    text: /keyId must look like "SN=<hex serial>,CA=<issuer DN>"/,
+  });
+});
+
+Deno.test("httpSignature() rejects a malformed Signature header", async () => {
+  await rejected({ ...await signed(), signature: "keyId=abc" }, {
+    code: "SIGNATURE_INVALID",
+    text: /list of name="value" parameters/,
+  });
+});
+
+Deno.test("httpSignature() applies the certificate checks: CA, dates, blocked list, role, same TPP", async () => {
+  await rejected(await signed({}, rogue), {
+    code: "CERTIFICATE_INVALID",
+    path: "TPP-Signature-Certificate",
+  });
+  await rejected(await signed({}, expired), { code: "CERTIFICATE_EXPIRED" });
+  await rejected(await signed({}, blocked), { code: "CERTIFICATE_BLOCKED" });
+  await rejected(await signed({}, aisOnly), { code: "ROLE_INVALID" });
+  await rejected({ ...await signed({}, otherTpp), "x-ssl-client-cert": nginxHeader(tpp) }, {
+    code: "SIGNATURE_INVALID",
+    text: /belongs to TPP "PSDGE-NBG-999999"/,
+  });
+});

@@ -1,0 +1,325 @@
+import assert from "node:assert/strict";
+import { startGateway } from "../support/gateway.ts";
+import { startUpstream } from "../support/upstream.ts";
+import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
+import { type JwsOptions, PAYMENT_BODY, type SignInput, signJws } from "../support/signing.ts";
+
+const DAY = 86_400_000;
+const TARGET = "/v1/payments/sepa-credit-transfers";
+const ca = await createCa();
+const otherCa = await createCa("Rogue CA");
+const tpp = await issue(ca);
+const tppEc = await issue(ca, { keyType: "EC" });
+const aisOnly = await issue(ca, { roles: ["PSP_AI"] });
+const otherTpp = await issue(ca, { orgId: "PSDGE-NBG-999999" });
+const rogue = await issue(otherCa);
+const expired = await issue(ca, {
+  notBefore: new Date(Date.now() - 400 * DAY),
+  notAfter: new Date(Date.now() - 2 * DAY),
+});
+const blocked = await issue(ca, { serial: "0badc0de" });
+const intermediate = await issue(ca, { ca: true, name: "Test Issuing CA 2" });
+const viaIntermediate = await issue(intermediate);
+
+function policy(defaults = "") {
+  return `
+upstream:
+  url: \${UPSTREAM_URL}
+trust:
+  anchors: [${yamlString(ca.pem)}]
+  blocked:
+    - { serial: "0BADC0DE", note: "compromised key" }
+tpp_keys:
+  - { tpp: PSDGE-NBG-123456, kid: tpp-key-1, certificate: ${yamlString(tpp.pem)} }
+defaults:
+  tpp_certificate: { form: nginx }
+  jws_signature: { required: true }
+${defaults}`;
+}
+
+function input(headers: Record<string, string> = {}): SignInput {
+  return {
+    method: "POST",
+    target: TARGET,
+    headers: {
+      "x-request-id": crypto.randomUUID(),
+      "psu-ip-address": "192.168.8.78",
+      "psu-id": "PSU-1234",
+      "tpp-redirect-uri": "https://tpp.example/ok",
+      "content-type": "application/json",
+      ...headers,
+    },
+    body: PAYMENT_BODY,
+  };
+}
+
+async function run(
+  headers: Record<string, string>,
+  options: { policy?: string; body?: string; target?: string } = {},
+) {
+  await using upstream = startUpstream(() => Response.json({ paymentId: "p-1" }, { status: 201 }));
+  await using gateway = await startGateway({
+    policy: options.policy ?? policy(),
+    upstream: upstream.url,
+  });
+  const response = await gateway.fetch(options.target ?? TARGET, {
+    method: "POST",
+    headers,
+    body: options.body ?? PAYMENT_BODY,
+  });
+  const body = await response.json();
+  return { response, body, received: upstream.received.length, log: gateway.log.lines };
+}
+
+async function rejected(
+  headers: Record<string, string>,
+  expected: { status?: number; code: string; text?: RegExp; path?: string },
+  options: { policy?: string; body?: string; target?: string } = {},
+) {
+  const { response, body, received } = await run(headers, options);
+  assert.equal(response.status, expected.status ?? 401, JSON.stringify(body));
+  const [message] = body.tppMessages;
+  assert.equal(message.code, expected.code, message.text);
+  if (expected.text) assert.match(message.text, expected.text);
+  if (expected.path) assert.equal(message.path, expected.path);
+  assert.equal(received, 0, "a rejected request reached the upstream");
+}
+
+async function signed(options: JwsOptions = {}, signer = tpp, headers = {}) {
+  return await signJws(signer, input(headers), options);
+}
+
+Deno.test("jwsSignature() accepts a PS256 signature with x5c and identifies the TPP", async () => {
+  const { response, received, log } = await run(await signed());
+  assert.equal(response.status, 201);
+  assert.equal(received, 1);
+  assert.equal(log.find((l) => l.op === "initiatePayment")?.tpp, "PSDGE-NBG-123456");
+});
+
+Deno.test("jwsSignature() accepts RS256 and ES256 signatures", async () => {
+  assert.equal((await run(await signed({ alg: "RS256" }))).response.status, 201);
+  assert.equal((await run(await signed({}, tppEc))).response.status, 201);
+});
+
+Deno.test("jwsSignature() resolves kid and x5t#S256 against the policy's TPP keys", async () => {
+  assert.equal((await run(await signed({ keyRef: "kid" }))).response.status, 201);
+  assert.equal((await run(await signed({ keyRef: "x5t#S256" }))).response.status, 201);
+  await rejected(await signed({ keyRef: "kid", kid: "nobody" }), {
+    code: "SIGNATURE_INVALID",
+    text: /"kid" "nobody" names no key/,
+  });
+  await rejected(await signed({ keyRef: "x5t#S256" }, otherTpp), {
+    code: "SIGNATURE_INVALID",
+    text: /"x5t#S256" names no signing certificate/,
+  });
+});
+
+Deno.test("jwsSignature() builds the chain through an intermediate sent in x5c", async () => {
+  const ok = await run(await signed({ chain: [intermediate] }, viaIntermediate));
+  assert.equal(ok.response.status, 201);
+  await rejected(await signed({}, viaIntermediate), {
+    code: "CERTIFICATE_INVALID",
+    text: /does not chain to a trust anchor/,
+  });
+});
+
+Deno.test("jwsSignature() answers SIGNATURE_MISSING where required, and passes where optional", async () => {
+  const headers = input().headers;
+  await rejected(headers, { code: "SIGNATURE_MISSING", path: "x-jws-signature" });
+  const optional = policy(
+    "operations:\n  initiatePayment:\n    jws_signature: { required: false }",
+  );
+  assert.equal((await run(headers, { policy: optional })).response.status, 201);
+});
+
+Deno.test("jwsSignature() rejects alg none", async () => {
+  await rejected(await signed({ alg: "none" }), {
+    code: "SIGNATURE_INVALID",
+    text: /"alg" must be one of PS256, RS256, ES256, got "none"/,
+  });
+});
+
+Deno.test("jwsSignature() rejects HMAC with the certificate's public key as secret", async () => {
+  const spki = new Uint8Array(tpp.cert.publicKey.rawData);
+  await rejected(await signed({ alg: "HS256", hmacKey: spki }), {
+    code: "SIGNATURE_INVALID",
+    text: /"alg" .* got "HS256"/,
+  });
+});
+
+Deno.test("jwsSignature() rejects an unknown crit entry and a crit that leaves out sigT", async () => {
+  await rejected(await signed({ header: { crit: ["sigT", "sigD", "b64", "exp"], exp: 1 } }), {
+    code: "SIGNATURE_INVALID",
+    text: /"crit" names "exp", which is not understood/,
+  });
+  await rejected(await signed({ header: { crit: ["sigD", "b64"] } }), {
+    code: "SIGNATURE_INVALID",
+    text: /"crit" must list "sigT"/,
+  });
+});
+
+Deno.test("jwsSignature() rejects b64 other than false", async () => {
+  await rejected(await signed({ header: { b64: true } }), {
+    code: "SIGNATURE_INVALID",
+    text: /"b64" must be false/,
+  });
+});
+
+Deno.test("jwsSignature() rejects a header listed in pars but missing from the request", async () => {
+  const headers = await signed({
+    pars: [
+      "(request-target)",
+      "digest",
+      "x-request-id",
+      "psu-id",
+      "tpp-redirect-uri",
+      "psu-corporate-id",
+    ],
+  });
+  await rejected(headers, {
+    code: "SIGNATURE_INVALID",
+    text: /covers "psu-corporate-id" but the request has no such header/,
+  });
+});
+
+Deno.test("jwsSignature() requires pars to cover x-request-id, and PSU and redirect headers sent", async () => {
+  await rejected(
+    await signed({ pars: ["(request-target)", "digest", "psu-id", "tpp-redirect-uri"] }),
+    {
+      code: "SIGNATURE_INVALID",
+      text: /must cover "x-request-id"/,
+    },
+  );
+  await rejected(
+    await signed({ pars: ["(request-target)", "digest", "x-request-id", "tpp-redirect-uri"] }),
+    {
+      code: "SIGNATURE_INVALID",
+      text: /must cover "psu-id", which the request carries/,
+    },
+  );
+});
+
+Deno.test("jwsSignature() rejects a header changed after signing", async () => {
+  const headers = await signed();
+  await rejected({ ...headers, "psu-id": "PSU-6666" }, {
+    code: "SIGNATURE_INVALID",
+    text: /signature value does not verify/,
+  });
+});
+
+Deno.test("jwsSignature() rejects a request sent to another path than the one signed", async () => {
+  await rejected(await signed(), {
+    code: "SIGNATURE_INVALID",
+    text: /signature value does not verify/,
+  }, { target: "/v1/payments/instant-sepa-credit-transfers" });
+});
+
+Deno.test("jwsSignature() rejects a body changed after signing (Digest mismatch)", async () => {
+  const headers = await signed();
+  const changed = PAYMENT_BODY.replace("123.50", "9123.50");
+  await rejected(headers, {
+    status: 400,
+    code: "FORMAT_ERROR",
+    path: "Digest",
+    text: /does not match the request body/,
+  }, { body: changed });
+  // Without the digest check, the signature check itself binds the body.
+  await rejected(headers, {
+    code: "SIGNATURE_INVALID",
+    text: /signed "digest" header does not match the request body/,
+  }, { body: changed, policy: policy("  digest: { mode: off }") });
+});
+
+Deno.test("jwsSignature() rejects a stale sigT and a malformed one", async () => {
+  const stale = new Date(Date.now() - 3_600_000).toISOString().replace(/\.\d{3}Z$/, "Z");
+  await rejected(await signed({ sigT: stale }), {
+    code: "SIGNATURE_INVALID",
+    text: /"sigT" .* is more than 300 s away/,
+  });
+  await rejected(await signed({ sigT: "yesterday" }), {
+    code: "SIGNATURE_INVALID",
+    text: /"sigT" must be a UTC time/,
+  });
+});
+
+Deno.test("jwsSignature() rejects a certificate from another CA", async () => {
+  await rejected(await signed({}, rogue), {
+    code: "CERTIFICATE_INVALID",
+    text: /signing certificate does not chain to a trust anchor/,
+    path: "x-jws-signature",
+  });
+});
+
+Deno.test("jwsSignature() rejects an expired certificate", async () => {
+  await rejected(await signed({}, expired), {
+    code: "CERTIFICATE_EXPIRED",
+    text: /signing certificate expired on/,
+  });
+});
+
+Deno.test("jwsSignature() rejects a blocked certificate", async () => {
+  await rejected(await signed({}, blocked), {
+    code: "CERTIFICATE_BLOCKED",
+    text: /serial badc0de\) is blocked/,
+  });
+});
+
+Deno.test("jwsSignature() rejects a signer from another TPP than the transport certificate", async () => {
+  const headers = { ...await signed({}, otherTpp), "x-ssl-client-cert": nginxHeader(tpp) };
+  await rejected(headers, {
+    code: "SIGNATURE_INVALID",
+    text: /belongs to TPP "PSDGE-NBG-999999", the transport certificate to "PSDGE-NBG-123456"/,
+  });
+  const same = { ...await signed(), "x-ssl-client-cert": nginxHeader(tpp) };
+  assert.equal((await run(same)).response.status, 201);
+});
+
+Deno.test("jwsSignature() rejects a signing certificate without the payment role", async () => {
+  await rejected(await signed({}, aisOnly), {
+    code: "ROLE_INVALID",
+    text: /must carry the PSD2 role PSP_PI .* it has PSP_AI/,
+  });
+});
+
+Deno.test("jwsSignature() rejects a value that is not a compact detached JWS", async () => {
+  const headers = await signed();
+  const [head, , sig] = headers["x-jws-signature"].split(".");
+  await rejected({ ...headers, "x-jws-signature": `${head}.eyJ4IjoxfQ.${sig}` }, {
+    code: "SIGNATURE_INVALID",
+    text: /must be a compact detached JWS/,
+  });
+  await rejected({ ...headers, "x-jws-signature": `bm90IGpzb24..${sig}` }, {
+    code: "SIGNATURE_INVALID",
+    text: /protected header must be base64url-encoded JSON/,
+  });
+});
+
+Deno.test("jwsSignature() refuses a policy whose cover list leaves out digest", async () => {
+  await assert.rejects(
+    () =>
+      startGateway({
+        policy: policy(
+          "operations:\n  initiatePayment:\n    jws_signature: { cover: [(request-target), x-request-id] }",
+        ),
+      }),
+    /cover must include "digest"/,
+  );
+});
+
+Deno.test("jwsSignature() rejects pars entries that are no header names, and x5c that is no certificate", async () => {
+  await rejected(
+    await signed({ pars: ["(request-target)", "digest", "x-request-id", "psu-id:"] }),
+    {
+      code: "SIGNATURE_INVALID",
+      text: /lists "psu-id:", which is no header name/,
+    },
+  );
+  await rejected(await signed({ header: { x5c: ["MIIBAAAA"] } }), {
+    code: "CERTIFICATE_INVALID",
+    text: /signing certificate cannot be read/,
+  });
+  await rejected(await signed({ header: { x5c: Array(5).fill(tpp.base64) } }), {
+    code: "SIGNATURE_INVALID",
+    text: /"x5c" must be a list of 1 to 4 base64 certificates/,
+  });
+});

@@ -1,0 +1,25 @@
+import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
+import { REQUEST_ID } from "../support/requests.ts";
+
+const READ = { "x-request-id": REQUEST_ID, "consent-id": "c-1" };
+
+Deno.test("psuDeviceId() rejects a PSU-Device-ID that is not a UUID", async () => {
+  await using t = await rig(policy());
+  for (const bad of ["device-1", "99391c7e-ad88-49ec-a2ad-99ddcb1f772", ""]) {
+    assertRejected(
+      await t.call("/v1/accounts", { headers: { ...READ, "psu-device-id": bad } }),
+      { status: 400, code: "FORMAT_ERROR", path: "PSU-Device-ID", text: /must be a UUID/ },
+      t.upstream,
+    );
+  }
+});
+
+Deno.test("psuDeviceId() accepts a UUID", async () => {
+  await using t = await rig(policy());
+  assertForwarded(
+    await t.call("/v1/accounts", {
+      headers: { ...READ, "psu-device-id": "5b1f3c2e-7a41-4d6b-9c0e-000000000001" },
+    }),
+    t.upstream,
+  );
+});

@@ -1,0 +1,123 @@
+import { TEST_SECTIONS } from "../support/sections.ts";
+import assert from "node:assert/strict";
+import { Hono } from "hono";
+import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
+import { initiationHeaders, REQUEST_ID, singlePayment } from "../support/requests.ts";
+import { psuIpAddress } from "../../middleware/psu_ip_address.ts";
+import { operation } from "../../src/catalogue.ts";
+import type { GatewayEnv } from "../../src/check.ts";
+import { defaultServices, memoryLogger } from "../../src/services.ts";
+import { GatewayError } from "../../src/errors.ts";
+
+const PAYMENT = JSON.stringify(singlePayment());
+
+function initiate(headers: Record<string, string>) {
+  return { method: "POST", headers, body: PAYMENT };
+}
+
+Deno.test("psuIpAddress() rejects payment initiation and consent creation without it", async () => {
+  await using t = await rig(policy());
+  const { "psu-ip-address": _, ...headers } = initiationHeaders();
+  for (const path of ["/v1/payments/domestic", "/v1/consents"]) {
+    assertRejected(await t.call(path, initiate(headers)), {
+      status: 400,
+      code: "FORMAT_ERROR",
+      path: "PSU-IP-Address",
+      text: /^Header "PSU-IP-Address" is required/,
+    }, t.upstream);
+  }
+});
+
+Deno.test("psuIpAddress() rejects malformed IPv4 addresses", async () => {
+  await using t = await rig(policy());
+  for (const bad of ["256.1.1.1", "1.2.3", "01.2.3.4", "localhost", "1.2.3.4:80"]) {
+    const outcome = await t.call(
+      "/v1/payments/domestic",
+      initiate(initiationHeaders({ "psu-ip-address": bad })),
+    );
+    assertRejected(outcome, {
+      status: 400,
+      code: "FORMAT_ERROR",
+      path: "PSU-IP-Address",
+      text: /must be an IPv4 address/,
+    }, t.upstream);
+  }
+});
+
+Deno.test("psuIpAddress() accepts IPv6 only when the policy allows it", async () => {
+  {
+    await using t = await rig(policy());
+    const outcome = await t.call(
+      "/v1/payments/domestic",
+      initiate(initiationHeaders({ "psu-ip-address": "2001:db8::1" })),
+    );
+    assertRejected(
+      outcome,
+      { status: 400, code: "FORMAT_ERROR", path: "PSU-IP-Address" },
+      t.upstream,
+    );
+  }
+  await using t = await rig(policy("  psu_ip_address: { allow_ipv6: true }"));
+  for (const good of ["2001:db8::1", "::ffff:192.0.2.1", "192.0.2.1"]) {
+    const outcome = await t.call(
+      "/v1/payments/domestic",
+      initiate(initiationHeaders({ "psu-ip-address": good })),
+    );
+    assert.equal(outcome.status, 200, good);
+  }
+  const outcome = await t.call(
+    "/v1/payments/domestic",
+    initiate(initiationHeaders({ "psu-ip-address": "2001:db8::1%eth0" })),
+  );
+  assert.equal(outcome.status, 400);
+});
+
+Deno.test("psuIpAddress() is optional on account reads but checked when sent", async () => {
+  await using t = await rig(policy());
+  const headers = { "x-request-id": REQUEST_ID, "consent-id": "c-1" };
+  assertForwarded(await t.call("/v1/accounts", { headers }), t.upstream);
+  assertForwarded(
+    await t.call("/v1/accounts", { headers: { ...headers, "psu-ip-address": "10.0.0.1" } }),
+    t.upstream,
+    2,
+  );
+  assertRejected(
+    await t.call("/v1/accounts", { headers: { ...headers, "psu-ip-address": "10.0.0" } }),
+    { status: 400, code: "FORMAT_ERROR", path: "PSU-IP-Address" },
+    t.upstream,
+    2,
+  );
+});
+
+/** Runs the check on getAccountList with a probe after it that reports c.var.psuInitiated. */
+async function psuInitiated(header: string | undefined, mode: "enforce" | "report") {
+  const op = operation("getAccountList");
+  const options = psuIpAddress.options.parse({ mode });
+  const check = psuIpAddress.create(options, {
+    operation: op,
+    services: defaultServices({ log: memoryLogger() }),
+    sections: TEST_SECTIONS,
+  })!;
+  const app = new Hono<GatewayEnv>();
+  app.get("/", async (c, next) => {
+    // What the app's entry sets before any check: presence of a syntactically valid address.
+    c.set("psuInitiated", header !== undefined);
+    try {
+      await check(c, next);
+    } catch (error) {
+      if (!(error instanceof GatewayError) || mode === "enforce") throw error;
+      await next();
+    }
+  }, (c) => c.json({ psuInitiated: c.var.psuInitiated }));
+  const response = await app.request("/", {
+    headers: header === undefined ? {} : { "psu-ip-address": header },
+  });
+  return response.status === 200 ? (await response.json()).psuInitiated : response.status;
+}
+
+Deno.test("psuIpAddress() marks a read PSU-initiated only for a present and valid address", async () => {
+  assert.equal(await psuInitiated("192.168.0.7", "enforce"), true);
+  assert.equal(await psuInitiated(undefined, "enforce"), false);
+  assert.equal(await psuInitiated("2001:db8::1", "report"), false);
+  assert.equal(await psuInitiated("not-an-ip", "report"), false);
+});

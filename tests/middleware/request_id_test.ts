@@ -1,0 +1,71 @@
+import assert from "node:assert/strict";
+import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
+import { REQUEST_ID } from "../support/requests.ts";
+
+const READ = { "consent-id": "consent-1" };
+
+Deno.test("requestId() rejects an account read without X-Request-ID", async () => {
+  await using t = await rig(policy());
+  const outcome = await t.call("/v1/accounts", { headers: READ });
+  assertRejected(outcome, {
+    status: 400,
+    code: "FORMAT_ERROR",
+    path: "X-Request-ID",
+    text: /^Header "X-Request-ID" is required/,
+  }, t.upstream);
+});
+
+Deno.test("requestId() rejects an X-Request-ID that is not a UUID", async () => {
+  await using t = await rig(policy());
+  for (
+    const bad of ["12345", `${REQUEST_ID}0`, REQUEST_ID.replaceAll("-", ""), `{${REQUEST_ID}}`]
+  ) {
+    const outcome = await t.call("/v1/accounts", { headers: { ...READ, "x-request-id": bad } });
+    assertRejected(outcome, {
+      status: 400,
+      code: "FORMAT_ERROR",
+      path: "X-Request-ID",
+      text: /must be a UUID/,
+    }, t.upstream);
+  }
+});
+
+Deno.test("requestId() accepts a UUID in either case", async () => {
+  await using t = await rig(policy());
+  assertForwarded(
+    await t.call("/v1/accounts", { headers: { ...READ, "x-request-id": REQUEST_ID } }),
+    t.upstream,
+  );
+  assertForwarded(
+    await t.call("/v1/accounts", {
+      headers: { ...READ, "x-request-id": REQUEST_ID.toUpperCase() },
+    }),
+    t.upstream,
+    2,
+  );
+});
+
+Deno.test("requestId() does not require the id where the catalogue does not, but checks it", async () => {
+  await using t = await rig(policy());
+  assertForwarded(await t.call("/v1/products/en"), t.upstream);
+  const outcome = await t.call("/v1/products/en", { headers: { "x-request-id": "x" } });
+  assertRejected(
+    outcome,
+    { status: 400, code: "FORMAT_ERROR", path: "X-Request-ID" },
+    t.upstream,
+    1,
+  );
+});
+
+Deno.test("requestId() in report mode forwards and logs the finding", async () => {
+  await using t = await rig(policy("  request_id: { mode: report }"));
+  assertForwarded(await t.call("/v1/accounts", { headers: READ }), t.upstream);
+  const line = t.gateway.log.lines.find((l) => l.findings);
+  assert.deepEqual(line?.findings, [{
+    check: "request_id",
+    mode: "report",
+    code: "FORMAT_ERROR",
+    path: "X-Request-ID",
+    dropped: undefined,
+  }]);
+});

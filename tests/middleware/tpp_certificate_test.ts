@@ -1,0 +1,204 @@
+import assert from "node:assert/strict";
+import { startGateway } from "../support/gateway.ts";
+import { startUpstream } from "../support/upstream.ts";
+import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
+
+const DAY = 86_400_000;
+const ca = await createCa();
+const otherCa = await createCa("Rogue CA");
+const tpp = await issue(ca);
+const rogue = await issue(otherCa);
+const expired = await issue(ca, {
+  notBefore: new Date(Date.now() - 400 * DAY),
+  notAfter: new Date(Date.now() - 2 * DAY),
+});
+const justExpired = await issue(ca, {
+  notBefore: new Date(Date.now() - 400 * DAY),
+  notAfter: new Date(Date.now() - 10_000),
+});
+const future = await issue(ca, { notBefore: new Date(Date.now() + 2 * DAY) });
+const blockedBySha = await issue(ca);
+const blockedBySerial = await issue(ca, { serial: "0a0b0c" });
+const aisOnly = await issue(ca, { roles: ["PSP_AI"] });
+const pisOnly = await issue(ca, { roles: ["PSP_PI"] });
+const anonymous = await issue(ca, { orgId: null });
+const blockedSha = Array.from(
+  new Uint8Array(await crypto.subtle.digest("SHA-256", blockedBySha.cert.rawData)),
+  (b) => b.toString(16).padStart(2, "0"),
+).join(":");
+
+function policy(extra = "", trust = "") {
+  return `
+upstream:
+  url: \${UPSTREAM_URL}
+trust:
+  anchors: [${yamlString(ca.pem)}]
+  blocked:
+    - { sha256: "${blockedSha}" }
+    - { serial: "0A0B0C", issuer: "${ca.cert.subject}" }
+${trust}
+defaults:
+  tpp_certificate: { form: nginx, required: true }
+${extra}`;
+}
+
+const PAYMENT = {
+  path: "/v1/payments/sepa-credit-transfers",
+  init: { method: "POST", body: "{}", headers: { "content-type": "application/json" } },
+};
+const ACCOUNTS = { path: "/v1/accounts", init: { headers: { "consent-id": "c-1" } } };
+
+async function call(
+  headers: Record<string, string>,
+  options: { policy?: string; request?: { path: string; init: RequestInit } } = {},
+) {
+  const request = options.request ?? PAYMENT;
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: options.policy ?? policy(),
+    upstream: upstream.url,
+  });
+  const response = await gateway.fetch(request.path, {
+    ...request.init,
+    headers: { "x-request-id": crypto.randomUUID(), ...request.init.headers, ...headers },
+  });
+  const body = await response.json();
+  return { response, body, upstream: upstream.received, log: gateway.log.lines };
+}
+
+async function rejected(
+  headers: Record<string, string>,
+  expected: { code: string; text?: RegExp },
+  options: { policy?: string; request?: { path: string; init: RequestInit } } = {},
+) {
+  const { response, body, upstream } = await call(headers, options);
+  assert.equal(response.status, 401, JSON.stringify(body));
+  assert.equal(body.tppMessages[0].code, expected.code, body.tppMessages[0].text);
+  if (expected.text) assert.match(body.tppMessages[0].text, expected.text);
+  assert.equal(upstream.length, 0, "a rejected request reached the upstream");
+}
+
+Deno.test("tppCertificate() accepts an nginx URL-encoded PEM and keys the TPP id", async () => {
+  const { response, upstream, log } = await call({ "x-ssl-client-cert": nginxHeader(tpp) });
+  assert.equal(response.status, 200);
+  assert.equal(upstream.length, 1);
+  assert.equal(log.find((l) => l.op === "initiatePayment")?.tpp, "PSDGE-NBG-123456");
+});
+
+Deno.test("tppCertificate() reads Envoy's X-Forwarded-Client-Cert", async () => {
+  const xfcc = `By=spiffe://bank/edge;Hash=abc;Cert="${nginxHeader(tpp)}";Subject="CN=tpp.example"`;
+  const envoy = policy().replace("form: nginx", "form: envoy");
+  const ok = await call({ "x-forwarded-client-cert": xfcc }, { policy: envoy });
+  assert.equal(ok.response.status, 200);
+  await rejected({ "x-forwarded-client-cert": "By=spiffe://bank/edge;Hash=abc" }, {
+    code: "CERTIFICATE_INVALID",
+    text: /X-Forwarded-Client-Cert" must carry Cert=/,
+  }, { policy: envoy });
+});
+
+Deno.test("tppCertificate() reads RFC 9440 Client-Cert", async () => {
+  const rfc = policy().replace("form: nginx", "form: rfc9440");
+  const ok = await call({ "client-cert": `:${tpp.base64}:` }, { policy: rfc });
+  assert.equal(ok.response.status, 200);
+  await rejected({ "client-cert": tpp.base64 }, {
+    code: "CERTIFICATE_INVALID",
+    text: /RFC 9440/,
+  }, { policy: rfc });
+});
+
+Deno.test("tppCertificate() answers CERTIFICATE_MISSING where required, and passes where not", async () => {
+  await rejected({}, { code: "CERTIFICATE_MISSING", text: /X-SSL-Client-Cert/ });
+  const optional = policy().replace("required: true", "required: false");
+  assert.equal((await call({}, { policy: optional })).response.status, 200);
+});
+
+Deno.test("tppCertificate() rejects a header that holds no certificate", async () => {
+  await rejected({ "x-ssl-client-cert": "not%20a%20certificate" }, {
+    code: "CERTIFICATE_INVALID",
+    text: /cannot be read/,
+  });
+  await rejected({ "x-ssl-client-cert": "%E0%A4%A" }, {
+    code: "CERTIFICATE_INVALID",
+    text: /URL-encoded PEM/,
+  });
+});
+
+Deno.test("tppCertificate() rejects a certificate from another CA", async () => {
+  await rejected({ "x-ssl-client-cert": nginxHeader(rogue) }, {
+    code: "CERTIFICATE_INVALID",
+    text: /TPP certificate does not chain to a trust anchor/,
+  });
+});
+
+Deno.test("tppCertificate() rejects an expired and a not yet valid certificate", async () => {
+  await rejected({ "x-ssl-client-cert": nginxHeader(expired) }, {
+    code: "CERTIFICATE_EXPIRED",
+    text: /TPP certificate expired on \d{4}-/,
+  });
+  await rejected({ "x-ssl-client-cert": nginxHeader(future) }, {
+    code: "CERTIFICATE_INVALID",
+    text: /is not valid before/,
+  });
+});
+
+Deno.test("tppCertificate() allows the policy's clock skew on validity dates", async () => {
+  const ok = await call({ "x-ssl-client-cert": nginxHeader(justExpired) });
+  assert.equal(ok.response.status, 200);
+  await rejected({ "x-ssl-client-cert": nginxHeader(justExpired) }, {
+    code: "CERTIFICATE_EXPIRED",
+  }, { policy: policy("", "  clock_skew_seconds: 0") });
+});
+
+Deno.test("tppCertificate() rejects certificates blocked by fingerprint or by serial and issuer", async () => {
+  await rejected({ "x-ssl-client-cert": nginxHeader(blockedBySha) }, {
+    code: "CERTIFICATE_BLOCKED",
+    text: /is blocked by the bank/,
+  });
+  await rejected({ "x-ssl-client-cert": nginxHeader(blockedBySerial) }, {
+    code: "CERTIFICATE_BLOCKED",
+    text: /serial a0b0c/,
+  });
+});
+
+Deno.test("tppCertificate() requires an organizationIdentifier", async () => {
+  await rejected({ "x-ssl-client-cert": nginxHeader(anonymous) }, {
+    code: "CERTIFICATE_INVALID",
+    text: /organizationIdentifier/,
+  });
+});
+
+Deno.test("tppCertificate() requires PSP_PI for payments and PSP_AI for accounts and consents", async () => {
+  await rejected({ "x-ssl-client-cert": nginxHeader(aisOnly) }, {
+    code: "ROLE_INVALID",
+    text: /PSP_PI .* it has PSP_AI/,
+  });
+  await rejected({ "x-ssl-client-cert": nginxHeader(pisOnly) }, {
+    code: "ROLE_INVALID",
+    text: /PSP_AI/,
+  }, { request: ACCOUNTS });
+  await rejected({ "x-ssl-client-cert": nginxHeader(pisOnly) }, { code: "ROLE_INVALID" }, {
+    request: { path: "/v1/consents/c-1", init: {} },
+  });
+  assert.equal(
+    (await call({ "x-ssl-client-cert": nginxHeader(aisOnly) }, { request: ACCOUNTS })).response
+      .status,
+    200,
+  );
+});
+
+Deno.test("tppCertificate() takes the role mapping from the policy", async () => {
+  const relaxed = policy("", "  roles: { pis: [PSP_PI, PSP_AI] }");
+  const ok = await call({ "x-ssl-client-cert": nginxHeader(aisOnly) }, { policy: relaxed });
+  assert.equal(ok.response.status, 200);
+});
+
+Deno.test("trust section: a missing anchor file is a policy error naming the path", async () => {
+  const broken = policy().replace(
+    `anchors: [${yamlString(ca.pem)}]`,
+    "anchors: [/nonexistent/qtsp-ca.pem]",
+  );
+  await assert.rejects(
+    () => startGateway({ policy: broken, upstream: "http://127.0.0.1:9" }),
+    /trust\.anchors\.0: cannot read file "\/nonexistent\/qtsp-ca\.pem"/,
+  );
+});

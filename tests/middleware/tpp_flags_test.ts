@@ -1,0 +1,83 @@
+import assert from "node:assert/strict";
+import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
+import { initiationHeaders, singlePayment } from "../support/requests.ts";
+
+function initiate(extra: Record<string, string>) {
+  return {
+    method: "POST",
+    headers: initiationHeaders(extra),
+    body: JSON.stringify(singlePayment()),
+  };
+}
+
+Deno.test("tppFlags() rejects a TPP-Redirect-Preferred other than true or false", async () => {
+  await using t = await rig(policy());
+  for (const bad of ["yes", "TRUE", "1", ""]) {
+    assertRejected(
+      await t.call("/v1/payments/domestic", initiate({ "tpp-redirect-preferred": bad })),
+      {
+        status: 400,
+        code: "FORMAT_ERROR",
+        path: "TPP-Redirect-Preferred",
+        text: /^Header "TPP-Redirect-Preferred" must be "true" or "false"$/,
+      },
+      t.upstream,
+    );
+  }
+});
+
+Deno.test("tppFlags() does not reject both redirect and decoupled preferred", async () => {
+  await using t = await rig(policy());
+  const outcome = await t.call(
+    "/v1/payments/domestic",
+    initiate({
+      "tpp-redirect-preferred": "true",
+      "tpp-redirect-uri": "https://tpp.example/back",
+      "tpp-decoupled-preferred": "true",
+    }),
+  );
+  assertForwarded(outcome, t.upstream);
+  assert.equal(t.upstream.received[0].headers.get("tpp-decoupled-preferred"), "true");
+});
+
+Deno.test("tppFlags() drops a malformed ignorable flag instead of rejecting", async () => {
+  await using t = await rig(policy());
+  const flags = {
+    "tpp-decoupled-preferred": "TPP-Decoupled-Preferred",
+    "tpp-explicit-authorisation-preferred": "TPP-Explicit-Authorisation-Preferred",
+    "tpp-rejection-nofunds-preferred": "TPP-Rejection-NoFunds-Preferred",
+  };
+  for (const [i, [name, display]] of Object.entries(flags).entries()) {
+    const outcome = await t.call("/v1/payments/domestic", initiate({ [name]: "maybe" }));
+    assertForwarded(outcome, t.upstream, i + 1);
+    assert.equal(t.upstream.received[i].headers.get(name), null, `${name} was forwarded`);
+    const line = t.gateway.log.lines.at(-1)!;
+    assert.deepEqual(line.findings, [{
+      check: "tpp_flags",
+      mode: "enforce",
+      code: "FORMAT_ERROR",
+      path: display,
+      dropped: true,
+    }]);
+  }
+});
+
+Deno.test("tppFlags() rejects a malformed ignorable flag when the policy says reject", async () => {
+  await using t = await rig(policy("  tpp_flags: { ignorable: reject }"));
+  assertRejected(
+    await t.call("/v1/payments/domestic", initiate({ "tpp-decoupled-preferred": "maybe" })),
+    { status: 400, code: "FORMAT_ERROR", path: "TPP-Decoupled-Preferred" },
+    t.upstream,
+  );
+});
+
+Deno.test("tppFlags() in report mode forwards a malformed ignorable flag unchanged", async () => {
+  await using t = await rig(policy("  tpp_flags: { mode: report }"));
+  const outcome = await t.call(
+    "/v1/payments/domestic",
+    initiate({ "tpp-decoupled-preferred": "maybe" }),
+  );
+  assertForwarded(outcome, t.upstream);
+  assert.equal(t.upstream.received[0].headers.get("tpp-decoupled-preferred"), "maybe");
+  assert.equal((t.gateway.log.lines.at(-1)!.findings as { mode: string }[])[0].mode, "report");
+});

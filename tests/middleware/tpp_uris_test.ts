@@ -1,0 +1,108 @@
+import assert from "node:assert/strict";
+import { startGateway } from "../support/gateway.ts";
+import { startUpstream } from "../support/upstream.ts";
+import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
+
+const ca = await createCa();
+const tpp = await issue(ca, { domains: ["tpp.example", "*.api.tpp.example"] });
+
+function policy(redirect = "warn") {
+  return `
+upstream:
+  url: \${UPSTREAM_URL}
+trust:
+  anchors: [${yamlString(ca.pem)}]
+defaults:
+  tpp_certificate: { form: nginx }
+  tpp_uris: { redirect: ${redirect} }
+`;
+}
+
+async function consent(headers: Record<string, string>, options: { policy?: string } = {}) {
+  await using upstream = startUpstream(() => Response.json({ consentId: "c-1" }, { status: 201 }));
+  await using gateway = await startGateway({
+    policy: options.policy ?? policy(),
+    upstream: upstream.url,
+  });
+  const response = await gateway.fetch("/v1/consents", {
+    method: "POST",
+    headers: {
+      "x-request-id": crypto.randomUUID(),
+      "content-type": "application/json",
+      "x-ssl-client-cert": nginxHeader(tpp),
+      ...headers,
+    },
+    body: "{}",
+  });
+  const body = await response.json();
+  return { response, body, received: upstream.received, log: gateway.log.lines };
+}
+
+Deno.test("tppUris() forwards a notification URI inside the certificate's domains", async () => {
+  for (const uri of ["https://tpp.example/notify", "https://hooks.api.tpp.example/n"]) {
+    const { response, received } = await consent({ "tpp-notification-uri": uri });
+    assert.equal(response.status, 201);
+    assert.equal(response.headers.get("aspsp-notification-support"), null);
+    assert.equal(received[0].headers.get("tpp-notification-uri"), uri);
+  }
+});
+
+Deno.test("tppUris() strips a notification URI outside the domains and says ASPSP-Notification-Support: false", async () => {
+  for (
+    const uri of [
+      "https://evil.example/n",
+      "https://a.b.api.tpp.example/n",
+      "https://api.tpp.example.evil/n",
+    ]
+  ) {
+    const { response, received } = await consent({ "tpp-notification-uri": uri });
+    assert.equal(response.status, 201, uri);
+    assert.equal(response.headers.get("aspsp-notification-support"), "false", uri);
+    assert.equal(received.length, 1);
+    assert.equal(received[0].headers.get("tpp-notification-uri"), null, uri);
+  }
+});
+
+Deno.test("tppUris() rejects a redirect URI outside the domains when the policy says reject", async () => {
+  const { response, body, received } = await consent(
+    { "tpp-redirect-uri": "https://phish.example/cb" },
+    { policy: policy("reject") },
+  );
+  assert.equal(response.status, 400);
+  assert.equal(body.tppMessages[0].code, "FORMAT_ERROR");
+  assert.equal(body.tppMessages[0].path, "TPP-Redirect-URI");
+  assert.match(
+    body.tppMessages[0].text,
+    /domains of the TPP's certificate \(tpp\.example, \*\.api\.tpp\.example\)/,
+  );
+  assert.equal(received.length, 0);
+  const nok = await consent({ "tpp-nok-redirect-uri": "https://phish.example/nok" }, {
+    policy: policy("reject"),
+  });
+  assert.equal(nok.body.tppMessages[0].path, "TPP-Nok-Redirect-URI");
+});
+
+Deno.test("tppUris() forwards a redirect URI outside the domains with a finding when the policy says warn", async () => {
+  const { response, received, log } = await consent({
+    "tpp-redirect-uri": "https://phish.example/cb",
+  });
+  assert.equal(response.status, 201);
+  assert.equal(received.length, 1);
+  const line = log.find((l) => l.op === "createConsent") as {
+    findings?: { check: string; code: string }[];
+  };
+  assert.deepEqual(line.findings?.map((f) => [f.check, f.code]), [["tpp_uris", "FORMAT_ERROR"]]);
+  const inside = await consent({ "tpp-redirect-uri": "https://tpp.example/cb" }, {
+    policy: policy("reject"),
+  });
+  assert.equal(inside.response.status, 201);
+});
+
+Deno.test("tppUris() judges nothing without a verified transport certificate", async () => {
+  const { response, received } = await consent({
+    "x-ssl-client-cert": "",
+    "tpp-notification-uri": "https://evil.example/n",
+  }, { policy: policy("reject") });
+  assert.equal(response.status, 201);
+  assert.equal(received[0].headers.get("tpp-notification-uri"), "https://evil.example/n");
+});

@@ -1,0 +1,104 @@
+import assert from "node:assert/strict";
+import { startUpstream } from "./support/upstream.ts";
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+async function waitFor(url: string) {
+  for (let i = 0; i < 200; i++) {
+    try {
+      const response = await fetch(url);
+      await response.body?.cancel();
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  throw new Error(`${url} never answered`);
+}
+
+Deno.test("serve.ts runs under deno serve --parallel and answers through every worker", async () => {
+  await using upstream = startUpstream();
+  const port = freePort();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "serve",
+      "--parallel",
+      "--allow-all",
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "serve.ts",
+    ],
+    env: { UPSTREAM_URL: upstream.url, DENO_JOBS: "2" },
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  try {
+    const url = `http://127.0.0.1:${port}`;
+    await waitFor(`${url}/healthz`);
+    const answers = await Promise.all(
+      Array.from(
+        { length: 20 },
+        () =>
+          fetch(`${url}/v1/consents/c-1/status`, {
+            headers: { "x-request-id": crypto.randomUUID() },
+          })
+            .then(async (r) => ({ status: r.status, body: await r.json() })),
+      ),
+    );
+    for (const answer of answers) assert.equal(answer.status, 200);
+    assert.equal(upstream.received.length, 20);
+    assert.equal(upstream.received[0].path, "/psd2/v1/consents/c-1/status");
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+  }
+});
+
+const denort = Deno.env.get("DENORT_BIN");
+
+Deno.test({
+  name: "deno task compile builds a binary that serves a flow with --policy and stops cleanly",
+  // deno compile needs the denort runtime, downloaded from dl.deno.land or given as DENORT_BIN;
+  // neither exists on machines without internet access.
+  ignore: !denort,
+  async fn() {
+    const out = await Deno.makeTempDir();
+    const built = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "compile",
+        "--allow-all",
+        "--include",
+        "config",
+        "--output",
+        `${out}/xs2a-edge`,
+        "main.ts",
+      ],
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    assert.equal(built.code, 0, new TextDecoder().decode(built.stderr));
+    await using upstream = startUpstream();
+    const port = freePort();
+    const child = new Deno.Command(`${out}/xs2a-edge`, {
+      args: ["--policy", "config/policy.yaml"],
+      env: { UPSTREAM_URL: upstream.url, PORT: String(port) },
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    await waitFor(`http://127.0.0.1:${port}/healthz`);
+    const response = await fetch(`http://127.0.0.1:${port}/v1/consents/c-1/status`, {
+      headers: { "x-request-id": crypto.randomUUID() },
+    });
+    assert.equal(response.status, 200);
+    await response.body?.cancel();
+    child.kill("SIGTERM");
+    assert.equal((await child.status).code, 0);
+  },
+});

@@ -1,0 +1,202 @@
+import assert from "node:assert/strict";
+import { startGateway } from "../support/gateway.ts";
+import { startUpstream } from "../support/upstream.ts";
+import { OPERATIONS } from "../../src/catalogue.ts";
+import { passthroughPolicy } from "../support/policies.ts";
+
+const ID = "0d9e7f6a-5b4c-4d3e-8f2a-1b0c9d8e7f6a";
+// Routing, body reading, deprecation and logging are tested alone: the other checks are off.
+const POLICY = passthroughPolicy({
+  defaults: { body_limit: { max_bytes: 64 } },
+  operations: {
+    createCheckoutOrder: {
+      deprecation: {
+        since: "2025-01-01",
+        sunset: "2027-06-30",
+        link: "https://bank.example/deprecations",
+      },
+    },
+  },
+});
+
+Deno.test("createApp() answers 404 RESOURCE_UNKNOWN in Berlin Group form for unknown paths", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({ policy: POLICY, upstream: upstream.url });
+  for (const path of ["/", "/v2/accounts", "/v1/accounts/a/b/c/d/e", "/psd2/v1/accounts"]) {
+    const response = await gateway.fetch(path, { headers: { "x-request-id": ID } });
+    assert.equal(response.status, 404, path);
+    assert.equal(response.headers.get("x-request-id"), ID);
+    const body = await response.json();
+    assert.deepEqual(Object.keys(body.tppMessages[0]), ["category", "code", "text"]);
+    assert.equal(body.tppMessages[0].code, "RESOURCE_UNKNOWN");
+  }
+  assert.equal(upstream.received.length, 0);
+});
+
+Deno.test("createApp() answers 405 SERVICE_INVALID with Allow for a known path and wrong method", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({ policy: POLICY, upstream: upstream.url });
+  const cases: [string, string, string][] = [
+    ["PATCH", "/v1/payments/domestic/p-1", "GET, DELETE"],
+    ["POST", "/v1/accounts", "GET"],
+    ["PUT", "/v1/consents/c-1", "GET, DELETE"],
+    ["GET", "/v1/consents", "POST"],
+    ["DELETE", "/v1/products/en", "GET"],
+    ["POST", "/v1/accounts/a-1/balances", "GET"],
+  ];
+  for (const [method, path, allow] of cases) {
+    const response = await gateway.fetch(path, { method, headers: { "x-request-id": ID } });
+    assert.equal(response.status, 405, `${method} ${path}`);
+    assert.equal(response.headers.get("allow"), allow, `${method} ${path}`);
+    assert.equal((await response.json()).tppMessages[0].code, "SERVICE_INVALID");
+  }
+  assert.equal(upstream.received.length, 0);
+});
+
+Deno.test("createApp() routes literal segments before parameters", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({ policy: POLICY, upstream: upstream.url });
+  const expectations: [string, string][] = [
+    ["/v1/accounts/a-1/balances", "/psd2/v1/accounts/a-1/balances"],
+    ["/v1/consents/c-1/status", "/psd2/v1/consents/c-1/status"],
+    ["/v1/products/deposits", "/v1/products/deposits"],
+    ["/v1/products/en/cards?page=1", "/v1/products/en/cards?page=1"],
+    [
+      "/v1/services/installment/calculate?amount=10",
+      "/v1/services/installment/calculate?amount=10",
+    ],
+    ["/v1/payments/domestic/p-1/status", "/psd2/v1/payments/domestic/p-1/status"],
+  ];
+  for (const [path, upstreamPath] of expectations) {
+    const response = await gateway.fetch(path, { headers: { "x-request-id": ID } });
+    await response.body?.cancel();
+    assert.equal(response.status, 200, path);
+    assert.equal(upstream.received.at(-1)?.path, upstreamPath);
+  }
+});
+
+Deno.test("createApp() registers a route for every operation of the catalogue", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({ policy: POLICY, upstream: upstream.url });
+  for (const op of OPERATIONS) {
+    const path = op.path.replace(/\{[^}]+\}/g, (m) => m === "{locale}" ? "en" : "x1");
+    const response = await gateway.fetch(path, {
+      method: op.method,
+      headers: { "x-request-id": ID, "content-type": "application/json" },
+      body: op.method === "POST" || op.method === "PUT" ? "{}" : undefined,
+    });
+    await response.body?.cancel();
+    assert.equal(response.status, 200, `${op.id} ${op.method} ${path}`);
+  }
+  assert.equal(upstream.received.length, OPERATIONS.length);
+});
+
+Deno.test("deprecation() marks deprecated operations only, with Sunset and Link from the policy", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({ policy: POLICY, upstream: upstream.url });
+  const order = await gateway.fetch("/api/v1/checkout/orders", {
+    method: "POST",
+    headers: { "x-request-id": ID, "content-type": "application/json" },
+    body: "{}",
+  });
+  await order.body?.cancel();
+  assert.equal(order.headers.get("deprecation"), `@${Date.parse("2025-01-01") / 1000}`);
+  assert.equal(order.headers.get("sunset"), "Wed, 30 Jun 2027 00:00:00 GMT");
+  assert.equal(order.headers.get("link"), '<https://bank.example/deprecations>; rel="deprecation"');
+  const calculator = await gateway.fetch("/v1/services/installment/calculate");
+  await calculator.body?.cancel();
+  assert.equal(calculator.headers.get("deprecation"), "true");
+  assert.equal(calculator.headers.get("sunset"), null);
+  const products = await gateway.fetch("/v1/products/en");
+  await products.body?.cancel();
+  assert.equal(products.headers.get("deprecation"), null);
+});
+
+Deno.test("bodyLimit() answers 413 beyond max_bytes and forwards nothing", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({ policy: POLICY, upstream: upstream.url });
+  const response = await gateway.fetch("/v1/consents", {
+    method: "POST",
+    headers: { "x-request-id": ID, "content-type": "application/json" },
+    body: JSON.stringify({ padding: "x".repeat(100) }),
+  });
+  assert.equal(response.status, 413);
+  assert.equal((await response.json()).tppMessages[0].code, "PAYLOAD_TOO_LARGE");
+  assert.equal(upstream.received.length, 0);
+  // A chunked upload without Content-Length is cut off at the same limit.
+  const stream = new ReadableStream({
+    start(controller) {
+      for (let i = 0; i < 10; i++) controller.enqueue(new TextEncoder().encode("x".repeat(20)));
+      controller.close();
+    },
+  });
+  const chunked = await gateway.fetch("/v1/consents", {
+    method: "POST",
+    headers: { "x-request-id": ID, "content-type": "application/json" },
+    body: stream,
+  });
+  assert.equal(chunked.status, 413);
+  await chunked.body?.cancel();
+  assert.equal(upstream.received.length, 0);
+});
+
+Deno.test("bodyLimit() forwards the exact bytes it read", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({ policy: POLICY, upstream: upstream.url });
+  const body = '{"a": "ünïcode",\n "b": 1}';
+  const response = await gateway.fetch("/v1/consents", {
+    method: "POST",
+    headers: { "x-request-id": ID, "content-type": "application/json" },
+    body,
+  });
+  await response.body?.cancel();
+  assert.equal(upstream.received[0].body, body);
+});
+
+Deno.test("createApp() hides unknown failures behind a generic 500 and logs them", async () => {
+  await using gateway = await startGateway({
+    policy: POLICY,
+    upstream: "http://127.0.0.1:9",
+    services: {
+      // An upstream client that breaks its contract: the proxy fails outside its error mapping.
+      fetch: () =>
+        Promise.resolve(
+          { status: 200, body: null, headers: { get: () => null } } as unknown as Response,
+        ),
+    },
+  });
+  const response = await gateway.fetch("/v1/consents/c-1", { headers: { "x-request-id": ID } });
+  const text = await response.text();
+  assert.equal(response.status, 500);
+  assert.equal(JSON.parse(text).tppMessages[0].code, "INTERNAL_ERROR");
+  assert.equal(response.headers.get("x-request-id"), ID);
+  assert.doesNotMatch(text, /secret|TypeError|iterable/);
+  assert.ok(gateway.log.lines.some((l) => l.msg === "unhandled error" && l.request_id === ID));
+});
+
+Deno.test("accessLog() writes one line per request with masked account ids", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({ policy: POLICY, upstream: upstream.url });
+  const response = await gateway.fetch("/v1/accounts/GE29NB0000000101904917/balances", {
+    headers: { "x-request-id": ID, "psu-id": "PSU-123456789" },
+  });
+  await response.body?.cancel();
+  const line = gateway.log.lines.find((l) => l.op === "getBalances")!;
+  assert.equal(line.request_id, ID);
+  assert.equal(line.status, 200);
+  assert.equal(line.upstream_status, 200);
+  assert.equal(line.path, "/v1/accounts/GE***17/balances");
+  assert.equal(line.psu, "PS***89");
+  assert.doesNotMatch(JSON.stringify(gateway.log.lines), /GE29NB0000000101904917|PSU-123456789/);
+});
+
+Deno.test("healthz and readyz answer outside the interface paths", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({ policy: POLICY, upstream: upstream.url });
+  assert.equal((await gateway.fetch("/healthz")).status, 200);
+  assert.equal((await gateway.fetch("/readyz")).status, 200);
+  await using down = await startGateway({ policy: POLICY, upstream: "http://127.0.0.1:9" });
+  const ready = await down.fetch("/readyz");
+  assert.equal(ready.status, 503);
+  await ready.body?.cancel();
+});

@@ -1,0 +1,72 @@
+import assert from "node:assert/strict";
+import { xmlProblem } from "../../../src/bodies/xml.ts";
+import { PAIN_001 } from "../../support/requests.ts";
+
+const DOC = (inner: string) =>
+  `<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.001.001.03">${inner}</Document>`;
+
+Deno.test("xmlProblem() accepts a well-formed pain.001 document", () => {
+  assert.equal(xmlProblem(PAIN_001, 64), undefined);
+  assert.equal(xmlProblem("\uFEFF" + DOC("<A/>"), 64), undefined);
+  assert.equal(
+    xmlProblem(`<p:Document xmlns:p="urn:x"><p:A b='1' c="&#x41;&lt;"/></p:Document>`, 64),
+    undefined,
+  );
+  assert.equal(
+    xmlProblem(`<!-- head --><?pi data?>${DOC("<![CDATA[<not markup>]]>")}<!-- tail -->\n`, 64),
+    undefined,
+  );
+});
+
+Deno.test("xmlProblem() rejects unbalanced, misnested and unclosed tags", () => {
+  assert.match(xmlProblem(DOC("<A><B></A></B>"), 64)!, /closes "<B>" with "<\/A>"/);
+  assert.match(xmlProblem(DOC("<A>"), 64)!, /does not close "<Document>"|closes/);
+  assert.match(xmlProblem("<Document><A></A>", 64)!, /does not close "<Document>"/);
+  assert.match(xmlProblem(DOC("</A>"), 64)!, /closes "<Document>" with "<\/A>"/);
+  assert.match(xmlProblem("</Document>", 64)!, /without a start tag/);
+});
+
+Deno.test("xmlProblem() wants exactly one root element, named Document", () => {
+  assert.match(xmlProblem(DOC("") + DOC(""), 64)!, /exactly one root element/);
+  assert.match(xmlProblem("", 64)!, /must have a root element/);
+  assert.match(xmlProblem("just text", 64)!, /text outside the root element/);
+  assert.match(xmlProblem(`${DOC("")}trailing`, 64)!, /text outside the root element/);
+  assert.match(xmlProblem("<Pain/>", 64)!, /root element "Document", not "Pain"/);
+});
+
+Deno.test("xmlProblem() rejects a DOCTYPE, so no entity expansion or external entity", () => {
+  const bomb = `<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">]>${DOC("&lol;")}`;
+  assert.match(xmlProblem(bomb, 64)!, /must not contain a document type declaration/);
+  const xxe = `<!DOCTYPE d [<!ENTITY x SYSTEM "file:///etc/passwd">]>${DOC("&x;")}`;
+  assert.match(xmlProblem(xxe, 64)!, /document type declaration/);
+});
+
+Deno.test("xmlProblem() rejects undefined entities, bad character references and stray ampersands", () => {
+  assert.match(xmlProblem(DOC("&nbsp;"), 64)!, /uses an entity other than/);
+  assert.match(xmlProblem(DOC("a & b"), 64)!, /uses an entity other than/);
+  assert.match(xmlProblem(DOC("&#0;"), 64)!, /not allowed in XML/);
+  assert.match(xmlProblem(DOC(`<A b="&bogus;"/>`), 64)!, /attribute "b" uses an entity/);
+});
+
+Deno.test("xmlProblem() rejects malformed attributes and repeated ones", () => {
+  assert.match(xmlProblem(DOC(`<A b=1/>`), 64)!, /malformed start tag/);
+  assert.match(xmlProblem(DOC(`<A b="1" b="2"/>`), 64)!, /repeats the attribute "b"/);
+  assert.match(xmlProblem(DOC(`<A b="<"/>`), 64)!, /malformed start tag/);
+  assert.match(xmlProblem(DOC(`<1A/>`), 64)!, /malformed start tag/);
+});
+
+Deno.test("xmlProblem() rejects other encodings, forbidden characters, bad comments and deep nesting", () => {
+  assert.match(
+    xmlProblem(`<?xml version="1.0" encoding="ISO-8859-1"?>${DOC("")}`, 64)!,
+    /UTF-8, not "ISO-8859-1"/,
+  );
+  assert.match(xmlProblem(`<?xml version=1.0?>${DOC("")}`, 64)!, /declaration is malformed/);
+  assert.match(xmlProblem(DOC("\u0001"), 64)!, /character not allowed/);
+  assert.match(xmlProblem(DOC("<!-- a -- b -->"), 64)!, /malformed comment/);
+  assert.match(xmlProblem(DOC("]]>"), 64)!, /"\]\]>" in character data/);
+  assert.match(xmlProblem(DOC("<a>".repeat(10) + "</a>".repeat(10)), 8)!, /deeper than 8/);
+  assert.match(
+    xmlProblem(`${DOC("")}<?xml version="1.0"?>`, 64)!,
+    /malformed processing instruction/,
+  );
+});

@@ -1,0 +1,134 @@
+/**
+ * A test PKI made at test time: CAs and TPP certificates (organizationIdentifier, PSD2 QC
+ * statement roles, SubjectAltName dNSNames) with @peculiar/x509 and WebCrypto.
+ */
+import "reflect-metadata";
+import {
+  BasicConstraintsExtension,
+  Extension,
+  KeyUsageFlags,
+  KeyUsagesExtension,
+  SubjectAlternativeNameExtension,
+  X509Certificate,
+  X509CertificateGenerator,
+} from "@peculiar/x509";
+import { psd2StatementsValue, QC_STATEMENTS_OID } from "../../src/pki/qc_statement.ts";
+
+/** Key types of test certificates. */
+export type KeyType = "RSA" | "EC";
+
+const RSA = {
+  name: "RSASSA-PKCS1-v1_5",
+  hash: "SHA-256",
+  publicExponent: new Uint8Array([1, 0, 1]),
+  modulusLength: 2048,
+};
+const EC = { name: "ECDSA", namedCurve: "P-256" };
+const DAY = 86_400_000;
+
+/** A certificate with its key pair. */
+export interface Issued {
+  cert: X509Certificate;
+  keys: CryptoKeyPair;
+  keyType: KeyType;
+  /** PEM text of the certificate. */
+  pem: string;
+  /** Base64 DER (what x5c and TPP-Signature-Certificate carry). */
+  base64: string;
+}
+
+/** Generates a key pair (extractable, so that signers can re-import it for other algorithms). */
+export async function keyPair(type: KeyType = "RSA"): Promise<CryptoKeyPair> {
+  return await crypto.subtle.generateKey(type === "RSA" ? RSA : EC, true, [
+    "sign",
+    "verify",
+  ]) as CryptoKeyPair;
+}
+
+function issued(cert: X509Certificate, keys: CryptoKeyPair, keyType: KeyType): Issued {
+  return { cert, keys, keyType, pem: cert.toString("pem"), base64: cert.toString("base64") };
+}
+
+/** A self-signed CA (a QTSP's issuing CA in the tests). */
+export async function createCa(name = "Test QTSP CA"): Promise<Issued> {
+  const keys = await keyPair("RSA");
+  const cert = await X509CertificateGenerator.createSelfSigned({
+    name: `CN=${name}, O=Test QTSP, C=GE`,
+    keys,
+    serialNumber: "01",
+    notBefore: new Date(Date.now() - 365 * DAY),
+    notAfter: new Date(Date.now() + 3650 * DAY),
+    extensions: [
+      new BasicConstraintsExtension(true, undefined, true),
+      new KeyUsagesExtension(KeyUsageFlags.keyCertSign | KeyUsageFlags.cRLSign, true),
+    ],
+  });
+  return issued(cert, keys, "RSA");
+}
+
+/** What a TPP certificate carries. */
+export interface TppOptions {
+  /** organizationIdentifier; `null` for none. */
+  orgId?: string | null;
+  roles?: string[];
+  /** SubjectAltName dNSNames; the first is also the CN. */
+  domains?: string[];
+  serial?: string;
+  notBefore?: Date;
+  notAfter?: Date;
+  keyType?: KeyType;
+  /** Issue an intermediate CA instead of a TPP certificate. */
+  ca?: boolean;
+  name?: string;
+}
+
+/** Issues a certificate signed by `issuer`. */
+export async function issue(issuer: Issued, options: TppOptions = {}): Promise<Issued> {
+  const keyType = options.keyType ?? "RSA";
+  const keys = await keyPair(keyType);
+  const domains = options.domains ?? ["tpp.example", "*.tpp.example"];
+  const orgId = options.orgId === undefined ? "PSDGE-NBG-123456" : options.orgId;
+  const subject = [
+    `CN=${options.name ?? domains[0] ?? "TPP"}`,
+    ...(orgId === null ? [] : [`2.5.4.97=${orgId}`]),
+    "O=Test TPP",
+    "C=GE",
+  ].join(", ");
+  const extensions: Extension[] = options.ca
+    ? [new BasicConstraintsExtension(true, undefined, true)]
+    : [
+      new Extension(
+        QC_STATEMENTS_OID,
+        false,
+        psd2StatementsValue(options.roles ?? ["PSP_PI", "PSP_AI"], { name: "NBG", id: "GE-NBG" }),
+      ),
+      new SubjectAlternativeNameExtension(
+        domains.map((value) => ({ type: "dns" as const, value })),
+      ),
+    ];
+  const cert = await X509CertificateGenerator.create({
+    subject,
+    issuer: issuer.cert.subject,
+    serialNumber: options.serial ?? crypto.getRandomValues(new Uint8Array(8)).reduce(
+      (s, b) => s + b.toString(16).padStart(2, "0"),
+      "1",
+    ),
+    notBefore: options.notBefore ?? new Date(Date.now() - DAY),
+    notAfter: options.notAfter ?? new Date(Date.now() + 365 * DAY),
+    publicKey: keys.publicKey,
+    signingKey: issuer.keys.privateKey,
+    signingAlgorithm: { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" } as Algorithm,
+    extensions,
+  });
+  return issued(cert, keys, keyType);
+}
+
+/** A YAML double-quoted scalar of any text (JSON strings are YAML). */
+export function yamlString(text: string): string {
+  return JSON.stringify(text);
+}
+
+/** The nginx form of a certificate header: URL-encoded PEM. */
+export function nginxHeader(cert: Issued): string {
+  return encodeURIComponent(cert.pem);
+}

@@ -1,0 +1,12 @@
+/**
+ * The global policy sections of a minimal valid policy, for tests that build one check by hand.
+ */
+import { parsePolicy } from "../../src/policy.ts";
+import type { PolicySections } from "../../src/sections.ts";
+
+/** Sections of `upstream: http://127.0.0.1:9` with every other section at its defaults. */
+export const TEST_SECTIONS: PolicySections = parsePolicy(
+  "test-sections.yaml",
+  "upstream:\n  url: http://127.0.0.1:9\n",
+  { env: () => undefined },
+);

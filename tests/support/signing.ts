@@ -1,0 +1,276 @@
+/**
+ * Request signers for tests and the bench, written from the reference (not from the gateway's
+ * verifiers): detached JWS for `x-jws-signature` and Berlin Group 1.3 draft-cavage HTTP
+ * signatures, plus a ready signed-POST fixture and a measurement of one JWS verification.
+ */
+import process from "node:process";
+import { checkDigest, digestOf } from "../../src/signing/digest.ts";
+import { JwsVerifier } from "../../src/signing/jws.ts";
+import { TrustStore } from "../../src/pki/trust.ts";
+import { trustSection } from "../../src/pki/sections.ts";
+import { createCa, issue, type Issued, nginxHeader, yamlString } from "./pki.ts";
+
+/** A request to sign. Header names in lower case. */
+export interface SignInput {
+  method: string;
+  /** Path and query, for example `/v1/payments/domestic`. */
+  target: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+const encoder = new TextEncoder();
+const CONDITIONAL = ["psu-id", "psu-corporate-id", "tpp-redirect-uri", "tpp-nok-redirect-uri"];
+
+function b64url(bytes: Uint8Array | ArrayBuffer): string {
+  return btoa(String.fromCharCode(...new Uint8Array(bytes)))
+    .replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function b64(bytes: ArrayBuffer): string {
+  return btoa(String.fromCharCode(...new Uint8Array(bytes)));
+}
+
+/** The signed lines: `(request-target): post /v1/...` and `name: value`, joined by "\n". */
+function lines(names: string[], input: SignInput, headers: Record<string, string>): string {
+  return names.map((name) =>
+    name === "(request-target)"
+      ? `(request-target): ${input.method.toLowerCase()} ${input.target}`
+      : `${name}: ${(headers[name] ?? "").trim()}`
+  ).join("\n");
+}
+
+async function withDigest(input: SignInput): Promise<Record<string, string>> {
+  const headers = { ...input.headers };
+  headers.digest ??= await digestOf(encoder.encode(input.body ?? ""));
+  return headers;
+}
+
+/** Signs bytes with the signer's private key under a JWS algorithm (re-imported as needed). */
+async function signBytes(
+  signer: Issued,
+  alg: string,
+  data: Uint8Array<ArrayBuffer>,
+): Promise<ArrayBuffer> {
+  const pkcs8 = await crypto.subtle.exportKey("pkcs8", signer.keys.privateKey);
+  const hash = `SHA-${alg.slice(2)}`;
+  if (alg.startsWith("PS")) {
+    const key = await crypto.subtle.importKey("pkcs8", pkcs8, { name: "RSA-PSS", hash }, false, [
+      "sign",
+    ]);
+    return crypto.subtle.sign({ name: "RSA-PSS", saltLength: Number(alg.slice(2)) / 8 }, key, data);
+  }
+  if (alg.startsWith("RS")) {
+    const key = await crypto.subtle.importKey(
+      "pkcs8",
+      pkcs8,
+      { name: "RSASSA-PKCS1-v1_5", hash },
+      false,
+      ["sign"],
+    );
+    return crypto.subtle.sign("RSASSA-PKCS1-v1_5", key, data);
+  }
+  if (alg.startsWith("ES")) {
+    return crypto.subtle.sign({ name: "ECDSA", hash }, signer.keys.privateKey, data);
+  }
+  throw new Error(`no signer for ${alg}`);
+}
+
+/** Options of {@link signJws}; defaults make a valid signature. */
+export interface JwsOptions {
+  alg?: string;
+  /** The sigD pars list (default: request-target, digest, x-request-id and the conditional ones). */
+  pars?: string[];
+  /** Signing time (default: now). */
+  sigT?: string;
+  /** How the key is named: x5c (default; with `chain` after the signer), kid or x5t#S256. */
+  keyRef?: "x5c" | "kid" | "x5t#S256";
+  kid?: string;
+  chain?: Issued[];
+  /** Protected header parameters to add or replace (`undefined` removes one). */
+  header?: Record<string, unknown>;
+  /** HMAC key for the "HMAC with the public key" attack (alg HS256). */
+  hmacKey?: Uint8Array<ArrayBuffer>;
+}
+
+/** Signs a request with a detached JWS; returns its headers with Digest and x-jws-signature. */
+export async function signJws(
+  signer: Issued,
+  input: SignInput,
+  options: JwsOptions = {},
+): Promise<Record<string, string>> {
+  const headers = await withDigest(input);
+  const alg = options.alg ?? (signer.keyType === "EC" ? "ES256" : "PS256");
+  const pars = options.pars ??
+    ["(request-target)", "digest", "x-request-id", ...CONDITIONAL.filter((h) => h in headers)];
+  const thumbprint = b64url(await crypto.subtle.digest("SHA-256", signer.cert.rawData));
+  const keyRef = options.keyRef ?? "x5c";
+  const protectedHeader: Record<string, unknown> = {
+    alg,
+    ...(keyRef === "x5c"
+      ? { x5c: [signer.base64, ...(options.chain ?? []).map((c) => c.base64)] }
+      : {}),
+    ...(keyRef === "kid" ? { kid: options.kid ?? "tpp-key-1" } : {}),
+    ...(keyRef === "x5t#S256" ? { "x5t#S256": thumbprint } : {}),
+    sigT: options.sigT ?? new Date().toISOString().replace(/\.\d{3}Z$/, "Z"),
+    sigD: { mId: "http://uri.etsi.org/19182/HttpHeaders", pars },
+    b64: false,
+    crit: ["sigT", "sigD", "b64"],
+  };
+  for (const [name, value] of Object.entries(options.header ?? {})) {
+    if (value === undefined) delete protectedHeader[name];
+    else protectedHeader[name] = value;
+  }
+  const encodedHeader = b64url(encoder.encode(JSON.stringify(protectedHeader)));
+  const signingInput = encoder.encode(`${encodedHeader}.${lines(pars, input, headers)}`);
+  let signature: ArrayBuffer;
+  if (options.hmacKey) {
+    const key = await crypto.subtle.importKey(
+      "raw",
+      options.hmacKey,
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign"],
+    );
+    signature = await crypto.subtle.sign("HMAC", key, signingInput);
+  } else if (alg === "none") {
+    signature = new Uint8Array([0]).buffer;
+  } else {
+    signature = await signBytes(signer, alg, signingInput);
+  }
+  return { ...headers, "x-jws-signature": `${encodedHeader}..${b64url(signature)}` };
+}
+
+/** Options of {@link signHttpSignature}. */
+export interface HttpSignatureOptions {
+  /** The `headers` list (default: digest, x-request-id and the conditional ones). */
+  headers?: string[];
+  algorithm?: string;
+  /** Replaces the keyId (default SN=<serial>,CA=<issuer DN>). */
+  keyId?: string;
+}
+
+/** Signs a request the Berlin Group 1.3 way; returns headers with Digest, Signature and TPP-Signature-Certificate. */
+export async function signHttpSignature(
+  signer: Issued,
+  input: SignInput,
+  options: HttpSignatureOptions = {},
+): Promise<Record<string, string>> {
+  const headers = await withDigest(input);
+  const names = options.headers ??
+    ["digest", "x-request-id", ...CONDITIONAL.filter((h) => h in headers)];
+  const signature = await signBytes(signer, "RS256", encoder.encode(lines(names, input, headers)));
+  const keyId = options.keyId ??
+    `SN=${signer.cert.serialNumber.toUpperCase()},CA=${signer.cert.issuer}`;
+  return {
+    ...headers,
+    signature: `keyId="${keyId}",algorithm="${options.algorithm ?? "rsa-sha256"}",headers="${
+      names.join(" ")
+    }",signature="${b64(signature)}"`,
+    "tpp-signature-certificate": signer.base64,
+  };
+}
+
+/** A CA, a TPP certificate and a policy that requires a transport certificate, Digest and JWS. */
+export interface SignedPostFixture {
+  ca: Issued;
+  tpp: Issued;
+  /** A complete policy (upstream `${UPSTREAM_URL}`) requiring certificate, Digest and JWS on POSTs. */
+  policy: string;
+  /** A freshly signed payment initiation: path and fetch init. */
+  request(): Promise<{ path: string; init: RequestInit }>;
+}
+
+/** A payment initiation body. */
+export const PAYMENT_BODY = JSON.stringify({
+  instructedAmount: { currency: "EUR", amount: "123.50" },
+  debtorAccount: { iban: "DE40100100103307118608" },
+  creditorName: "Merchant123",
+  creditorAccount: { iban: "DE02100100109307118603" },
+  remittanceInformationUnstructured: "Ref Number Merchant",
+});
+
+/** The fixture the tests and the bench use for signed POSTs. */
+export async function signedPostFixture(): Promise<SignedPostFixture> {
+  const ca = await createCa();
+  const tpp = await issue(ca);
+  const policy = `
+upstream:
+  url: \${UPSTREAM_URL}
+trust:
+  anchors: [${yamlString(ca.pem)}]
+defaults:
+  tpp_certificate: { form: nginx, required: true }
+groups:
+  pis:
+    digest: { required: true }
+    jws_signature: { required: true }
+`;
+  return {
+    ca,
+    tpp,
+    policy,
+    async request() {
+      const input = {
+        method: "POST",
+        target: "/v1/payments/sepa-credit-transfers",
+        headers: {
+          "x-request-id": crypto.randomUUID(),
+          "psu-ip-address": "192.168.8.78",
+          "psu-id": "PSU-1234",
+          "tpp-redirect-uri": "https://tpp.example/return",
+          "content-type": "application/json",
+        },
+        body: PAYMENT_BODY,
+      };
+      const headers = await signJws(tpp, input);
+      return {
+        path: input.target,
+        init: {
+          method: "POST",
+          headers: { ...headers, "x-ssl-client-cert": nginxHeader(tpp) },
+          body: PAYMENT_BODY,
+        },
+      };
+    },
+  };
+}
+
+/**
+ * The cost of one JWS verification as the gateway does it per request (certificate chain and key
+ * import cached, Digest recomputed, signature checked): mean wall time and process CPU.
+ */
+export async function jwsVerificationCost(
+  fixture: SignedPostFixture,
+  iterations = 200,
+): Promise<{ meanMs: number; cpuUs: number; iterations: number }> {
+  const store = new TrustStore(trustSection.parse({ anchors: [fixture.ca.pem] }));
+  const verifier = new JwsVerifier(store, {
+    algorithms: ["PS256", "RS256", "ES256"],
+    sigtSkewSeconds: 300,
+    coverage: {
+      always: ["(request-target)", "digest", "x-request-id"],
+      whenPresent: CONDITIONAL,
+    },
+    group: "pis",
+  });
+  const { path, init } = await fixture.request();
+  const headers = new Headers(init.headers);
+  const body = encoder.encode(init.body as string);
+  const once = () =>
+    verifier.verify(
+      headers.get("x-jws-signature")!,
+      { method: "POST", target: path, headers, now: Date.now() },
+      () => checkDigest(headers.get("digest")!, body),
+    );
+  await once();
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  for (let i = 0; i < iterations; i++) await once();
+  const used = process.cpuUsage(cpu);
+  return {
+    meanMs: (performance.now() - started) / iterations,
+    cpuUs: (used.user + used.system) / iterations,
+    iterations,
+  };
+}
