@@ -6,11 +6,12 @@ import assert from "node:assert/strict";
 import { startGateway, type TestGateway } from "./gateway.ts";
 import { startUpstream, type TestUpstream } from "./upstream.ts";
 
-/** A policy: the upstream plus `defaults` lines (indented by two spaces) and further YAML. */
+/**
+ * A policy: the upstream plus `defaults` lines (indented by two spaces) and further YAML. The
+ * idempotency check is off: these tests send one X-Request-ID many times on purpose.
+ */
 export function policy(defaults = "", rest = ""): string {
-  return `upstream:\n  url: \${UPSTREAM_URL}\n  prefix: /psd2/v1\ndefaults:\n${
-    defaults || "  {}"
-  }\n${rest}`;
+  return `upstream:\n  url: \${UPSTREAM_URL}\n  prefix: /psd2/v1\ndefaults:\n  idempotency: { mode: "off" }\n${defaults}\n${rest}`;
 }
 
 /** A gateway with the given policy in front of a recording upstream. */
