@@ -9,7 +9,11 @@
 import process from "node:process";
 import { startGateway } from "../tests/support/gateway.ts";
 import { startUpstream } from "../tests/support/upstream.ts";
-import { jwsVerificationCost, signedPostFixture } from "../tests/support/signing.ts";
+import {
+  jwsVerificationCost,
+  PAYMENT_TARGET,
+  signedPostFixture,
+} from "../tests/support/signing.ts";
 
 const total = Number(Deno.args[0] ?? 500);
 const concurrency = Number(Deno.args[1] ?? 8);
@@ -17,6 +21,7 @@ const fixture = await signedPostFixture();
 const requests: { path: string; init: RequestInit }[] = [];
 for (let i = 0; i < total; i++) requests.push(await fixture.request());
 
+// Only the who-is-calling checks differ; the request-hardening checks run in both.
 const unchecked = `
 upstream:
   url: \${UPSTREAM_URL}
@@ -54,9 +59,7 @@ const row = (name: string, r: { cpuUsPerRequest: number; rps: number }) =>
   `${name.padEnd(34)} ${r.cpuUsPerRequest.toFixed(0).padStart(8)} µs CPU/request ${
     r.rps.toFixed(0).padStart(7)
   } req/s`;
-console.log(
-  `signed POST /v1/payments/sepa-credit-transfers, ${total} requests, ${concurrency} at a time`,
-);
+console.log(`signed POST ${PAYMENT_TARGET}, ${total} requests, ${concurrency} at a time`);
 console.log(row("checks off (same requests)", plain));
 console.log(row("certificate + Digest + JWS on", signed));
 console.log(

@@ -5,7 +5,7 @@
  * says may be ignored is dropped when it breaks a rule, not rejected (policy `ignorable`).
  */
 import { z } from "zod";
-import { defineCheck, modal } from "../src/check.ts";
+import { defineCheck, headerList, modal } from "../src/check.ts";
 import { displayName, headerError, headerViolation, ignorableField } from "../src/headers.ts";
 import { formatError } from "../src/errors.ts";
 import { hasC0, hasControl } from "../src/controls.ts";
@@ -69,7 +69,7 @@ export const headerLimits = defineCheck({
     const check = { key: "header_limits", options };
     return (c, next) => {
       let total = 0;
-      for (const [name, value] of c.req.raw.headers) {
+      for (const [name, value] of headerList(c)) {
         total += name.length + value.length;
         const cap = caps.get(name) ?? options.max_header_bytes;
         const unit = caps.has(name) ? "characters" : "bytes";

@@ -1,7 +1,8 @@
 /**
- * `links`: on the way out, rewrites every `href` under `_links` (and the checkout's `links[]`) that
- * points at the upstream (a legacy prefix such as `/psd2/v1`, or an absolute URL of the upstream
- * host) to the public prefix. Links elsewhere (the bank's SCA pages, `approve`) stay as they are
+ * `links`: on the way out, rewrites every `href` that points at the upstream (a legacy prefix such
+ * as `/psd2/v1`, or an absolute URL of the upstream host) to the public prefix: the hyperlinks of
+ * `_links` at any depth and of the checkout's `links[]`, and any other `href` member, so that no
+ * internal address leaks. Links elsewhere (the bank's SCA pages, `approve`) stay as they are
  * unless a mapping says otherwise. A response with nothing to rewrite is passed through as it is.
  */
 import { z } from "zod";
@@ -56,44 +57,31 @@ export function hrefRewriter(rules: RewriteRules): HrefRewriter {
   };
 }
 
-function rewriteTree(node: unknown, rewrite: HrefRewriter, inLinks: boolean): boolean {
-  if (Array.isArray(node)) {
-    let changed = false;
-    for (const item of node) changed = rewriteTree(item, rewrite, inLinks) || changed;
-    return changed;
-  }
-  if (!node || typeof node !== "object") return false;
-  const object = node as Record<string, unknown>;
-  let changed = false;
-  for (const key in object) {
-    const value = object[key];
-    if (inLinks && key === "href" && typeof value === "string") {
-      const next = rewrite(value);
-      if (next !== value) {
-        object[key] = next;
-        changed = true;
-      }
-    } else if (value && typeof value === "object") {
-      const links = inLinks || key === "_links" || key === "links";
-      changed = rewriteTree(value, rewrite, links) || changed;
-    }
-  }
-  return changed;
-}
+/** An `href` member and its JSON string value (quotes in a value are always escaped). */
+const HREF = /"href"\s*:\s*("(?:[^"\\]|\\.)*")/g;
 
 /**
- * Rewrites the links of a JSON text; returns `undefined` when nothing changes (or the text is not
- * JSON), so that the caller can pass the original bytes on.
+ * Rewrites the `href` members of a JSON text; returns `undefined` when nothing changes, so that
+ * the caller can pass the original bytes on. The text is scanned, not parsed: an unescaped
+ * `"href"` followed by `:` can only be a member name, and each value is decoded and re-encoded as
+ * a JSON string, so escapes are handled and nothing else of the body is touched.
  */
 export function rewriteLinks(text: string, rewrite: HrefRewriter): string | undefined {
   if (!text.includes('"href"')) return undefined;
-  let tree: unknown;
-  try {
-    tree = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  return rewriteTree(tree, rewrite, false) ? JSON.stringify(tree) : undefined;
+  let changed = false;
+  const out = text.replace(HREF, (member: string, literal: string) => {
+    let href: string;
+    try {
+      href = JSON.parse(literal);
+    } catch {
+      return member;
+    }
+    const next = rewrite(href);
+    if (next === href) return member;
+    changed = true;
+    return `"href":${JSON.stringify(next)}`;
+  });
+  return changed ? out : undefined;
 }
 
 const prefix = z.string().regex(/^(\/[A-Za-z0-9._~-]+)+$/, "a path prefix like /psd2/v1");
@@ -127,14 +115,12 @@ export const links = defineCheck({
       origins: [new URL(sections.upstream.url).origin, ...options.upstream_origins],
       mappings: options.mappings,
     });
-    const decoder = new TextDecoder();
-    return async (c, next) => {
-      await next();
-      const body = c.get("responseBody");
-      if (!body || !c.res.headers.get("content-type")?.includes("json")) return;
-      const rewritten = rewriteLinks(decoder.decode(body), rewrite);
-      if (rewritten === undefined) return;
-      c.res = new Response(rewritten, { status: c.res.status, headers: c.res.headers });
+    const filter = (text: string) => rewriteLinks(text, rewrite);
+    // The rewrite is applied by the proxy to the upstream's JSON answer before it builds the
+    // response, so that the answer is not built twice.
+    return (c, next) => {
+      c.set("responseFilters", [...c.get("responseFilters") ?? [], filter]);
+      return next();
     };
   },
 });

@@ -5,9 +5,11 @@
  * retried; a read may be retried once after a connection error.
  */
 import { z } from "zod";
-import { defineCheck, type GatewayContext } from "../src/check.ts";
+import { defineCheck, type GatewayContext, headerList } from "../src/check.ts";
 import { BodyLimitError, type Bytes, readBody } from "../src/body.ts";
 import { formatError, GatewayError } from "../src/errors.ts";
+
+const decoder = new TextDecoder();
 
 /** Headers that belong to one connection and never cross the proxy (RFC 9110 7.6.1). */
 const HOP_BY_HOP = [
@@ -64,7 +66,7 @@ function requestHeaders(c: GatewayContext, strip: Set<string>): [string, string]
   let forwardedFor: string | undefined;
   let forwardedProto = false;
   const dropped = c.get("dropHeaders");
-  for (const entry of c.req.raw.headers) {
+  for (const entry of headerList(c)) {
     const name = entry[0];
     if (strip.has(name) || dropped?.has(name)) continue;
     if (name === "x-forwarded-for") forwardedFor = entry[1];
@@ -186,8 +188,16 @@ export const proxy = defineCheck({
       }
       headers.set("x-content-type-options", "nosniff");
       if (noStore) headers.set("cache-control", "no-store");
-      c.set("responseBody", body);
       const empty = response.status === 204 || response.status === 304 || body.byteLength === 0;
+      const filters = c.get("responseFilters");
+      if (!empty && filters && headers.get("content-type")?.includes("json")) {
+        const text = decoder.decode(body);
+        let filtered: string | undefined;
+        for (const filter of filters) filtered = filter(filtered ?? text) ?? filtered;
+        if (filtered !== undefined) {
+          return new Response(filtered, { status: response.status, headers });
+        }
+      }
       return new Response(empty ? null : body, { status: response.status, headers });
     };
   },

@@ -8,7 +8,8 @@
  */
 import { z } from "zod";
 import { defineCheck, modal } from "../src/check.ts";
-import { formatError } from "../src/errors.ts";
+import { formatError, type GatewayError } from "../src/errors.ts";
+import { dropHeader } from "../src/headers.ts";
 import { hostInDomains, uriHost } from "../src/pki/domains.ts";
 
 const REDIRECT_HEADERS = [
@@ -33,36 +34,45 @@ export const tppUris = defineCheck({
       options.notification === "strip";
     const redirects = REDIRECT_HEADERS.filter(([name]) => operation.headers.includes(name));
     if (!notification && redirects.length === 0) return undefined;
+    const enforce = options.mode === "enforce";
     return async (c, next) => {
       const domains = c.get("tppCertificate")?.domains;
       if (!domains) return next();
       const headers = c.req.raw.headers;
-      for (const [name, display] of redirects) {
-        const uri = headers.get(name);
-        if (uri === null || hostInDomains(uriHost(uri) ?? "", domains)) continue;
-        const error = formatError(
+      const outside = (display: string) =>
+        formatError(
           display,
           `Header "${display}" must point into the domains of the TPP's certificate (${
             domains.join(", ") || "none"
           })`,
         );
-        if (options.redirect === "reject") throw error;
+      /** A finding that does not stop the request (in report mode nothing else happens). */
+      const note = (error: GatewayError, dropped?: boolean) =>
         c.get("findings").push({
           check: "tpp_uris",
-          mode: "report",
+          mode: options.mode,
           status: error.status,
           code: error.code,
           path: error.path,
           text: error.message,
+          dropped,
         });
+      for (const [name, display] of redirects) {
+        const uri = headers.get(name);
+        if (uri === null || hostInDomains(uriHost(uri) ?? "", domains)) continue;
+        if (options.redirect === "reject") throw outside(display);
+        note(outside(display));
       }
       const uri = notification ? headers.get("tpp-notification-uri") : null;
-      const strip = uri !== null && !hostInDomains(uriHost(uri) ?? "", domains);
-      if (strip) {
-        c.set("dropHeaders", new Set([...c.get("dropHeaders") ?? [], "tpp-notification-uri"]));
+      const outsideNotification = uri !== null && !hostInDomains(uriHost(uri) ?? "", domains);
+      if (outsideNotification) {
+        note(outside("TPP-Notification-URI"), enforce);
+        if (enforce) dropHeader(c, "tpp-notification-uri");
       }
       await next();
-      if (strip) c.res.headers.set("aspsp-notification-support", "false");
+      if (outsideNotification && enforce) {
+        c.res.headers.set("aspsp-notification-support", "false");
+      }
     };
   },
 });

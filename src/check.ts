@@ -46,6 +46,9 @@ export interface TppIdentity {
   domains: string[];
 }
 
+/** A rewrite of a JSON response text; `undefined` means unchanged. */
+export type ResponseFilter = (text: string) => string | undefined;
+
 /** Per-request values that checks share, in Hono's context variables. */
 export interface GatewayVariables {
   /** The operation this request was routed to. */
@@ -66,10 +69,15 @@ export interface GatewayVariables {
   dropHeaders?: Set<string>;
   /** Upstream status and latency, once the proxy ran. */
   upstream?: { status: number; ms: number };
+  /** The request headers as pairs, once `headerList()` ran. */
+  headerList?: [string, string][];
   /** The request body parsed as JSON, once `jsonBody()` ran. */
   json?: unknown;
-  /** The upstream response body the proxy buffered, for response-side stages. */
-  responseBody?: Bytes;
+  /**
+   * Rewrites of the upstream's JSON answer, applied in order by the proxy before it builds the
+   * response (Envoy's encoder filters); each returns the new text or `undefined` for no change.
+   */
+  responseFilters?: ResponseFilter[];
   /** The TPP's transport certificate, once `tpp_certificate` verified it. */
   tppCertificate?: CertificateInfo;
   /** True once the Digest header was checked against the body bytes. */
@@ -140,6 +148,19 @@ export function jsonBody(c: GatewayContext): unknown {
     });
   }
   return c.get("json");
+}
+
+/**
+ * The request's headers as name/value pairs, read once per request (iterating `Headers` sorts and
+ * copies them every time).
+ */
+export function headerList(c: GatewayContext): [string, string][] {
+  let list = c.get("headerList");
+  if (!list) {
+    list = [...c.req.raw.headers];
+    c.set("headerList", list);
+  }
+  return list;
 }
 
 /** The header value, or `undefined` when absent. */

@@ -6,10 +6,19 @@
 
 type Labels = Record<string, string>;
 
+const keys = new Map<string, string>();
+
+/** The rendered label set, cached by its values (a metric always uses the same label names). */
 function labelKey(labels: Labels): string {
-  return Object.entries(labels).map(([k, v]) => `${k}="${v.replace(/["\\\n]/g, "\\$&")}"`).join(
-    ",",
-  );
+  let id = "";
+  for (const name in labels) id += name + "\u0000" + labels[name] + "\u0000";
+  let key = keys.get(id);
+  if (key === undefined) {
+    key = Object.entries(labels).map(([k, v]) => `${k}="${v.replace(/["\\\n]/g, "\\$&")}"`)
+      .join(",");
+    if (keys.size < 10_000) keys.set(id, key);
+  }
+  return key;
 }
 
 /** A counter per label set. */

@@ -2,15 +2,39 @@
  * Report-only runs: with every check in `report` mode, a request that breaks a rule reaches the
  * upstream and the finding is in the access log; with the same policy in `enforce` mode the same
  * request is rejected with its Berlin Group error and never reaches the upstream. One bad request
- * per request-hardening check, each otherwise valid.
+ * per request-hardening and who-is-calling check, each otherwise valid.
  */
 import assert from "node:assert/strict";
+import { exportJWK, generateKeyPair } from "jose";
 import { CHECKS } from "../../src/chain.ts";
+import { digestOf } from "../../src/signing/digest.ts";
 import { policy, rig } from "../support/hardening.ts";
+import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
 import { consentBody, initiationHeaders, REQUEST_ID, singlePayment } from "../support/requests.ts";
+import { signHttpSignature, signJws } from "../support/signing.ts";
 
 const READ = { "x-request-id": REQUEST_ID, "consent-id": "c-1" };
 const PAYMENT = JSON.stringify(singlePayment());
+const PAYMENT_BYTES = new TextEncoder().encode(PAYMENT);
+
+// Who is calling: a trusted CA and its TPP, a CA the policy does not trust, and a JWKS file, so
+// that tpp_certificate, the signature checks and bearer_token can run in either mode.
+const ca = await createCa();
+const tpp = await issue(ca);
+const rogue = await issue(await createCa("Rogue CA"));
+const jwksFile = await Deno.makeTempFile({ suffix: ".json" });
+globalThis.addEventListener("unload", () => Deno.removeSync(jwksFile));
+const { publicKey } = await generateKeyPair("RS256");
+await Deno.writeTextFile(
+  jwksFile,
+  JSON.stringify({ keys: [{ ...await exportJWK(publicKey), kid: "k1", alg: "RS256" }] }),
+);
+
+/** A payment initiation signed with a detached JWS (Digest included) over `target`. */
+async function jwsSigned(target = "/v1/payments/domestic", digest?: string) {
+  const headers = initiationHeaders(digest ? { digest } : {});
+  return await signJws(tpp, { method: "POST", target, headers, body: PAYMENT });
+}
 
 function read(extra: Record<string, string> = {}, path = "/v1/accounts"): [string, RequestInit] {
   return [path, { headers: { ...READ, ...extra } }];
@@ -139,10 +163,82 @@ const CASES: Case[] = [
   },
   {
     check: "signature_pairing",
-    request: initiate({ digest: "SHA-256=47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=" }),
+    // The body's own Digest: only the missing signature is wrong.
+    request: initiate({ digest: await digestOf(PAYMENT_BYTES) }),
     status: 401,
     code: "SIGNATURE_MISSING",
     path: "x-jws-signature",
+  },
+  {
+    check: "tpp_certificate",
+    request: read({ "x-ssl-client-cert": nginxHeader(rogue) }),
+    status: 401,
+    code: "CERTIFICATE_INVALID",
+    path: "X-SSL-Client-Cert",
+  },
+  {
+    check: "bearer_token",
+    request: read({ authorization: "Bearer x.y.z" }),
+    status: 401,
+    code: "TOKEN_UNKNOWN",
+    path: "Authorization",
+  },
+  {
+    // `redirect: reject` in the policy below; the certificate is valid, its domains tpp.example.
+    check: "tpp_uris",
+    request: initiate({
+      "x-ssl-client-cert": nginxHeader(tpp),
+      "tpp-redirect-uri": "https://phish.example/cb",
+    }),
+    status: 400,
+    code: "FORMAT_ERROR",
+    path: "TPP-Redirect-URI",
+  },
+  {
+    // The policy allows SHA-256 only; a correct SHA-512 Digest under a valid JWS. (A Digest that
+    // does not match would also fail the JWS, whose signed Digest is then checked again.)
+    check: "digest",
+    request: [
+      "/v1/payments/domestic",
+      {
+        method: "POST",
+        headers: await jwsSigned(undefined, await digestOf(PAYMENT_BYTES, "SHA-512")),
+        body: PAYMENT,
+      },
+    ],
+    status: 400,
+    code: "FORMAT_ERROR",
+    path: "Digest",
+  },
+  {
+    // Signed for another path than the one it is sent to.
+    check: "jws_signature",
+    request: [
+      "/v1/payments/domestic",
+      { method: "POST", headers: await jwsSigned("/v1/payments/foreign"), body: PAYMENT },
+    ],
+    status: 401,
+    code: "SIGNATURE_INVALID",
+    path: "x-jws-signature",
+  },
+  {
+    check: "http_signature",
+    request: [
+      "/v1/payments/domestic",
+      {
+        method: "POST",
+        headers: await signHttpSignature(tpp, {
+          method: "POST",
+          target: "/v1/payments/domestic",
+          headers: initiationHeaders(),
+          body: PAYMENT,
+        }, { algorithm: "hmac-sha256" }),
+        body: PAYMENT,
+      },
+    ],
+    status: 401,
+    code: "SIGNATURE_INVALID",
+    path: "Signature",
   },
   {
     check: "body_schema",
@@ -167,13 +263,21 @@ const CASES: Case[] = [
   },
 ];
 
+/** Options besides the mode, so that a check can run (bearer_token) or rejects what it judges. */
+const OPTIONS: Record<string, string> = {
+  bearer_token: `jwks_file: ${yamlString(jwksFile)}`,
+  tpp_uris: "redirect: reject",
+  digest: "algorithms: [SHA-256]",
+};
+
 /** Every check with a mode, in the given mode; ignorable headers rejected so enforce rejects. */
 function everyCheck(mode: "report" | "enforce"): string {
   const lines = CHECKS.filter((check) => "mode" in check.options.shape).map((check) => {
     const ignorable = "ignorable" in check.options.shape ? ", ignorable: reject" : "";
-    return `  ${check.key}: { mode: ${mode}${ignorable} }`;
+    const options = OPTIONS[check.key] ? `, ${OPTIONS[check.key]}` : "";
+    return `  ${check.key}: { mode: ${mode}${ignorable}${options} }`;
   });
-  return policy(lines.join("\n"));
+  return policy(lines.join("\n"), `trust:\n  anchors: [${yamlString(ca.pem)}]\n`);
 }
 
 Deno.test("report mode forwards every request enforce rejects, and logs the finding", async () => {
@@ -229,6 +333,8 @@ Deno.test("report mode forwards a request that breaks many rules and logs every 
       "psu-geo-location": "GEO:1,2",
       "tpp-redirect-preferred": "yes",
       accept: "text/html",
+      "x-ssl-client-cert": nginxHeader(rogue),
+      authorization: "Bearer x.y.z",
     },
     body: JSON.stringify(nameless),
   });
@@ -241,11 +347,13 @@ Deno.test("report mode forwards a request that breaks many rules and logs every 
     "psu_ip_address",
     "psu_geo_location",
     "tpp_flags",
+    "tpp_certificate",
+    "bearer_token",
     "body_schema",
   ]);
 });
 
-Deno.test("every request-hardening check has a case in the report-mode run", () => {
+Deno.test("every request-hardening and who-is-calling check has a case in the report-mode run", () => {
   const covered = new Set(CASES.map((c) => c.check));
   const hardening = [
     "header_limits",
@@ -266,7 +374,15 @@ Deno.test("every request-hardening check has a case in the report-mode run", () 
     "signature_pairing",
     "body_schema",
   ];
-  for (const key of hardening) {
+  const whoIsCalling = [
+    "tpp_certificate",
+    "bearer_token",
+    "tpp_uris",
+    "digest",
+    "jws_signature",
+    "http_signature",
+  ];
+  for (const key of [...hardening, ...whoIsCalling]) {
     assert.ok(CHECKS.some((check) => check.key === key), `${key} is not in CHECKS`);
     assert.ok(covered.has(key), `${key} has no report-mode case`);
   }

@@ -1,32 +1,49 @@
 import assert from "node:assert/strict";
 import { startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
+import { createCa, issue, yamlString } from "../support/pki.ts";
+import { initiationHeaders, singlePayment } from "../support/requests.ts";
+import { signJws } from "../support/signing.ts";
 import { digestOf } from "../../src/signing/digest.ts";
 
-const BODY = '{"instructedAmount":{"currency":"EUR","amount":"1.00"}}';
+const BODY = JSON.stringify(singlePayment());
 const bytes = new TextEncoder().encode(BODY);
+const PAYMENT = "/v1/payments/domestic";
+/** Starting an authorisation takes an empty body. */
+const AUTHORISATIONS = "/v1/payments/domestic/p-1/authorisations";
+const ca = await createCa();
+const tpp = await issue(ca);
 
 function policy(digest = "{}") {
   return `
 upstream:
   url: \${UPSTREAM_URL}
+trust:
+  anchors: [${yamlString(ca.pem)}]
 defaults:
   digest: ${digest}
 `;
 }
 
-async function post(digest: string | undefined, options: { body?: string; policy?: string } = {}) {
+/**
+ * Posts a valid payment initiation (or `body` to `path`). A Digest goes with a detached JWS over
+ * it, as signature_pairing requires; the JWS is valid, so the digest check is the one that decides.
+ */
+async function post(
+  digest: string | undefined,
+  options: { body?: string; policy?: string; path?: string } = {},
+) {
   await using upstream = startUpstream(() => Response.json({ ok: true }, { status: 201 }));
   await using gateway = await startGateway({
     policy: options.policy ?? policy(),
     upstream: upstream.url,
   });
-  const headers: Record<string, string> = {
-    "x-request-id": crypto.randomUUID(),
-    "content-type": "application/json",
-  };
-  if (digest !== undefined) headers.digest = digest;
-  const response = await gateway.fetch("/v1/payments/sepa-credit-transfers", {
+  const path = options.path ?? PAYMENT;
+  let headers = initiationHeaders({ "x-request-id": crypto.randomUUID() });
+  if (digest !== undefined) {
+    headers = await signJws(tpp, { method: "POST", target: path, headers: { ...headers, digest } });
+  }
+  const response = await gateway.fetch(path, {
     method: "POST",
     headers,
     body: options.body ?? BODY,
@@ -57,12 +74,12 @@ Deno.test("digest() accepts SHA-256 and SHA-512 of the exact body bytes", async 
 Deno.test("digest() takes the hash of nothing for an empty body", async () => {
   const empty = await digestOf(new Uint8Array(0));
   assert.equal(empty, "SHA-256=47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=");
-  assert.equal((await post(empty, { body: "" })).response.status, 201);
+  assert.equal((await post(empty, { body: "", path: AUTHORISATIONS })).response.status, 201);
 });
 
 Deno.test("digest() rejects a value that does not match the body", async () => {
   await rejected(await digestOf(bytes), /does not match the request body \(SHA-256\)/, {
-    body: BODY.replace("1.00", "100.00"),
+    body: BODY.replace("123.50", "100.00"),
   });
 });
 

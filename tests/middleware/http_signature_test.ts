@@ -5,12 +5,13 @@ import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
 import {
   type HttpSignatureOptions,
   PAYMENT_BODY,
+  PAYMENT_TARGET,
   signHttpSignature,
   type SignInput,
 } from "../support/signing.ts";
 
 const DAY = 86_400_000;
-const TARGET = "/v1/payments/sepa-credit-transfers";
+const TARGET = PAYMENT_TARGET;
 const ca = await createCa();
 const otherCa = await createCa("Rogue CA");
 const tpp = await issue(ca);

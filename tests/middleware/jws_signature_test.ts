@@ -2,10 +2,16 @@ import assert from "node:assert/strict";
 import { startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
 import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
-import { type JwsOptions, PAYMENT_BODY, type SignInput, signJws } from "../support/signing.ts";
+import {
+  type JwsOptions,
+  PAYMENT_BODY,
+  PAYMENT_TARGET,
+  type SignInput,
+  signJws,
+} from "../support/signing.ts";
 
 const DAY = 86_400_000;
-const TARGET = "/v1/payments/sepa-credit-transfers";
+const TARGET = PAYMENT_TARGET;
 const ca = await createCa();
 const otherCa = await createCa("Rogue CA");
 const tpp = await issue(ca);
@@ -211,7 +217,7 @@ Deno.test("jwsSignature() rejects a request sent to another path than the one si
   await rejected(await signed(), {
     code: "SIGNATURE_INVALID",
     text: /signature value does not verify/,
-  }, { target: "/v1/payments/instant-sepa-credit-transfers" });
+  }, { target: "/v1/payments/foreign" });
 });
 
 Deno.test("jwsSignature() rejects a body changed after signing (Digest mismatch)", async () => {

@@ -42,7 +42,7 @@ Deno.test("hrefRewriter() applies configured mappings", () => {
   );
 });
 
-Deno.test("rewriteLinks() rewrites hrefs under _links at any depth and in links arrays", () => {
+Deno.test("rewriteLinks() rewrites hrefs under _links at any depth, in links arrays and elsewhere", () => {
   const text = JSON.stringify({
     _links: {
       self: { href: "/psd2/v1/payments/sepa/1" },
@@ -57,7 +57,22 @@ Deno.test("rewriteLinks() rewrites hrefs under _links at any depth and in links 
   assert.equal(out._links.scaRedirect.href, "https://bank.example/sca");
   assert.equal(out.accounts[0]._links.balances.href, "/v1/accounts/a/balances");
   assert.equal(out.links[0].href, "/api/v1/checkout/orders/7");
-  assert.equal(out.href, "/psd2/v1/not-a-link");
+  assert.equal(out.href, "/v1/not-a-link", "no internal prefix leaks, wherever the href is");
+});
+
+Deno.test("rewriteLinks() handles escapes and leaves everything else byte for byte", () => {
+  const text =
+    '{"note":"say \\"href\\": \\"/psd2/v1/x\\"", "_links" : {"self" : {"href" : "\\/psd2\\/v1\\/a\\u00e9"}}, "n": 1.50}';
+  const out = rewriteLinks(text, rewrite)!;
+  assert.equal(
+    out,
+    '{"note":"say \\"href\\": \\"/psd2/v1/x\\"", "_links" : {"self" : {"href":"/v1/a\u00e9"}}, "n": 1.50}',
+  );
+  assert.equal(
+    JSON.parse(out).note,
+    'say "href": "/psd2/v1/x"',
+    "text inside strings is not a member",
+  );
 });
 
 Deno.test("rewriteLinks() reports no change for bodies without links to rewrite", () => {

@@ -1,19 +1,34 @@
 import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
+import { createCa, issue, yamlString } from "../support/pki.ts";
+import { signHttpSignature, signJws } from "../support/signing.ts";
+import { digestOf } from "../../src/signing/digest.ts";
 
-const DIGEST = "SHA-256=47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=";
+const PATH = "/v1/payments/domestic";
+const BODY = JSON.stringify(singlePayment());
+/** The Digest of the body sent: correct, so that only the pairing is wrong. */
+const DIGEST = await digestOf(new TextEncoder().encode(BODY));
+const ca = await createCa();
+const tpp = await issue(ca);
+/** Trusts the test CA, so that the signatures of the forwarded requests verify. */
+const POLICY = policy("", `trust:\n  anchors: [${yamlString(ca.pem)}]\n`);
 
-function initiate(extra: Record<string, string>) {
+function initiate(headers: Record<string, string>) {
+  return { method: "POST", headers, body: BODY };
+}
+
+/** Headers of a payment initiation signed both ways (JWS, HTTP Signature); Digest included. */
+async function signed(): Promise<Record<string, Record<string, string>>> {
+  const input = { method: "POST", target: PATH, headers: initiationHeaders(), body: BODY };
   return {
-    method: "POST",
-    headers: initiationHeaders(extra),
-    body: JSON.stringify(singlePayment()),
+    "x-jws-signature": await signJws(tpp, input),
+    signature: await signHttpSignature(tpp, input),
   };
 }
 
 Deno.test("signaturePairing() rejects a Digest without a signature header", async () => {
-  await using t = await rig(policy());
-  assertRejected(await t.call("/v1/payments/domestic", initiate({ digest: DIGEST })), {
+  await using t = await rig(POLICY);
+  assertRejected(await t.call(PATH, initiate(initiationHeaders({ digest: DIGEST }))), {
     status: 401,
     code: "SIGNATURE_MISSING",
     text: /without a signature header/,
@@ -21,10 +36,22 @@ Deno.test("signaturePairing() rejects a Digest without a signature header", asyn
 });
 
 Deno.test("signaturePairing() rejects a signature header without Digest", async () => {
-  await using t = await rig(policy());
-  for (const name of ["x-jws-signature", "signature"]) {
+  await using t = await rig(POLICY);
+  for (const [name, headers] of Object.entries(await signed())) {
+    // A valid signature whose Digest was left out.
+    const { digest: _, ...withoutDigest } = headers;
     assertRejected(
-      await t.call("/v1/payments/domestic", initiate({ [name]: "eyJhbGciOiJQUzI1NiJ9..c2ln" })),
+      await t.call(PATH, initiate(withoutDigest)),
+      {
+        status: 400,
+        code: "FORMAT_ERROR",
+        path: "Digest",
+        text: /must be sent with the signature header/,
+      },
+      t.upstream,
+    );
+    assertRejected(
+      await t.call(PATH, initiate(initiationHeaders({ [name]: "eyJhbGciOiJQUzI1NiJ9..c2ln" }))),
       {
         status: 400,
         code: "FORMAT_ERROR",
@@ -37,16 +64,9 @@ Deno.test("signaturePairing() rejects a signature header without Digest", async 
 });
 
 Deno.test("signaturePairing() forwards Digest with either signature header, and neither", async () => {
-  await using t = await rig(policy());
-  assertForwarded(await t.call("/v1/payments/domestic", initiate({})), t.upstream);
-  assertForwarded(
-    await t.call("/v1/payments/domestic", initiate({ digest: DIGEST, "x-jws-signature": "a..b" })),
-    t.upstream,
-    2,
-  );
-  assertForwarded(
-    await t.call("/v1/payments/domestic", initiate({ digest: DIGEST, signature: 'keyId="x"' })),
-    t.upstream,
-    3,
-  );
+  await using t = await rig(POLICY);
+  const { "x-jws-signature": jws, signature } = await signed();
+  assertForwarded(await t.call(PATH, initiate(initiationHeaders())), t.upstream);
+  assertForwarded(await t.call(PATH, initiate(jws)), t.upstream, 2);
+  assertForwarded(await t.call(PATH, initiate(signature)), t.upstream, 3);
 });

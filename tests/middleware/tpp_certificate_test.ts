@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
 import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
+import { initiationHeaders, singlePayment } from "../support/requests.ts";
 
 const DAY = 86_400_000;
 const ca = await createCa();
@@ -42,9 +43,10 @@ defaults:
 ${extra}`;
 }
 
+/** A payment initiation that passes every request-hardening rule: the certificate decides. */
 const PAYMENT = {
-  path: "/v1/payments/sepa-credit-transfers",
-  init: { method: "POST", body: "{}", headers: { "content-type": "application/json" } },
+  path: "/v1/payments/domestic",
+  init: { method: "POST", body: JSON.stringify(singlePayment()), headers: initiationHeaders() },
 };
 const ACCOUNTS = { path: "/v1/accounts", init: { headers: { "consent-id": "c-1" } } };
 
@@ -60,7 +62,7 @@ async function call(
   });
   const response = await gateway.fetch(request.path, {
     ...request.init,
-    headers: { "x-request-id": crypto.randomUUID(), ...request.init.headers, ...headers },
+    headers: { ...request.init.headers, "x-request-id": crypto.randomUUID(), ...headers },
   });
   const body = await response.json();
   return { response, body, upstream: upstream.received, log: gateway.log.lines };

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
 import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
+import { consentBody, initiationHeaders } from "../support/requests.ts";
 
 const ca = await createCa();
 const tpp = await issue(ca, { domains: ["tpp.example", "*.api.tpp.example"] });
@@ -26,13 +27,13 @@ async function consent(headers: Record<string, string>, options: { policy?: stri
   });
   const response = await gateway.fetch("/v1/consents", {
     method: "POST",
-    headers: {
+    // A consent creation that passes every request-hardening rule, so that tpp_uris decides.
+    headers: initiationHeaders({
       "x-request-id": crypto.randomUUID(),
-      "content-type": "application/json",
       "x-ssl-client-cert": nginxHeader(tpp),
       ...headers,
-    },
-    body: "{}",
+    }),
+    body: JSON.stringify(consentBody()),
   });
   const body = await response.json();
   return { response, body, received: upstream.received, log: gateway.log.lines };
@@ -105,4 +106,42 @@ Deno.test("tppUris() judges nothing without a verified transport certificate", a
   }, { policy: policy("reject") });
   assert.equal(response.status, 201);
   assert.equal(received[0].headers.get("tpp-notification-uri"), "https://evil.example/n");
+});
+
+Deno.test("tppUris() in report mode forwards the notification URI unchanged and logs the finding", async () => {
+  const reportPolicy = policy().replace(
+    "tpp_uris: { redirect: warn }",
+    "tpp_uris: { redirect: warn, mode: report }",
+  );
+  const { response, received, log } = await consent({
+    "tpp-notification-uri": "https://evil.example/n",
+    "tpp-redirect-uri": "https://evil.example/r",
+  }, { policy: reportPolicy });
+  assert.equal(response.status, 201);
+  assert.equal(response.headers.get("aspsp-notification-support"), null);
+  assert.equal(received[0].headers.get("tpp-notification-uri"), "https://evil.example/n");
+  const findings = log.find((l) => l.op === "createConsent")?.findings as {
+    check: string;
+    mode: string;
+    path: string;
+    dropped?: boolean;
+  }[];
+  assert.deepEqual(
+    findings.filter((f) => f.check === "tpp_uris").map((f) => [f.path, f.mode, f.dropped]),
+    [["TPP-Redirect-URI", "report", undefined], ["TPP-Notification-URI", "report", false]],
+  );
+});
+
+Deno.test("tppUris() in enforce mode logs the stripped notification URI as dropped", async () => {
+  const { received, log } = await consent({ "tpp-notification-uri": "https://evil.example/n" });
+  assert.equal(received[0].headers.get("tpp-notification-uri"), null);
+  const findings = log.find((l) => l.op === "createConsent")?.findings as {
+    check: string;
+    mode: string;
+    dropped?: boolean;
+  }[];
+  assert.deepEqual(
+    findings.filter((f) => f.check === "tpp_uris").map((f) => [f.mode, f.dropped]),
+    [["enforce", true]],
+  );
 });

@@ -9,6 +9,7 @@ import { JwsVerifier } from "../../src/signing/jws.ts";
 import { TrustStore } from "../../src/pki/trust.ts";
 import { trustSection } from "../../src/pki/sections.ts";
 import { createCa, issue, type Issued, nginxHeader, yamlString } from "./pki.ts";
+import { initiationHeaders, singlePayment } from "./requests.ts";
 
 /** A request to sign. Header names in lower case. */
 export interface SignInput {
@@ -181,14 +182,11 @@ export interface SignedPostFixture {
   request(): Promise<{ path: string; init: RequestInit }>;
 }
 
-/** A payment initiation body. */
-export const PAYMENT_BODY = JSON.stringify({
-  instructedAmount: { currency: "EUR", amount: "123.50" },
-  debtorAccount: { iban: "DE40100100103307118608" },
-  creditorName: "Merchant123",
-  creditorAccount: { iban: "DE02100100109307118603" },
-  remittanceInformationUnstructured: "Ref Number Merchant",
-});
+/** A single payment body that passes every body rule (amount "123.50"). */
+export const PAYMENT_BODY = JSON.stringify(singlePayment());
+
+/** Path of the signed payment initiations: a product the default policy offers. */
+export const PAYMENT_TARGET = "/v1/payments/domestic";
 
 /** The fixture the tests and the bench use for signed POSTs. */
 export async function signedPostFixture(): Promise<SignedPostFixture> {
@@ -213,14 +211,12 @@ groups:
     async request() {
       const input = {
         method: "POST",
-        target: "/v1/payments/sepa-credit-transfers",
-        headers: {
+        target: PAYMENT_TARGET,
+        headers: initiationHeaders({
           "x-request-id": crypto.randomUUID(),
-          "psu-ip-address": "192.168.8.78",
           "psu-id": "PSU-1234",
           "tpp-redirect-uri": "https://tpp.example/return",
-          "content-type": "application/json",
-        },
+        }),
         body: PAYMENT_BODY,
       };
       const headers = await signJws(tpp, input);
