@@ -48,11 +48,11 @@ function consentKey(id: string): string {
   return `consent:${keyPart(id)}`;
 }
 
-function responseJson(c: GatewayContext): unknown {
-  const body = c.get("responseBody");
-  if (!body || body.byteLength === 0) return undefined;
+/** The answer's body as JSON (a copy: the client still gets the body), if it is JSON. */
+async function responseJson(c: GatewayContext): Promise<unknown> {
+  if (!c.res.headers.get("content-type")?.includes("json")) return undefined;
   try {
-    return JSON.parse(new TextDecoder().decode(body));
+    return JSON.parse(await c.res.clone().text());
   } catch {
     return undefined;
   }
@@ -109,7 +109,7 @@ export const consentFrequency = defineCheck({
       return async (c, next) => {
         await next();
         if (c.res.status !== 201 || !c.get("upstream")) return;
-        const id = (responseJson(c) as { consentId?: unknown } | undefined)?.consentId;
+        const id = (await responseJson(c) as { consentId?: unknown } | undefined)?.consentId;
         let terms: ConsentTerms | undefined;
         try {
           terms = consentTerms(jsonBody(c));
@@ -123,7 +123,7 @@ export const consentFrequency = defineCheck({
       return async (c, next) => {
         await next();
         if (c.res.status !== 200 || !c.get("upstream")) return;
-        const terms = consentTerms(responseJson(c));
+        const terms = consentTerms(await responseJson(c));
         if (terms) await learn(c.get("params").consentId, terms);
       };
     }
