@@ -8,10 +8,11 @@ import { startUpstream, type TestUpstream } from "./upstream.ts";
 
 /**
  * A policy: the upstream plus `defaults` lines (indented by two spaces) and further YAML. The
- * idempotency check is off: these tests send one X-Request-ID many times on purpose.
+ * idempotency check is off unless the lines set it: these tests send one X-Request-ID many times.
  */
 export function policy(defaults = "", rest = ""): string {
-  return `upstream:\n  url: \${UPSTREAM_URL}\n  prefix: /psd2/v1\ndefaults:\n  idempotency: { mode: "off" }\n${defaults}\n${rest}`;
+  const off = /^ {2}idempotency:/m.test(defaults) ? "" : '  idempotency: { mode: "off" }\n';
+  return `upstream:\n  url: \${UPSTREAM_URL}\n  prefix: /psd2/v1\ndefaults:\n${off}${defaults}\n${rest}`;
 }
 
 /** A gateway with the given policy in front of a recording upstream. */
