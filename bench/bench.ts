@@ -132,15 +132,61 @@ async function passthroughPolicyFile(): Promise<string> {
   return file;
 }
 
-async function gateway(name: string, policy: string, request: RequestShape, target?: number) {
+/** Token of the gateways' /metrics (read for the store round trips per request). */
+const metricsToken = crypto.randomUUID();
+
+async function gateway(
+  name: string,
+  policy: string,
+  request: RequestShape,
+  target?: number,
+  env: Record<string, string> = {},
+) {
   const port = freePort();
   const pid = spawn(["main.ts"], {
     GATEWAY_POLICY: policy,
     UPSTREAM_URL: upstreamUrl,
     PORT: String(port),
+    METRICS_TOKEN: metricsToken,
+    ...env,
   });
   await waitForPort(port);
-  return { name, port, pid, request, target } satisfies Scenario;
+  const notes = policy === "config/policy.yaml" ? () => storeNotes(port) : undefined;
+  return { name, port, pid, request, target, notes } satisfies Scenario;
+}
+
+/** Store round trips per request, from the gateway's own counters. */
+async function storeNotes(port: number): Promise<string> {
+  const response = await fetch(`http://127.0.0.1:${port}/metrics`, {
+    headers: { authorization: `Bearer ${metricsToken}` },
+  });
+  if (!response.ok) {
+    await response.body?.cancel();
+    return "store round trips: no metrics";
+  }
+  const text = await response.text();
+  const sum = (name: string) =>
+    text.split("\n").filter((l) => l.startsWith(name)).reduce(
+      (total, l) => total + Number(l.slice(l.lastIndexOf(" ") + 1)),
+      0,
+    );
+  const requests = sum("xs2a_requests_total");
+  const trips = sum("xs2a_store_round_trips_total");
+  return `store round trips per request: ${requests ? (trips / requests).toFixed(2) : "-"}`;
+}
+
+/** A throw-away redis-server for the Redis scenario. */
+async function redisServer(): Promise<string> {
+  const port = freePort();
+  children.push(
+    new Deno.Command("redis-server", {
+      args: ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+      stdout: "null",
+      stderr: "null",
+    }).spawn(),
+  );
+  await waitForPort(port);
+  return `redis://127.0.0.1:${port}`;
 }
 
 const READ: RequestShape = {
@@ -171,6 +217,10 @@ try {
     bare,
     await gateway("gateway, passthrough policy", await passthroughPolicyFile(), READ, 0.9),
     await gateway("gateway, default policy (memory)", "config/policy.yaml", READ, 0.75),
+    await gateway("gateway, default policy (redis)", "config/policy.yaml", READ, undefined, {
+      STORE_KIND: "redis",
+      STORE_URL: await redisServer(),
+    }),
   ];
 
   console.log(

@@ -83,7 +83,13 @@ function sameSecret(given: string, expected: string): boolean {
 
 /** The Prometheus exposition of the services' metrics. */
 export function metricsResponse(services: Services): Response {
-  return new Response(services.metrics.render(), {
+  const store = services.store.stats;
+  const text = services.metrics.render() +
+    "# HELP xs2a_store_round_trips_total Requests sent to the shared-state store\n" +
+    `# TYPE xs2a_store_round_trips_total counter\nxs2a_store_round_trips_total ${store.roundTrips}\n` +
+    "# HELP xs2a_store_fail_open_total Requests let through while the store was unavailable\n" +
+    `# TYPE xs2a_store_fail_open_total counter\nxs2a_store_fail_open_total ${store.failOpen}\n`;
+  return new Response(text, {
     headers: { "content-type": "text/plain; version=0.0.4", "cache-control": "no-store" },
   });
 }

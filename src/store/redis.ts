@@ -43,9 +43,9 @@ export interface RedisConnection {
 }
 
 /**
- * Connects to Redis at `url`, waiting up to `timeoutMs` for the first connection (a Redis that is
- * down is retried in the background). A connection that has answered nothing for a while although
- * commands fail (a frozen or half-open peer, or a client stuck after a restart) is replaced.
+ * Connects to Redis at `url`, waiting up to 2 s (or `timeoutMs`) for the first connection (a Redis
+ * that is down is retried in the background). A connection whose commands have all failed for a
+ * while without any answer (a frozen or half-open peer, a client stuck after a restart) is replaced.
  */
 export async function redisConnection(
   url: string,
@@ -54,24 +54,30 @@ export async function redisConnection(
   const timeout = options.timeoutMs;
   const stale = Math.max(4 * timeout, 1000);
   let current = connect(url, timeout);
-  let lastAnswer = Date.now();
+  // Since when commands have failed without any answer in between (undefined: not failing).
+  let failingSince: number | undefined;
   let closed = false;
-  await withDeadline(current.connected, timeout).catch(() => {});
+  // At start-up, give a Redis that is starting too a moment before the first requests.
+  await withDeadline(current.connected, Math.max(timeout, 2000)).catch(() => {});
   return {
     async send(args) {
       const { client } = current;
       try {
         const reply = await withDeadline(client.sendCommand(args), timeout);
-        lastAnswer = Date.now();
+        failingSince = undefined;
         return reply;
       } catch (error) {
+        const now = Date.now();
         if ((error as Error)?.name === "ErrorReply") {
-          lastAnswer = Date.now();
-        } else if (!closed && client === current.client && Date.now() - lastAnswer > stale) {
-          options.log?.error({ msg: "store connection replaced", store: "redis" });
-          lastAnswer = Date.now();
-          current = connect(url, timeout);
-          destroy(client);
+          failingSince = undefined;
+        } else if (client === current.client && !closed) {
+          failingSince ??= now;
+          if (now - failingSince > stale) {
+            options.log?.error({ msg: "store connection replaced", store: "redis" });
+            failingSince = undefined;
+            current = connect(url, timeout);
+            destroy(client);
+          }
         }
         throw error;
       }
