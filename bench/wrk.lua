@@ -1,5 +1,6 @@
 -- wrk script: one request shape from env (BENCH_METHOD, BENCH_PATH, BENCH_BODY, BENCH_HEADERS as
--- "name: value|name: value"), with a unique X-Request-ID per request.
+-- "name: value|name: value"), with a unique X-Request-ID per request unless the shape has one (a
+-- signed request, whose signature covers it).
 local method = os.getenv("BENCH_METHOD") or "GET"
 local path = os.getenv("BENCH_PATH") or "/"
 local body = os.getenv("BENCH_BODY")
@@ -10,8 +11,11 @@ for pair in string.gmatch(os.getenv("BENCH_HEADERS") or "", "[^|]+") do
 end
 local counter = 0
 
+local fixed_id = headers["X-Request-ID"] or headers["x-request-id"]
+
 function request()
   counter = counter + 1
+  if fixed_id then return wrk.format(method, path, headers, body) end
   headers["X-Request-ID"] = string.format("%08x-%04x-4%03x-8%03x-%012x",
     math.random(0, 0x7fffffff), math.random(0, 0xffff), math.random(0, 0xfff),
     math.random(0, 0xfff), counter)

@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { defineCheck, type GatewayContext, headerList } from "../src/check.ts";
 import { BodyLimitError, type Bytes, readBody } from "../src/body.ts";
+import { deadlineSignal } from "../src/deadline.ts";
 import { formatError, GatewayError } from "../src/errors.ts";
 
 const decoder = new TextDecoder();
@@ -98,7 +99,7 @@ export const proxy = defineCheck({
   description: "Forwards the request to the upstream and returns its answer",
   options: z.object({
     timeout_ms: z.number().int().positive().default(10_000).describe(
-      "Deadline for the whole upstream exchange (request, answer and its body), in milliseconds",
+      "Deadline for the whole upstream exchange (request, answer and its body), in milliseconds (kept to within 50 ms)",
     ),
     retry_reads: z.boolean().default(true).describe(
       "Retry a GET once when the connection to the upstream fails before any answer (writes are never retried)",
@@ -151,7 +152,7 @@ export const proxy = defineCheck({
       const query = raw.indexOf("?");
       const url = base + path(c.get("params")) + (query < 0 ? "" : raw.slice(query));
       const started = performance.now();
-      const signal = AbortSignal.timeout(options.timeout_ms);
+      const signal = deadlineSignal(options.timeout_ms);
       let response: Response;
       let body: Bytes;
       try {
