@@ -7,6 +7,7 @@
  */
 import { errors, type JWTPayload, jwtVerify } from "jose";
 import { z } from "zod";
+import { errorText } from "../src/mask.ts";
 import type { Group } from "../src/catalogue.ts";
 import { defineCheck, modal } from "../src/check.ts";
 import { type ErrorCode, GatewayError } from "../src/errors.ts";
@@ -195,7 +196,11 @@ export const bearerToken = defineCheck({
       } catch (error) {
         const rejected = fromJose(error, realm);
         if (rejected.status === 503) {
-          services.log.error({ msg: "jwks unavailable", op: operation.id, error: String(error) });
+          services.log.error({
+            msg: "jwks unavailable",
+            op: operation.id,
+            error: errorText(error),
+          });
         }
         throw rejected;
       }

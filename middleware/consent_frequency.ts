@@ -10,6 +10,7 @@
  * core decides), optionally capped by a default.
  */
 import { z } from "zod";
+import { errorText } from "../src/mask.ts";
 import { defineCheck, type GatewayContext, header, jsonBody, modal } from "../src/check.ts";
 import { GatewayError } from "../src/errors.ts";
 import { bankCalendar, isTimeZone } from "../src/calendar.ts";
@@ -101,7 +102,11 @@ export const consentFrequency = defineCheck({
           ttl,
         );
       } catch (error) {
-        services.log.error({ msg: "consent not learnt", op: operation.id, error: String(error) });
+        services.log.error({
+          msg: "consent not learnt",
+          op: operation.id,
+          error: errorText(error),
+        });
       }
     }
 
@@ -188,6 +193,6 @@ async function forget(services: Services, id: string) {
   try {
     await services.store.delete(consentKey(id));
   } catch (error) {
-    services.log.error({ msg: "consent not forgotten", error: String(error) });
+    services.log.error({ msg: "consent not forgotten", error: errorText(error) });
   }
 }

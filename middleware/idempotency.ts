@@ -8,6 +8,7 @@
  * gateway's own rejections.
  */
 import { z } from "zod";
+import { errorText } from "../src/mask.ts";
 import { defineCheck, type GatewayContext, modal } from "../src/check.ts";
 import { formatError, GatewayError } from "../src/errors.ts";
 import {
@@ -227,7 +228,7 @@ async function finish(
       op: c.get("op").id,
       request_id: c.get("requestId"),
       action,
-      error: String(error),
+      error: errorText(error),
     });
   }
 }

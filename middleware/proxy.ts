@@ -5,6 +5,7 @@
  * retried; a read may be retried once after a connection error.
  */
 import { z } from "zod";
+import { errorText } from "../src/mask.ts";
 import { defineCheck, type GatewayContext, headerList } from "../src/check.ts";
 import { BodyLimitError, type Bytes, readBody } from "../src/body.ts";
 import { deadlineSignal } from "../src/deadline.ts";
@@ -160,7 +161,13 @@ export const proxy = defineCheck({
         body = await readBody(response, { maxBytes: options.max_response_bytes });
       } catch (error) {
         const ms = Math.round(performance.now() - started);
-        services.log.error({ msg: "upstream failure", op: operation.id, ms, error: String(error) });
+        services.log.error({
+          msg: "upstream failure",
+          op: operation.id,
+          request_id: c.get("requestId"),
+          ms,
+          error: errorText(error),
+        });
         if (isTimeout(error) || signal.aborted) {
           throw unavailable(
             "UPSTREAM_TIMEOUT",

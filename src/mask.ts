@@ -20,3 +20,11 @@ export function maskedPath(path: string, params: Record<string, string> | undefi
   }
   return out;
 }
+
+/**
+ * An error as a log may show it: URLs (which carry account ids in their paths and credentials in
+ * their user part) are replaced, whatever library produced the message.
+ */
+export function errorText(error: unknown): string {
+  return String(error).replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, "<url>");
+}

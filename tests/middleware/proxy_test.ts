@@ -215,3 +215,19 @@ async function rawGet(base: string, target: string) {
   const [head, body] = text.split("\r\n\r\n");
   return { status: Number(head.split(" ")[1]), body: JSON.parse(body) };
 }
+
+Deno.test("proxy() logs upstream failures without the upstream URL and its account ids", async () => {
+  await using gateway = await startGateway({
+    policy: policy(),
+    upstream: `http://127.0.0.1:${closedPort()}`,
+  });
+  const response = await gateway.fetch("/v1/accounts/GE42SB0000000101904917/balances", {
+    headers: { "x-request-id": ID, "consent-id": "c1" },
+  });
+  await response.body?.cancel();
+  assert.equal(response.status, 503);
+  const failure = gateway.log.lines.find((l) => l.msg === "upstream failure");
+  assert.ok(failure, "the failure is logged");
+  assert.equal(failure.request_id, ID);
+  assert.doesNotMatch(JSON.stringify(gateway.log.lines), /GE42SB0000000101904917/);
+});
