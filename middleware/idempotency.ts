@@ -183,7 +183,11 @@ export const idempotency = defineCheck({
     /** After the upstream answered: keep its answer, or release the id when there is none. */
     async function keep(c: GatewayContext, services: Services, part: IdempotencyPart) {
       const status = c.res.status;
-      if (!c.get("upstream") || status >= 500 || TRANSIENT.has(status)) {
+      // An answer the bank gave, or the gateway's "outcome unknown" for a write that may have
+      // reached it, is kept; anything else (the bank unreachable, or saying "try again") frees the
+      // id for a retry.
+      const unknown = c.get("outcomeUnknown") === true;
+      if (!unknown && (!c.get("upstream") || status >= 500 || TRANSIENT.has(status))) {
         services.log.info({
           msg: "idempotency key released",
           op: operation.id,

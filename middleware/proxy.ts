@@ -90,6 +90,12 @@ function unavailable(code: "UPSTREAM_UNAVAILABLE" | "UPSTREAM_TIMEOUT", text: st
   return new GatewayError(503, code, text, { headers: { "retry-after": "5" } });
 }
 
+/** The connection to the upstream could not be opened: the request never reached it. */
+function isConnectFailure(error: unknown): boolean {
+  const text = String(error) + String((error as { cause?: unknown })?.cause ?? "");
+  return /client error \(Connect\)|tcp connect error|Connection refused|ECONNREFUSED/i.test(text);
+}
+
 function isTimeout(error: unknown): boolean {
   return error instanceof DOMException &&
     (error.name === "TimeoutError" || error.name === "AbortError");
@@ -168,6 +174,10 @@ export const proxy = defineCheck({
           ms,
           error: errorText(error),
         });
+        const refused = !(error instanceof BodyLimitError) && isConnectFailure(error);
+        // A write that may have reached the bank has an unknown outcome: idempotency keeps this
+        // answer for its X-Request-ID instead of letting a retry execute the write again.
+        if (writes && !refused) c.set("outcomeUnknown", true);
         if (isTimeout(error) || signal.aborted) {
           throw unavailable(
             "UPSTREAM_TIMEOUT",
@@ -181,9 +191,9 @@ export const proxy = defineCheck({
         }
         throw unavailable(
           "UPSTREAM_UNAVAILABLE",
-          writes
-            ? "The bank could not be reached or broke the connection; the outcome is unknown, read the resource status before retrying"
-            : "The bank could not be reached",
+          !writes || refused
+            ? "The bank could not be reached"
+            : "The bank broke the connection; the outcome is unknown, read the resource status before retrying",
         );
       }
       c.set("upstream", {

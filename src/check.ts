@@ -67,6 +67,8 @@ export interface GatewayVariables {
   psuInitiated: boolean;
   /** Request headers (lower case) the proxy must not forward, for example a malformed ignorable one. */
   dropHeaders?: Set<string>;
+  /** A write failed after it may have reached the upstream: its outcome is unknown. */
+  outcomeUnknown?: boolean;
   /** Upstream status and latency, once the proxy ran. */
   upstream?: { status: number; ms: number };
   /** The request headers as pairs, once `headerList()` ran. */

@@ -342,3 +342,39 @@ function findings(gateway: TestGateway) {
   return (line?.findings as { check: string; mode: string; code: string }[] | undefined)
     ?.map(({ check, mode, code }) => ({ check, mode, code }));
 }
+
+Deno.test("idempotency() keeps the outcome-unknown answer of a write that timed out: a retry never executes it again", async () => {
+  await using upstream = paymentUpstream(1500);
+  await using gateway = await startGateway({
+    policy: policy("  proxy:\n    timeout_ms: 300"),
+    upstream: upstream.url,
+  });
+  const id = crypto.randomUUID();
+  const first = await json(await gateway.fetch(PAYMENT, post(id)));
+  assert.equal(first.status, 503);
+  assert.equal(first.body.tppMessages[0].code, "UPSTREAM_TIMEOUT");
+  assert.match(first.body.tppMessages[0].text, /outcome is unknown/);
+  const retry = await json(await gateway.fetch(PAYMENT, post(id)));
+  assert.equal(retry.status, 503, "the retry gets the first answer, not a new execution");
+  assert.equal(retry.headers.get("x-idempotent-replay"), "true");
+  assert.deepEqual(retry.body, first.body);
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(upstream.received.length, 1, "the bank saw the payment once");
+});
+
+Deno.test("idempotency() frees the X-Request-ID of a write that never reached the bank", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  await using gateway = await startGateway({
+    policy: policy(),
+    upstream: `http://127.0.0.1:${port}`,
+  });
+  const id = crypto.randomUUID();
+  const refused = await json(await gateway.fetch(PAYMENT, post(id)));
+  assert.equal(refused.status, 503);
+  assert.equal(refused.body.tppMessages[0].text, "The bank could not be reached");
+  const again = await json(await gateway.fetch(PAYMENT, post(id)));
+  assert.equal(again.headers.get("x-idempotent-replay"), null, "nothing was kept for the id");
+  assert.equal(again.status, 503);
+});
