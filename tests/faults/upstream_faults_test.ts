@@ -13,7 +13,7 @@ import {
   paymentCreated,
   startFaultyUpstream,
 } from "../support/faulty_upstream.ts";
-import { initiationHeaders, singlePayment } from "../support/requests.ts";
+import { consentBody, initiationHeaders, singlePayment } from "../support/requests.ts";
 
 /** The proxy's deadline in these tests. */
 const TIMEOUT_MS = 300;
@@ -376,4 +376,27 @@ Deno.test("faults: the faulty upstream's default answer passes, so each fault ab
       "/v1/payments/sepa-credit-transfers/pay-7",
     );
   }
+});
+
+Deno.test("faults: malformed JSON answers under the default policy (consent learning, replay) give no 5xx", async () => {
+  const truncated =
+    '{"consentStatus":"received","consentId":"c-1","_links":{"self":{"href":"/psd2/v1/consents/c-1"}';
+  await using upstream = startFaultyUpstream({ kind: "answer", status: 201, body: truncated });
+  await using gateway = await startGateway({ upstream: upstream.url });
+  const id = crypto.randomUUID();
+  const init = {
+    method: "POST",
+    headers: initiationHeaders({ "x-request-id": id }),
+    body: JSON.stringify(consentBody()),
+  };
+  const first = await send(gateway, "/v1/consents", init);
+  assert.equal(first.status, 201, first.text);
+  assert.equal(first.text, truncated.replace("/psd2/v1/", "/v1/"));
+  // Idempotency kept the answer as the client got it: the repeat is that answer again.
+  const again = await send(gateway, "/v1/consents", init);
+  assert.equal(again.status, 201);
+  assert.equal(again.headers.get("x-idempotent-replay"), "true");
+  assert.equal(again.text, first.text);
+  assert.equal(upstream.executions(id), 1);
+  assert.equal(gateway.log.lines.filter((l) => l.msg === "unhandled error").length, 0);
 });
