@@ -73,19 +73,33 @@ export interface RedisProcess extends AsyncDisposable {
   port: number;
   /** Kills the server (SIGKILL: no clean shutdown). */
   kill(): Promise<void>;
-  /** Starts it again on the same port (empty: no persistence). */
+  /** Starts it again on the same port (empty unless started `durable`). */
   start(): Promise<void>;
   /** Freezes (SIGSTOP) or thaws (SIGCONT) the server: connections stay open, nothing answers. */
   freeze(frozen: boolean): void;
 }
 
+/** Options of {@link startRedisServer}. */
+export interface RedisServerOptions {
+  /**
+   * Keep the data across a kill and restart, as a bank's Redis must: an append-only file in a
+   * temporary directory, written before every reply (`appendfsync always`). Default: no
+   * persistence, a restarted server is empty.
+   */
+  durable?: boolean;
+}
+
 /** Starts a throw-away redis-server. */
-export async function startRedisServer(): Promise<RedisProcess> {
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisProcess> {
   const port = freePort();
+  const dir = options.durable ? await Deno.makeTempDir({ prefix: "redis-aof-" }) : undefined;
+  const persistence = dir
+    ? ["--appendonly", "yes", "--appendfsync", "always", "--dir", dir]
+    : ["--appendonly", "no"];
   let child: Deno.ChildProcess | undefined;
   const start = async () => {
     child = new Deno.Command("redis-server", {
-      args: ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+      args: ["--port", String(port), "--bind", "127.0.0.1", "--save", "", ...persistence],
       stdout: "null",
       stderr: "null",
     }).spawn();
@@ -102,6 +116,7 @@ export async function startRedisServer(): Promise<RedisProcess> {
   const dispose = async () => {
     freeze(false);
     await kill();
+    if (dir) await Deno.remove(dir, { recursive: true });
   };
   return {
     url: `redis://127.0.0.1:${port}`,
