@@ -90,6 +90,23 @@ function unavailable(code: "UPSTREAM_UNAVAILABLE" | "UPSTREAM_TIMEOUT", text: st
   return new GatewayError(503, code, text, { headers: { "retry-after": "5" } });
 }
 
+/**
+ * An answer framed only by the end of its connection (no Content-Length, not chunked) looks
+ * complete when the connection is cut; a JSON one that does not parse was cut off.
+ */
+function cutOff(response: Response, body: Bytes): boolean {
+  const headers = response.headers;
+  if (body.byteLength === 0 || headers.has("content-length")) return false;
+  if (headers.get("transfer-encoding")?.includes("chunked")) return false;
+  if (!headers.get("content-type")?.includes("json")) return false;
+  try {
+    JSON.parse(decoder.decode(body));
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 /** The connection to the upstream could not be opened: the request never reached it. */
 function isConnectFailure(error: unknown): boolean {
   const text = String(error) + String((error as { cause?: unknown })?.cause ?? "");
@@ -187,13 +204,28 @@ export const proxy = defineCheck({
           );
         }
         if (error instanceof BodyLimitError) {
-          throw unavailable("UPSTREAM_UNAVAILABLE", "The bank's answer was too large to pass on");
+          throw unavailable(
+            "UPSTREAM_UNAVAILABLE",
+            writes
+              ? "The bank's answer was too large to pass on; the outcome is unknown, read the resource status before retrying"
+              : "The bank's answer was too large to pass on",
+          );
         }
         throw unavailable(
           "UPSTREAM_UNAVAILABLE",
           !writes || refused
             ? "The bank could not be reached"
             : "The bank broke the connection; the outcome is unknown, read the resource status before retrying",
+        );
+      }
+      if (cutOff(response, body)) {
+        services.log.error({ msg: "upstream answer cut off", op: operation.id });
+        if (writes) c.set("outcomeUnknown", true);
+        throw unavailable(
+          "UPSTREAM_UNAVAILABLE",
+          writes
+            ? "The bank broke the connection; the outcome is unknown, read the resource status before retrying"
+            : "The bank broke the connection",
         );
       }
       c.set("upstream", {
