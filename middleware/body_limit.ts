@@ -1,11 +1,12 @@
 /**
  * `body_limit`: reads the request body once, with a size limit (413) and an upload deadline
- * (408); every later check and the proxy use the same bytes.
+ * (408); a body that breaks off before it is complete is 400. Every later check and the proxy
+ * use the same bytes.
  */
 import { z } from "zod";
 import { defineCheck } from "../src/check.ts";
 import { BodyLimitError, readBody } from "../src/body.ts";
-import { GatewayError } from "../src/errors.ts";
+import { formatError, GatewayError } from "../src/errors.ts";
 
 export const bodyLimit = defineCheck({
   key: "body_limit",
@@ -24,6 +25,7 @@ export const bodyLimit = defineCheck({
       "PAYLOAD_TOO_LARGE",
       `The request body must not exceed ${options.max_bytes} bytes`,
     );
+    const incomplete = formatError("body", "The request body ended before it was complete");
     return async (c, next) => {
       const request = c.req.raw;
       const headers = request.headers;
@@ -37,7 +39,9 @@ export const bodyLimit = defineCheck({
             }),
           );
         } catch (error) {
-          if (!(error instanceof BodyLimitError)) throw error;
+          // Anything else is the client's stream breaking off: the connection closed before the
+          // declared length, or broken chunked framing. The client's fault, not a 500.
+          if (!(error instanceof BodyLimitError)) throw incomplete;
           if (error.reason === "too_large") throw tooLarge;
           throw new GatewayError(
             408,

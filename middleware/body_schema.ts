@@ -29,6 +29,14 @@ function bodyText(c: GatewayContext): string {
   }
 }
 
+/**
+ * Whether the request's framing announces a body. Deno's server gives a GET request no body
+ * even when one was sent, so the bytes alone would let a GET body pass unseen.
+ */
+function framesBody(headers: Headers): boolean {
+  return Number(headers.get("content-length")) > 0 || headers.has("transfer-encoding");
+}
+
 export const bodySchema = defineCheck({
   key: "body_schema",
   description:
@@ -72,7 +80,7 @@ export const bodySchema = defineCheck({
 
     if (kind === "none") {
       return (c, next) => {
-        if (c.get("body").byteLength > 0) {
+        if (c.get("body").byteLength > 0 || framesBody(c.req.raw.headers)) {
           throw formatError("body", "This operation takes no request body");
         }
         return next();

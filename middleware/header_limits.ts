@@ -42,6 +42,21 @@ export function characterProblem(value: string, asciiOnly: boolean): string | un
   return hasControl(text) ? "must not contain control characters" : undefined;
 }
 
+/**
+ * The length of a header value in characters: a UTF-8 value counts its code points (a Georgian
+ * letter is one character, not three bytes); other values count one per byte.
+ */
+export function characterLength(value: string): number {
+  if (ASCII.test(value)) return value.length;
+  try {
+    let count = 0;
+    for (const _ of utf8.decode(Uint8Array.from(value, (ch) => ch.charCodeAt(0)))) count++;
+    return count;
+  } catch {
+    return value.length;
+  }
+}
+
 export const headerLimits = defineCheck({
   key: "header_limits",
   description: "Length caps per header and overall; no control characters in header values",
@@ -71,9 +86,12 @@ export const headerLimits = defineCheck({
       let total = 0;
       for (const [name, value] of headerList(c)) {
         total += name.length + value.length;
-        const cap = caps.get(name) ?? options.max_header_bytes;
-        const unit = caps.has(name) ? "characters" : "bytes";
-        const problem = value.length > cap
+        const capped = caps.get(name);
+        const cap = capped ?? options.max_header_bytes;
+        const unit = capped === undefined ? "bytes" : "characters";
+        // A value has at most as many characters as bytes: count them only past the cap.
+        const over = value.length > cap && (capped === undefined || characterLength(value) > cap);
+        const problem = over
           ? `must have at most ${cap} ${unit}`
           : characterProblem(value, options.ascii_only);
         if (problem) {

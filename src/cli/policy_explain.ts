@@ -42,9 +42,10 @@ if (import.meta.main) {
     Deno.exit(2);
   }
   try {
+    // Unset names without a `:-default` get a placeholder; `${NAME:-default}` keeps its default
+    // (the default policy's `${METRICS_PORT:-}` and `${STORE_KIND:-memory}` were refused).
     const policy = await loadPolicy(file, {
-      env: (name) =>
-        Deno.env.get(name) ?? (name.endsWith("_URL") ? "http://upstream.invalid" : `\${${name}}`),
+      placeholder: (name) => name.endsWith("_URL") ? "http://upstream.invalid" : `\${${name}}`,
     });
     if (only && !policy.operations.some((r) => r.operation.id === only)) {
       console.error(`Unknown operation "${only}"`);

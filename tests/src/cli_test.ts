@@ -67,3 +67,9 @@ operations:
   assert.ok(order.indexOf("body_limit") < order.indexOf("proxy"));
   assert.match(result.stdout, /check: deprecation\n\s+mode: not applicable/);
 });
+
+Deno.test("policy:explain explains the shipped default policy with its environment defaults", async () => {
+  const result = await run("src/cli/policy_explain.ts", "config/policy.yaml", "getBalances");
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stdout, /route: GET \/v1\/accounts\/\{account-id\}\/balances -> /);
+});

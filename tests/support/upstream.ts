@@ -9,6 +9,8 @@ export interface Recorded {
   path: string;
   headers: Headers;
   body: string;
+  /** The body's exact bytes. */
+  bytes: Uint8Array;
 }
 
 /** A running test upstream. */
@@ -27,11 +29,13 @@ export function startUpstream(
   const received: Recorded[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     const url = new URL(req.url);
+    const bytes = new Uint8Array(await req.arrayBuffer());
     const recorded = {
       method: req.method,
       path: url.pathname + url.search,
       headers: req.headers,
-      body: await req.text(),
+      body: new TextDecoder().decode(bytes),
+      bytes,
     };
     received.push(recorded);
     return handler(req, recorded);
