@@ -46,7 +46,10 @@ export class MemoryStore implements Store {
   readonly kind = "memory";
   readonly stats: StoreStats = newStats();
   readonly #entries = new Map<string, Entry>();
-  /** Entries in insertion order (a queue; entries deleted since stay until they reach the head). */
+  /**
+   * Entries in insertion order (a queue). An entry deleted or replaced since leaves a dead slot,
+   * skipped when it reaches the head and dropped when dead slots outnumber the entries.
+   */
   #queue: Entry[] = [];
   #head = 0;
   readonly #maxEntries: number;
@@ -84,7 +87,7 @@ export class MemoryStore implements Store {
       existing.expires = expires;
       return;
     }
-    const queue = this.#queue;
+    let queue = this.#queue;
     for (let i = 0; i < SWEEP && this.#head < queue.length; i++) {
       const oldest = queue[this.#head];
       if (this.#live(oldest)) {
@@ -93,17 +96,25 @@ export class MemoryStore implements Store {
       }
       this.#head++;
     }
-    while (queue.length - this.#head >= this.#maxEntries) {
+    // The cap counts entries, not slots: the slots of keys deleted or set anew since (a rate
+    // limit's key expires between a caller's requests) must not evict a kept answer.
+    while (this.#entries.size >= this.#maxEntries) {
       const oldest = queue[this.#head++];
       if (this.#live(oldest)) this.#entries.delete(oldest.key);
+    }
+    if (this.#head > 1024 && this.#head * 2 > queue.length) {
+      queue = this.#queue = queue.slice(this.#head);
+      this.#head = 0;
+    }
+    // Dead slots behind a long-lived entry at the head: dropped once they outnumber the
+    // entries (each pass is paid for by as many insertions, so memory stays proportional).
+    if (queue.length - this.#head > 2 * this.#entries.size + 1024) {
+      queue = this.#queue = queue.slice(this.#head).filter((e) => this.#live(e));
+      this.#head = 0;
     }
     const entry = { key, value, expires };
     this.#entries.set(key, entry);
     queue.push(entry);
-    if (this.#head > 1024 && this.#head * 2 > queue.length) {
-      this.#queue = queue.slice(this.#head);
-      this.#head = 0;
-    }
   }
 
   decide(decision: Decision): Promise<Verdict> {
