@@ -38,6 +38,12 @@ export interface MemoryStoreOptions {
   now?: () => number;
 }
 
+/**
+ * What a queue slot holds once its entry left through the head: the slots before the head stay
+ * in the array until it is compacted, and must not keep evicted answers alive meanwhile.
+ */
+const GONE: Entry = { key: "", value: 0, expires: 0 };
+
 /** How many of the oldest entries each new key looks at for expiry. */
 const SWEEP = 2;
 
@@ -47,8 +53,8 @@ export class MemoryStore implements Store {
   readonly stats: StoreStats = newStats();
   readonly #entries = new Map<string, Entry>();
   /**
-   * Entries in insertion order (a queue). An entry deleted or replaced since leaves a dead slot,
-   * skipped when it reaches the head and dropped when dead slots outnumber the entries.
+   * Entries in insertion order (a queue). An entry deleted since leaves a dead slot, skipped
+   * when it reaches the head and dropped when dead slots outnumber the entries.
    */
   #queue: Entry[] = [];
   #head = 0;
@@ -65,14 +71,20 @@ export class MemoryStore implements Store {
     return this.#entries.size;
   }
 
+  // An expired entry stays until it is swept at the head of the queue, evicted or set again:
+  // setting it again reuses it in place. (Deleting it here would leave a dead slot in the queue
+  // for every request of a caller whose rate-limit key expires between its requests.)
   #get(key: string, now: number): Entry["value"] | undefined {
     const entry = this.#entries.get(key);
-    if (!entry) return undefined;
-    if (entry.expires <= now) {
-      this.#entries.delete(key);
-      return undefined;
-    }
-    return entry.value;
+    return entry && entry.expires > now ? entry.value : undefined;
+  }
+
+  /** Forgets a key; its slot stays in the queue (dead) until compacted, without the value. */
+  #delete(key: string): void {
+    const entry = this.#entries.get(key);
+    if (!entry) return;
+    entry.value = 0;
+    this.#entries.delete(key);
   }
 
   #live(entry: Entry): boolean {
@@ -94,13 +106,14 @@ export class MemoryStore implements Store {
         if (oldest.expires > now) break;
         this.#entries.delete(oldest.key);
       }
-      this.#head++;
+      queue[this.#head++] = GONE;
     }
-    // The cap counts entries, not slots: the slots of keys deleted or set anew since (a rate
-    // limit's key expires between a caller's requests) must not evict a kept answer.
+    // The cap counts entries, not slots: the slots of keys deleted since (a released
+    // X-Request-ID, a forgotten consent) must not evict a kept answer.
     while (this.#entries.size >= this.#maxEntries) {
-      const oldest = queue[this.#head++];
+      const oldest = queue[this.#head];
       if (this.#live(oldest)) this.#entries.delete(oldest.key);
+      queue[this.#head++] = GONE;
     }
     if (this.#head > 1024 && this.#head * 2 > queue.length) {
       queue = this.#queue = queue.slice(this.#head);
@@ -250,7 +263,7 @@ export class MemoryStore implements Store {
     const record = this.#get(completion.key, now) as IdempotencyRecord | undefined;
     if (!record || record.t !== completion.token) return Promise.resolve();
     if (completion.action === "release") {
-      this.#entries.delete(completion.key);
+      this.#delete(completion.key);
       return Promise.resolve();
     }
     const response = completion.response;
@@ -278,7 +291,7 @@ export class MemoryStore implements Store {
 
   delete(key: string): Promise<void> {
     this.stats.roundTrips++;
-    this.#entries.delete(key);
+    this.#delete(key);
     return Promise.resolve();
   }
 
