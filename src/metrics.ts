@@ -102,6 +102,23 @@ export class Histogram {
   }
 }
 
+/** A value read when the metrics are rendered; nothing is rendered until a source is set. */
+export class Gauge {
+  #read?: () => number | undefined;
+  constructor(readonly name: string, readonly help: string) {}
+
+  /** Reads the value from `read` at each scrape (undefined: not rendered). */
+  track(read: () => number | undefined): void {
+    this.#read = read;
+  }
+
+  render(): string {
+    const value = this.#read?.();
+    if (value === undefined) return "";
+    return `# HELP ${this.name} ${this.help}\n# TYPE ${this.name} gauge\n${this.name} ${value}`;
+  }
+}
+
 /** Every metric the gateway exports. */
 export function createMetrics() {
   const metrics = {
@@ -127,12 +144,17 @@ export function createMetrics() {
     rateLimit: new Counter("xs2a_rate_limit_decisions_total", "Rate limit decisions by outcome"),
     replays: new Counter("xs2a_replays_total", "Stored first responses served again"),
     reloads: new Counter("xs2a_policy_reloads_total", "Policy reloads by outcome"),
+    storeEntries: new Gauge(
+      "xs2a_store_entries",
+      "Entries held by the in-process (memory) store, expired ones not yet swept included",
+    ),
   };
   return {
     ...metrics,
     /** The Prometheus text exposition of every metric. */
     render(): string {
-      return Object.values(metrics).map((m) => m.render()).join("\n") + "\n";
+      return Object.values(metrics).map((m) => m.render()).filter((t) => t !== "").join("\n") +
+        "\n";
     },
   };
 }

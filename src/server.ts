@@ -39,6 +39,7 @@ export async function serveGateway(options: ServeOptions): Promise<GatewayServer
   // section takes effect at the next start).
   const store = await createStore(policy.store, { log: options.services.log });
   const services = { ...options.services, store };
+  services.metrics.storeEntries.track(() => store.size);
   let app = createApp({ policy, services });
   const server = Deno.serve({
     hostname: options.hostname,

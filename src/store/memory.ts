@@ -38,6 +38,12 @@ export interface MemoryStoreOptions {
   now?: () => number;
 }
 
+/**
+ * What a queue slot holds once its entry left through the head: the slots before the head stay
+ * in the array until it is compacted, and must not keep evicted answers alive meanwhile.
+ */
+const GONE: Entry = { key: "", value: 0, expires: 0 };
+
 /** How many of the oldest entries each new key looks at for expiry. */
 const SWEEP = 2;
 
@@ -46,7 +52,10 @@ export class MemoryStore implements Store {
   readonly kind = "memory";
   readonly stats: StoreStats = newStats();
   readonly #entries = new Map<string, Entry>();
-  /** Entries in insertion order (a queue; entries deleted since stay until they reach the head). */
+  /**
+   * Entries in insertion order (a queue). An entry deleted since leaves a dead slot, skipped
+   * when it reaches the head and dropped when dead slots outnumber the entries.
+   */
   #queue: Entry[] = [];
   #head = 0;
   readonly #maxEntries: number;
@@ -62,14 +71,20 @@ export class MemoryStore implements Store {
     return this.#entries.size;
   }
 
+  // An expired entry stays until it is swept at the head of the queue, evicted or set again:
+  // setting it again reuses it in place. (Deleting it here would leave a dead slot in the queue
+  // for every request of a caller whose rate-limit key expires between its requests.)
   #get(key: string, now: number): Entry["value"] | undefined {
     const entry = this.#entries.get(key);
-    if (!entry) return undefined;
-    if (entry.expires <= now) {
-      this.#entries.delete(key);
-      return undefined;
-    }
-    return entry.value;
+    return entry && entry.expires > now ? entry.value : undefined;
+  }
+
+  /** Forgets a key; its slot stays in the queue (dead) until compacted, without the value. */
+  #delete(key: string): void {
+    const entry = this.#entries.get(key);
+    if (!entry) return;
+    entry.value = 0;
+    this.#entries.delete(key);
   }
 
   #live(entry: Entry): boolean {
@@ -84,26 +99,35 @@ export class MemoryStore implements Store {
       existing.expires = expires;
       return;
     }
-    const queue = this.#queue;
+    let queue = this.#queue;
     for (let i = 0; i < SWEEP && this.#head < queue.length; i++) {
       const oldest = queue[this.#head];
       if (this.#live(oldest)) {
         if (oldest.expires > now) break;
         this.#entries.delete(oldest.key);
       }
-      this.#head++;
+      queue[this.#head++] = GONE;
     }
-    while (queue.length - this.#head >= this.#maxEntries) {
-      const oldest = queue[this.#head++];
+    // The cap counts entries, not slots: the slots of keys deleted since (a released
+    // X-Request-ID, a forgotten consent) must not evict a kept answer.
+    while (this.#entries.size >= this.#maxEntries) {
+      const oldest = queue[this.#head];
       if (this.#live(oldest)) this.#entries.delete(oldest.key);
+      queue[this.#head++] = GONE;
+    }
+    if (this.#head > 1024 && this.#head * 2 > queue.length) {
+      queue = this.#queue = queue.slice(this.#head);
+      this.#head = 0;
+    }
+    // Dead slots behind a long-lived entry at the head: dropped once they outnumber the
+    // entries (each pass is paid for by as many insertions, so memory stays proportional).
+    if (queue.length - this.#head > 2 * this.#entries.size + 1024) {
+      queue = this.#queue = queue.slice(this.#head).filter((e) => this.#live(e));
+      this.#head = 0;
     }
     const entry = { key, value, expires };
     this.#entries.set(key, entry);
     queue.push(entry);
-    if (this.#head > 1024 && this.#head * 2 > queue.length) {
-      this.#queue = queue.slice(this.#head);
-      this.#head = 0;
-    }
   }
 
   decide(decision: Decision): Promise<Verdict> {
@@ -239,7 +263,7 @@ export class MemoryStore implements Store {
     const record = this.#get(completion.key, now) as IdempotencyRecord | undefined;
     if (!record || record.t !== completion.token) return Promise.resolve();
     if (completion.action === "release") {
-      this.#entries.delete(completion.key);
+      this.#delete(completion.key);
       return Promise.resolve();
     }
     const response = completion.response;
@@ -267,7 +291,7 @@ export class MemoryStore implements Store {
 
   delete(key: string): Promise<void> {
     this.stats.roundTrips++;
-    this.#entries.delete(key);
+    this.#delete(key);
     return Promise.resolve();
   }
 

@@ -162,6 +162,8 @@ export class StoreUnavailableError extends Error {
 export interface Store {
   readonly kind: "memory" | "redis" | "upstash";
   readonly stats: StoreStats;
+  /** Entries held, where the backend knows without a round trip (memory). */
+  readonly size?: number;
   /** Decides a request atomically, in one round trip. */
   decide(decision: Decision): Promise<Verdict>;
   /** Stores or releases an idempotency record, if `token` still owns it. */

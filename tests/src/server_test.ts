@@ -160,3 +160,31 @@ Deno.test("metrics on the main port need the bearer token", async () => {
     await server.shutdown();
   }
 });
+
+Deno.test("metrics show how many entries the memory store holds", async () => {
+  await using upstream = startUpstream();
+  const token = "s3cret-metrics-token-0123456789";
+  const file = await policyFile(
+    passthroughPolicy({
+      defaults: { idempotency: { mode: "enforce" } },
+      sections: { metrics: { token } },
+    }).replace("${UPSTREAM_URL}", upstream.url),
+  );
+  const server = await serveGateway({
+    file,
+    hostname: "127.0.0.1",
+    port: 0,
+    services: defaultServices({ log: memoryLogger() }),
+  });
+  const url = `http://127.0.0.1:${server.addr.port}`;
+  const scrape = async () =>
+    await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } }))
+      .text();
+  try {
+    assert.match(await scrape(), /\n# TYPE xs2a_store_entries gauge\nxs2a_store_entries 0\n/);
+    assert.equal(await post(url, 10), 200);
+    assert.match(await scrape(), /\nxs2a_store_entries 1\n/, "the kept answer of the POST");
+  } finally {
+    await server.shutdown();
+  }
+});

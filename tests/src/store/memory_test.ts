@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { MemoryStore } from "../../../src/store/memory.ts";
 import { storeContract } from "../../support/store_contract.ts";
-import { limit } from "../../support/store_contract.ts";
+import { idem, limit } from "../../support/store_contract.ts";
 
 storeContract("MemoryStore", () => Promise.resolve(new MemoryStore()));
 
@@ -36,4 +36,122 @@ Deno.test("MemoryStore forgets expired entries", async () => {
   assert.equal((await store.decide({ limits: [one] })).limits[0].allowed, false);
   now += 60_001;
   assert.equal((await store.decide({ limits: [one] })).limits[0].allowed, true);
+});
+
+Deno.test("MemoryStore counts only live entries against maxEntries (an expiring rate-limit key does not evict a kept answer)", async () => {
+  let now = 1_000_000;
+  const store = new MemoryStore({ maxEntries: 10, now: () => now });
+  const payment = idem({ retentionMs: 86_400_000 });
+  assert.equal(
+    (await store.decide({ idempotency: payment, limits: [] })).idempotency?.outcome,
+    "claimed",
+  );
+  await store.complete({
+    key: payment.key,
+    token: payment.token,
+    action: "done",
+    response: { status: 201, headers: [], body: "" },
+    retentionMs: payment.retentionMs,
+  });
+  // One caller, one request a second, 100 a minute: its limit's key expires before the next
+  // request and is set anew each time; two keys at most are ever alive.
+  const perTpp = limit({ limit: 100, burst: 100 });
+  for (let i = 0; i < 100; i++) {
+    now += 1000;
+    assert.equal((await store.decide({ limits: [perTpp] })).limits[0].allowed, true);
+  }
+  for (let i = 0; i < 100; i++) {
+    await store.put(`consent:c${i}`, "1|4", 86_400_000);
+    await store.delete(`consent:c${i}`);
+  }
+  const repeat = await store.decide({ idempotency: idem({ retentionMs: 86_400_000 }), limits: [] });
+  assert.equal(repeat.idempotency?.outcome, "replay");
+});
+
+// A long-lived entry at the head of the queue, then a million keys that each expire or are
+// deleted: the slots they leave behind must not pile up.
+const CHURN = `
+import { MemoryStore } from "${new URL("../../../src/store/memory.ts", import.meta.url)}";
+let now = 1_000_000;
+const store = new MemoryStore({ maxEntries: 100000, now: () => now });
+const heap = () => { globalThis.gc(); globalThis.gc(); return Deno.memoryUsage().heapUsed; };
+await store.put("kept", "1", 86_400_000);
+const churn = (from, to) => {
+  for (let i = from; i < to; i++) {
+    now += 1;
+    store.put("short:" + (i % 1000), "1", 1);
+    store.put("gone:" + i, "1", 60000);
+    store.delete("gone:" + i);
+  }
+};
+churn(0, 100000);
+const settled = heap();
+churn(100000, 1000000);
+console.log(JSON.stringify({ size: store.size, settled, after: heap() }));
+`;
+
+Deno.test("MemoryStore keeps memory flat when keys expire or are deleted behind a long-lived one", async () => {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--v8-flags=--expose-gc", CHURN],
+    stderr: "inherit",
+  }).output();
+  assert.ok(output.success);
+  const { size, settled, after } = JSON.parse(new TextDecoder().decode(output.stdout));
+  assert.ok(size <= 1001, `${size} entries held`);
+  assert.ok(after - settled < 2 * 1024 * 1024, `heap grew from ${settled} to ${after} bytes`);
+});
+
+// 50000 entries kept, then rate-limit keys that expire between their callers' requests: setting
+// such a key again reuses its entry, so nothing piles up behind the kept ones.
+const EXPIRING = `
+import { MemoryStore } from "${new URL("../../../src/store/memory.ts", import.meta.url)}";
+let now = 1_000_000;
+const store = new MemoryStore({ maxEntries: 100000, now: () => now });
+const heap = () => { globalThis.gc(); globalThis.gc(); return Deno.memoryUsage().heapUsed; };
+for (let i = 0; i < 50000; i++) await store.put("kept:" + i, "x", 86_400_000);
+const part = { name: "per_tpp", limit: 100000, windowMs: 60000, burst: 100000, enforce: true };
+const churn = async (from, to) => {
+  for (let i = from; i < to; i++) {
+    now += 10;
+    await store.decide({ limits: [{ ...part, key: "rl:per_tpp:ip%3A127.0.0." + (i % 100) }] });
+  }
+};
+await churn(0, 1000);
+const settled = heap();
+await churn(1000, 41000);
+console.log(JSON.stringify({ size: store.size, settled, after: heap() }));
+`;
+
+Deno.test("MemoryStore reuses the entry of a key set again after it expired", async () => {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--v8-flags=--expose-gc", EXPIRING],
+    stderr: "inherit",
+  }).output();
+  assert.ok(output.success);
+  const { size, settled, after } = JSON.parse(new TextDecoder().decode(output.stdout));
+  assert.equal(size, 50_100);
+  assert.ok(after - settled < 1024 * 1024, `heap grew from ${settled} to ${after} bytes`);
+});
+
+// Entries of 1 KB: the store at its cap, then 9000 more, each evicting the oldest.
+const EVICTED = `
+import { MemoryStore } from "${new URL("../../../src/store/memory.ts", import.meta.url)}";
+const store = new MemoryStore({ maxEntries: 10000 });
+const heap = () => { globalThis.gc(); globalThis.gc(); return Deno.memoryUsage().heapUsed; };
+const value = (i) => String(i).padEnd(1024, "x");
+for (let i = 0; i < 10000; i++) await store.put("k:" + i, value(i), 86_400_000);
+const settled = heap();
+for (let i = 10000; i < 19000; i++) await store.put("k:" + i, value(i), 86_400_000);
+console.log(JSON.stringify({ size: store.size, settled, after: heap() }));
+`;
+
+Deno.test("MemoryStore holds nothing of an evicted entry", async () => {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--v8-flags=--expose-gc", EVICTED],
+    stderr: "inherit",
+  }).output();
+  assert.ok(output.success);
+  const { size, settled, after } = JSON.parse(new TextDecoder().decode(output.stdout));
+  assert.equal(size, 10_000);
+  assert.ok(after - settled < 1024 * 1024, `heap grew from ${settled} to ${after} bytes`);
 });
