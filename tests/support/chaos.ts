@@ -2,12 +2,20 @@
  * Arbitrary changes of valid requests, one to four stacked: headers dropped, repeated, overlong,
  * with control characters or garbage bytes; bodies of wrong types, extra and missing fields,
  * duplicate keys, deep nesting, huge strings, random bytes, chunked or cut off; paths with encoded
- * slashes, dot segments, unknown or missing segments; odd methods and queries. They carry no
+ * slashes, dot segments, unknown or missing segments; odd methods and queries; and near misses,
+ * one small edit of a valid header, body string, path segment or query value. They carry no
  * expectation: only the properties every answer has, and the rules whatever is forwarded keeps
  * (tests/support/forwarded_rules.ts), apply.
  */
 import fc from "fast-check";
-import { anyValidRequest, type FuzzRequest, jsonBytes, render, utf8 } from "./arbitraries.ts";
+import {
+  anyValidRequest,
+  FRESH_ID,
+  type FuzzRequest,
+  jsonBytes,
+  render,
+  utf8,
+} from "./arbitraries.ts";
 import { DISPLAY_NAMES, getField, jsonPathText, parses, setField } from "./mutations.ts";
 
 /** Header names a client must not garble (they frame the message; the client sets them). */
@@ -264,12 +272,121 @@ const CHAOS: Chaos[] = [
     ),
 ];
 
+// ---------------------------------------------------------------------------------------------
+// Near misses: one small edit of a value that was valid, where format rules are most likely to
+// have gaps (a separator swapped, a character too many, a case changed).
+
+const EDIT_CHARS = [..."0a Z.,;:-_/%+\t~"].concat(["\u00e9", "\u0085", "\u00a0"]);
+
+/** One small edit of a text: a character deleted, inserted, replaced, doubled, or a case flip. */
+function nearMiss(text: string): fc.Arbitrary<string> {
+  return fc.tuple(
+    fc.nat(),
+    fc.constantFrom("delete", "insert", "replace", "double", "case", "cut"),
+    fc.constantFrom(...EDIT_CHARS),
+  ).map(([n, how, ch]) => {
+    const i = n % Math.max(1, text.length);
+    switch (how) {
+      case "delete":
+        return text.slice(0, i) + text.slice(i + 1);
+      case "insert":
+        return text.slice(0, i) + ch + text.slice(i);
+      case "replace":
+        return text.slice(0, i) + ch + text.slice(i + 1);
+      case "double":
+        return text.slice(0, i + 1) + text.slice(i);
+      case "case":
+        return text === text.toUpperCase() ? text.toLowerCase() : text.toUpperCase();
+      default:
+        return text.slice(0, i);
+    }
+  });
+}
+
+/** Strings of a JSON value, by path (keys excluded). */
+function stringPaths(
+  value: unknown,
+  at: (string | number)[] = [],
+  out: (string | number)[][] = [],
+) {
+  if (typeof value === "string") out.push(at);
+  else if (Array.isArray(value)) value.forEach((v, i) => stringPaths(v, [...at, i], out));
+  else if (value && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) stringPaths(v, [...at, k], out);
+  }
+  return out;
+}
+
+const NEAR_MISSES: Chaos[] = [
+  (r) => {
+    if (r.headers.length === 0) return fc.constant(r);
+    return fc.nat(r.headers.length - 1).chain((i) => {
+      const [name, value] = r.headers[i];
+      const base = value === FRESH_ID ? "99391c7e-ad88-49ec-a2ad-99ddcb1f7721" : value;
+      return nearMiss(base).map((edited) => {
+        const trimmed = edited.replace(/^[ \t]+|[ \t]+$/g, "");
+        return change(r, `header ${name}: ${JSON.stringify(trimmed)}`, {
+          headers: r.headers.map((h, j) => j === i ? [name, utf8Latin(trimmed)] : h),
+        });
+      });
+    });
+  },
+  (r) => {
+    const json = jsonOf(r.body);
+    const paths = json === undefined ? [] : stringPaths(json);
+    if (paths.length === 0) return fc.constant(r);
+    return fc.constantFrom(...paths).chain((path) =>
+      nearMiss(getField(json, path) as string).map((edited) =>
+        change(r, `body ${jsonPathText(path)}: ${JSON.stringify(edited)}`, {
+          body: jsonBytes(setField(json, path, edited)),
+        })
+      )
+    );
+  },
+  (r) => {
+    const [path, query] = splitTarget(r.target);
+    const parts = path.split("/");
+    return fc.nat(parts.length - 2).chain((n) =>
+      nearMiss(parts[n + 1]).map((edited) => {
+        const segment = encodeURI(edited).replace(/[?#]/g, encodeURIComponent);
+        parts[n + 1] = segment;
+        return change(r, `path segment ${JSON.stringify(segment)}`, {
+          target: parts.join("/") + query,
+        });
+      })
+    );
+  },
+  (r) => {
+    const [path, query] = splitTarget(r.target);
+    const pairs = query.slice(1).split("&").filter((p) => p !== "");
+    if (pairs.length === 0) return fc.constant(r);
+    return fc.nat(pairs.length - 1).chain((i) =>
+      nearMiss(pairs[i]).map((edited) => {
+        pairs[i] = encodeURI(edited).replace(/#/g, "%23");
+        return change(r, `query ${JSON.stringify(pairs[i])}`, {
+          target: `${path}?${pairs.join("&")}`,
+        });
+      })
+    );
+  },
+];
+
+/** A header value: UTF-8 bytes for characters beyond Latin-1 and for C1 controls. */
+function utf8Latin(text: string): string {
+  return [...text].some((ch) => ch.charCodeAt(0) > 0xff) ? utf8(text) : text;
+}
+
+const PICK = fc.oneof(
+  ...CHAOS.map((c) => ({ weight: 1, arbitrary: fc.constant(c) })),
+  ...NEAR_MISSES.map((c) => ({ weight: 4, arbitrary: fc.constant(c) })),
+);
+
 /** A valid request with one to four arbitrary changes; no expectation. */
 export const chaosRequest: fc.Arbitrary<FuzzRequest> = fc.tuple(
   anyValidRequest,
-  fc.array(fc.nat(CHAOS.length - 1), { minLength: 1, maxLength: 4 }),
+  fc.array(PICK, { minLength: 1, maxLength: 4 }),
 ).chain(([valid, picks]) => {
   let arbitrary: fc.Arbitrary<FuzzRequest> = fc.constant(render(valid, { mutation: "valid" }));
-  for (const pick of picks) arbitrary = arbitrary.chain(CHAOS[pick]);
+  for (const pick of picks) arbitrary = arbitrary.chain(pick);
   return arbitrary;
 });

@@ -56,8 +56,9 @@ function realDate(value: string): boolean {
   return m >= 1 && m <= 12 && d >= 1 && d <= days[m - 1];
 }
 
+/** An absolute https URI (the scheme is case-insensitive, RFC 3986 3.1), visible ASCII only. */
 function https(value: string): boolean {
-  return /^https:\/\/[^/?#@\s]+([/?#][!-~]*)?$/.test(value);
+  return /^https:\/\/[^/?#@\s]+([/?#][!-~]*)?$/i.test(value) && /^[!-~]+$/.test(value);
 }
 
 function depth(value: unknown): number {

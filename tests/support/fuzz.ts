@@ -295,7 +295,8 @@ export interface Exchange {
 export interface FuzzRig extends AsyncDisposable {
   gateway: TestGateway;
   upstream: TestUpstream;
-  send(request: FuzzRequest): Promise<Exchange>;
+  /** Sends one request; no answer within `timeoutMs` (default {@link ANSWER_MS}) fails. */
+  send(request: FuzzRequest, timeoutMs?: number): Promise<Exchange>;
 }
 
 /** Starts the rig; requests are sent one at a time. */
@@ -307,14 +308,14 @@ export async function fuzzRig(policy = DEFAULT_POLICY): Promise<FuzzRig> {
   return {
     gateway,
     upstream,
-    async send(request) {
+    async send(request, timeoutMs = ANSWER_MS) {
       const before = answered.length;
       const logged = gateway.log.lines.length;
       const headers = request.headers.map(([name, value]): [string, string] => [
         name,
         value === FRESH_ID ? crypto.randomUUID() : value,
       ]);
-      const answer = await sendRaw(port, { ...request, headers });
+      const answer = await sendRaw(port, { ...request, headers }, timeoutMs);
       // The access log is written after the answer; give it its turn.
       await new Promise((resolve) => setTimeout(resolve, 0));
       return {

@@ -764,6 +764,50 @@ const bodyMakers: Record<string, Maker> = {
       }, reject(400, "FORMAT_ERROR", jsonPathText(path)));
     });
   },
+  missingField: (v) => {
+    const fields = requiredFields(v);
+    if (fields.length === 0) return undefined;
+    return fc.constantFrom(...fields).map((field) => {
+      const json = { ...(v.json as Record<string, unknown>) };
+      delete json[field];
+      return mutate(
+        v,
+        `${field} left out`,
+        { body: jsonBytes(json, v.indent) },
+        reject(
+          400,
+          "FORMAT_ERROR",
+          field,
+        ),
+      );
+    });
+  },
+  extraField: (v) => {
+    const json = v.json;
+    if (!objectBody(v)) return undefined;
+    return fc.tuple(fc.stringMatching(/^[a-zA-Z]{1,15}$/), fc.jsonValue({ maxDepth: 2 }))
+      .filter(([key]) => !(key in (json as Record<string, unknown>)) && !KNOWN_FIELDS.has(key))
+      .map(([key, value]) =>
+        mutate(v, `unknown field ${key}`, {
+          body: jsonBytes({ ...(json as Record<string, unknown>), [key]: value }, v.indent),
+        }, reject(400, "FORMAT_ERROR", key))
+      );
+  },
+  wrongType: (v) => {
+    const fields = requiredFields(v);
+    if (fields.length === 0) return undefined;
+    return fc.tuple(
+      fc.constantFrom(...fields),
+      fc.constantFrom<unknown>(17, -1.5, true, null, [], ["x"], { x: 1 }, "", "x"),
+    ).map(([field, value]) => {
+      const old = (v.json as Record<string, unknown>)[field];
+      // A value of the field's own type may be valid ("x" for a name): only other types.
+      if (typeOf(value) === typeOf(old)) return undefined;
+      return mutate(v, `${field}: ${JSON.stringify(value)}`, {
+        body: jsonBytes({ ...(v.json as Record<string, unknown>), [field]: value }, v.indent),
+      }, reject(400, "FORMAT_ERROR", field));
+    });
+  },
   bodyTruncated: (v) =>
     v.body !== undefined && v.body.length > 0
       ? fc.nat().map((n) => {
@@ -793,6 +837,87 @@ const bodyMakers: Record<string, Maker> = {
       }, reject(413, "PAYLOAD_TOO_LARGE"))
     ),
 };
+
+/** Every field name the bodies of the documents use (an unknown field is none of these). */
+const KNOWN_FIELDS = new Set([
+  ...Object.keys({
+    debtorAccount: 0,
+    endToEndIdentification: 0,
+    instructedAmount: 0,
+    creditorAccount: 0,
+    creditorAgent: 0,
+    creditorAgentName: 0,
+    creditorName: 0,
+    creditorAddress: 0,
+    remittanceInformationUnstructured: 0,
+    batchBookingPreferred: 0,
+    requestedExecutionDate: 0,
+    payments: 0,
+    startDate: 0,
+    endDate: 0,
+    executionRule: 0,
+    frequency: 0,
+    dayOfExecution: 0,
+    access: 0,
+    recurringIndicator: 0,
+    validUntil: 0,
+    frequencyPerDay: 0,
+    combinedServiceIndicator: 0,
+    psuData: 0,
+    authenticationMethodId: 0,
+    scaAuthenticationData: 0,
+    confirmationCode: 0,
+    intent: 0,
+    items: 0,
+    locale: 0,
+    shop_order_id: 0,
+    redirect_url: 0,
+    show_shop_order_id_on_extract: 0,
+    capture_method: 0,
+    purchase_units: 0,
+  }),
+]);
+
+/** The JSON body is an object the schema reads (not XML, null or absent). */
+function objectBody(v: ValidRequest): boolean {
+  return jsonKind(v) && v.body !== undefined && v.json !== null && typeof v.json === "object";
+}
+
+/** The fields the documents require of the body (README "Every rule and its error"). */
+function requiredFields(v: ValidRequest): string[] {
+  if (!objectBody(v)) return [];
+  switch (v.op.body) {
+    case "payment":
+      return v.params["payment-service"] === "bulk-payments"
+        ? ["debtorAccount", "payments"]
+        : v.params["payment-service"] === "periodic-payments"
+        ? [
+          "debtorAccount",
+          "instructedAmount",
+          "creditorAccount",
+          "creditorName",
+          "startDate",
+          "frequency",
+        ]
+        : ["debtorAccount", "instructedAmount", "creditorAccount", "creditorName"];
+    case "consent":
+      return [
+        "access",
+        "recurringIndicator",
+        "validUntil",
+        "frequencyPerDay",
+        "combinedServiceIndicator",
+      ];
+    case "checkoutOrder":
+      return ["intent", "items", "redirect_url", "purchase_units"];
+    default:
+      return [];
+  }
+}
+
+function typeOf(value: unknown): string {
+  return value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
+}
 
 export function parses(text: string): boolean {
   try {
