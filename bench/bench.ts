@@ -9,6 +9,7 @@
  * Environment: BENCH_SECONDS (per round, default 6), BENCH_ROUNDS (default 2),
  * BENCH_CONNECTIONS (default 32).
  */
+import { freePort, waitForPort } from "./ports.ts";
 import { passthroughPolicy } from "../tests/support/policies.ts";
 import {
   jwsVerificationCost,
@@ -48,25 +49,6 @@ interface Result {
   p99: number;
   cpuPerRequest: number;
   non2xx: number;
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
-
-async function waitForPort(port: number) {
-  for (let i = 0; i < 200; i++) {
-    try {
-      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  throw new Error(`nothing listens on ${port}`);
 }
 
 function spawn(args: string[], env: Record<string, string> = {}): number {

@@ -31,6 +31,7 @@
  * SOAK_HEAP_TOLERANCE [5: percent, at least 8 MB], SOAK_V8_FLAGS [none: more V8 flags for the
  * gateway, comma-separated].
  */
+import { freePort, waitForPort } from "./ports.ts";
 import { parsePolicy } from "../src/policy.ts";
 import type { LoadOptions, LoadTotals } from "./soak_load.ts";
 
@@ -73,25 +74,6 @@ Deno.addSignalListener("SIGINT", () => {
   stopAll();
   Deno.exit(130);
 });
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
-
-async function waitForPort(port: number) {
-  for (let i = 0; i < 400; i++) {
-    try {
-      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  throw new Error(`nothing listens on ${port}`);
-}
 
 function spawnDeno(args: string[], env: Record<string, string> = {}, stdout = false) {
   const inspected = args.some((arg) => arg.startsWith("--inspect"));
