@@ -174,6 +174,22 @@ function withParam(valid: ValidRequest, name: string, raw: string): string | und
 
 type Maker = (valid: ValidRequest) => fc.Arbitrary<FuzzRequest | undefined> | undefined;
 
+// Arbitraries drawn from many times, built once (building costs more than drawing).
+const LONG_ID = fc.stringMatching(/^[A-Za-z0-9]{129,300}$/);
+const LONG_BRAND = fc.stringMatching(/^[a-z]{256,400}$/);
+const GARBAGE = printable(1, 200).filter((s) => !s.includes("%"));
+const SERVICE_WORD = fc.stringMatching(/^[a-z][a-z0-9-]{0,30}$/);
+const PRODUCT_WORD = fc.stringMatching(/^[a-z0-9][a-z0-9.-]{0,40}$/);
+const LOCALE_WORD = fc.stringMatching(/^[a-z][a-z-]{0,10}$/);
+const OVERLONG_ID = fc.stringMatching(/^[A-Za-z0-9_~-]{129,600}$/);
+const ID_PART = fc.stringMatching(/^[A-Za-z0-9_~-]{0,10}$/);
+const SEGMENT_WORD = fc.stringMatching(/^[a-z][a-z0-9-]{0,15}$/);
+const JSON_3 = fc.jsonValue({ maxDepth: 3 });
+const LONG_NAME = charsetText(71, 200);
+const FIELD_NAME = fc.stringMatching(/^[a-zA-Z]{1,15}$/);
+const JSON_2 = fc.jsonValue({ maxDepth: 2 });
+const QUERY_NAME = fc.stringMatching(/^[a-zA-Z][a-zA-Z0-9_-]{0,15}$/);
+
 // ---------------------------------------------------------------------------------------------
 // Mutations with a certain outcome.
 
@@ -249,7 +265,7 @@ const headerMakers: Record<string, Maker> = {
   consentIdUnsafe: (v) =>
     v.op.headers.includes("consent-id")
       ? fc.oneof(
-        fc.stringMatching(/^[A-Za-z0-9]{129,300}$/),
+        LONG_ID,
         fc.tuple(safeId, fc.constantFrom(" x", "/x", "%2F", ":x", "@", "\u00c3\u00a9"), safeId)
           .map(([a, b, c]) => (a + b + c).trim()),
         fc.constantFrom(".", ".."),
@@ -334,7 +350,7 @@ const headerMakers: Record<string, Maker> = {
         : name.endsWith("content-preferred")
         ? fc.constantFrom("SCA", "status=SCA,SCA", "status=sca", "status=", "status=SCA,,LAST")
         : name === "tpp-brand-logging-information"
-        ? fc.stringMatching(/^[a-z]{256,400}$/)
+        ? LONG_BRAND
         : fc.constantFrom("TRUE", "yes", "1", "")).map((value) => {
           const expect: Expectation = {
             kind: "forward",
@@ -456,7 +472,7 @@ const headerMakers: Record<string, Maker> = {
       )
       : undefined,
   certificateGarbage: (v) =>
-    printable(1, 200).filter((s) => !s.includes("%")).map((garbage) =>
+    GARBAGE.map((garbage) =>
       mutate(v, `X-SSL-Client-Cert "${garbage}"`, {
         headers: [...v.headers, ["x-ssl-client-cert", garbage]],
       }, reject(401, "CERTIFICATE_INVALID"))
@@ -473,7 +489,7 @@ const badUri = fc.oneof(
 const pathMakers: Record<string, Maker> = {
   paymentServiceUnknown: (v) =>
     "payment-service" in v.op.params
-      ? fc.stringMatching(/^[a-z][a-z0-9-]{0,30}$/)
+      ? SERVICE_WORD
         .filter((s) => !(PAYMENT_SERVICES as readonly string[]).includes(s))
         .chain((s) => {
           const path = withParam(v, "payment-service", s);
@@ -494,7 +510,7 @@ const pathMakers: Record<string, Maker> = {
       : undefined,
   paymentProductUnknown: (v) =>
     "payment-product" in v.op.params
-      ? fc.stringMatching(/^[a-z0-9][a-z0-9.-]{0,40}$/)
+      ? PRODUCT_WORD
         .filter((s) => !(PAYMENT_PRODUCTS as readonly string[]).includes(s))
         .chain((s) => {
           const path = withParam(v, "payment-product", s);
@@ -515,7 +531,7 @@ const pathMakers: Record<string, Maker> = {
       : undefined,
   localeUnknown: (v) =>
     "locale" in v.op.params
-      ? fc.stringMatching(/^[a-z][a-z-]{0,10}$/).filter((s) => s !== "ge" && s !== "en").map(
+      ? LOCALE_WORD.filter((s) => s !== "ge" && s !== "en").map(
         (s) => {
           const path = withParam(v, "locale", s);
           return path === undefined ? undefined : mutate(
@@ -535,7 +551,7 @@ const pathMakers: Record<string, Maker> = {
   idOverlong: (v) => {
     const names = idParams(v.op);
     if (names.length === 0) return undefined;
-    return fc.tuple(fc.constantFrom(...names), fc.stringMatching(/^[A-Za-z0-9_~-]{129,600}$/))
+    return fc.tuple(fc.constantFrom(...names), OVERLONG_ID)
       .map(([name, id]) =>
         mutate(v, `${name} of ${id.length} characters`, {}, badParam(name), {
           target: withParam(v, name, id)! + queryText(v.query),
@@ -547,7 +563,7 @@ const pathMakers: Record<string, Maker> = {
     if (names.length === 0) return undefined;
     return fc.tuple(
       fc.constantFrom(...names),
-      fc.stringMatching(/^[A-Za-z0-9_~-]{0,10}$/),
+      ID_PART,
       fc.constantFrom(
         "%2F",
         "%2f",
@@ -567,7 +583,7 @@ const pathMakers: Record<string, Maker> = {
         "!",
         "$",
       ),
-      fc.stringMatching(/^[A-Za-z0-9_~-]{0,10}$/),
+      ID_PART,
     ).map(([name, a, trick, b]) => {
       const raw = a + trick + b;
       return mutate(v, `${name} "${raw}"`, {}, badParam(name), {
@@ -588,7 +604,7 @@ const pathMakers: Record<string, Maker> = {
     );
   },
   unknownSegment: (v) =>
-    fc.tuple(fc.stringMatching(/^[a-z][a-z0-9-]{0,15}$/), fc.nat()).map(([word, at]) => {
+    fc.tuple(SEGMENT_WORD, fc.nat()).map(([word, at]) => {
       const segments = pathOf(v).split("/");
       const i = 1 + (at % segments.length);
       const path = [...segments.slice(0, i), word, ...segments.slice(i)].join("/");
@@ -662,7 +678,7 @@ function ibanPaths(v: ValidRequest): (string | number)[][] {
 const bodyMakers: Record<string, Maker> = {
   bodyOnNoBodyOperation: (v) =>
     v.op.body === "none"
-      ? fc.jsonValue({ maxDepth: 3 }).map((value) =>
+      ? JSON_3.map((value) =>
         mutate(v, "a body on an operation without one", {
           body: jsonBytes(value),
           headers: v.headers.some(([n]) => n === "content-type")
@@ -743,7 +759,7 @@ const bodyMakers: Record<string, Maker> = {
     const paths = Array.isArray(json.payments)
       ? json.payments.map((_, i) => ["payments", i, "creditorName"])
       : [["creditorName"]];
-    return fc.tuple(fc.constantFrom(...paths), charsetText(71, 200))
+    return fc.tuple(fc.constantFrom(...paths), LONG_NAME)
       .map(([path, name]) =>
         mutate(v, `${jsonPathText(path)} of ${name.length} characters`, {
           body: jsonBytes(setField(json, path, name), v.indent),
@@ -785,7 +801,7 @@ const bodyMakers: Record<string, Maker> = {
   extraField: (v) => {
     const json = v.json;
     if (!objectBody(v)) return undefined;
-    return fc.tuple(fc.stringMatching(/^[a-zA-Z]{1,15}$/), fc.jsonValue({ maxDepth: 2 }))
+    return fc.tuple(FIELD_NAME, JSON_2)
       .filter(([key]) => !(key in (json as Record<string, unknown>)) && !KNOWN_FIELDS.has(key))
       .map(([key, value]) =>
         mutate(v, `unknown field ${key}`, {
@@ -934,7 +950,7 @@ export function parses(text: string): boolean {
 
 const queryMakers: Record<string, Maker> = {
   unknownQuery: (v) =>
-    fc.stringMatching(/^[a-zA-Z][a-zA-Z0-9_-]{0,15}$/).filter((n) => !knownQuery(v.op).includes(n))
+    QUERY_NAME.filter((n) => !knownQuery(v.op).includes(n))
       .map((name) =>
         mutate(
           v,
