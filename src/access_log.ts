@@ -22,7 +22,7 @@ function logLine(c: GatewayContext, services: Services, ms: number, requestId?: 
     request_id: requestId,
     op: op?.id,
     method: c.req.method,
-    path: op?.sensitive ? maskedPath(c.req.path, c.get("params")) : c.req.path,
+    path: op?.sensitive ? maskedPath(c.req.path, op.path, c.get("params")) : c.req.path,
     status: c.res.status,
     ms,
     tpp: c.get("tpp")?.id,

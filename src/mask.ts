@@ -10,15 +10,28 @@ export function mask(value: string): string {
 /** Path parameters that identify a PSU's account or transaction and are masked in logs. */
 export const MASKED_PARAMS = ["account-id", "transactionId"];
 
-/** The request path with account identifiers masked. */
-export function maskedPath(path: string, params: Record<string, string> | undefined): string {
+/**
+ * The request path with account identifiers masked, segment by segment: the segments where the
+ * operation's path template has a masked parameter are replaced whatever they contain (a search
+ * for the value would mask an earlier segment that happens to contain it, and log the id).
+ */
+export function maskedPath(
+  path: string,
+  template: string,
+  params: Record<string, string> | undefined,
+): string {
   if (!params) return path;
-  let out = path;
-  for (const name of MASKED_PARAMS) {
-    const value = params[name];
-    if (value) out = out.replace(encodeURIComponent(value), mask(value));
+  const parts = template.split("/");
+  let segments: string[] | undefined;
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i];
+    if (part.charCodeAt(0) !== 123 /* { */) continue;
+    const name = part.slice(1, -1);
+    if (!MASKED_PARAMS.includes(name)) continue;
+    segments ??= path.split("/");
+    segments[i] = mask(params[name] ?? "");
   }
-  return out;
+  return segments ? segments.join("/") : path;
 }
 
 /**

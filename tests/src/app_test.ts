@@ -190,6 +190,22 @@ Deno.test("accessLog() writes one line per request with masked account ids", asy
   assert.doesNotMatch(JSON.stringify(gateway.log.lines), /GE29NB0000000101904917|PSU-123456789/);
 });
 
+Deno.test("accessLog() masks the id's own segment, not an earlier one that contains its value", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({ policy: POLICY, upstream: upstream.url });
+  for (
+    const [path, logged] of [
+      ["/v1/accounts/a/balances", "/v1/accounts/***/balances"],
+      ["/v1/accounts/accounts/balances", "/v1/accounts/ac***ts/balances"],
+      ["/v1/accounts/v1/transactions/v1", "/v1/accounts/***/transactions/***"],
+    ]
+  ) {
+    const response = await gateway.fetch(path, { headers: { "x-request-id": ID } });
+    await response.body?.cancel();
+    assert.equal(gateway.log.lines.at(-1)!.path, logged);
+  }
+});
+
 Deno.test("healthz and readyz answer outside the interface paths", async () => {
   await using upstream = startUpstream();
   await using gateway = await startGateway({ policy: POLICY, upstream: upstream.url });
