@@ -3,9 +3,9 @@
  * its chain built once; Berlin Group 404/405 for everything else; one error handler; the access
  * log; health endpoints.
  */
-import { Hono } from "hono";
+import { type Handler, Hono } from "hono";
 import type { GatewayContext, GatewayEnv, Middleware } from "./check.ts";
-import { buildChain } from "./chain.ts";
+import { buildChain, type Chain, type ErrorResponder } from "./chain.ts";
 import { GatewayError, renderError } from "./errors.ts";
 import type { Policy, ResolvedOperation } from "./policy.ts";
 import type { Services } from "./services.ts";
@@ -36,17 +36,22 @@ function bySpecificity(a: string, b: string): number {
   return y.length - x.length;
 }
 
-/** Sets the per-request variables every check relies on. */
-function enter(resolved: ResolvedOperation): Middleware {
+/**
+ * The handler of one operation: sets the per-request variables every check relies on, then runs
+ * the operation's chain (its checks and the proxy) and answers what the chain left in `c.res`.
+ */
+function operationHandler(resolved: ResolvedOperation, chain: Chain): Handler<GatewayEnv> {
   const op = resolved.operation;
   const empty: Bytes = new Uint8Array(0);
-  return (c, next) => {
+  return async (c) => {
+    const headers = c.req.raw.headers;
     c.set("op", op);
     c.set("params", c.req.param() as Record<string, string>);
-    c.set("requestId", c.req.raw.headers.get("x-request-id") ?? "");
+    c.set("requestId", headers.get("x-request-id") ?? "");
     c.set("body", empty);
-    c.set("psuInitiated", isIpAddress(c.req.raw.headers.get("psu-ip-address")));
-    return next();
+    c.set("psuInitiated", isIpAddress(headers.get("psu-ip-address")));
+    await chain(c);
+    return c.res;
   };
 }
 
@@ -97,6 +102,16 @@ export function metricsResponse(services: Services): Response {
 /** Builds the gateway for a policy. */
 export function createApp({ policy, services }: AppOptions): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
+  const respond: ErrorResponder = (error, c) => {
+    if (!(error instanceof GatewayError)) {
+      services.log.error({
+        msg: "unhandled error",
+        request_id: c.req.header("x-request-id"),
+        error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+      });
+    }
+    return renderError(error);
+  };
   app.get("/healthz", (c) => c.json({ status: "up" }));
   app.get("/readyz", (c) => readiness(c, policy, services));
   const token = policy.metrics.token;
@@ -116,7 +131,8 @@ export function createApp({ policy, services }: AppOptions): Hono<GatewayEnv> {
     const resolved = byPath.get(path)!;
     for (const r of resolved) {
       const context = { operation: r.operation, services, sections: policy };
-      app.on(r.operation.method, honoPath(path), enter(r), ...buildChain(r.options, context));
+      const chain = buildChain(r.options, context, respond);
+      app.on(r.operation.method, honoPath(path), operationHandler(r, chain));
     }
     app.all(honoPath(path), methodNotAllowed(resolved.map((r) => r.operation.method)));
   }
@@ -126,15 +142,6 @@ export function createApp({ policy, services }: AppOptions): Hono<GatewayEnv> {
       new GatewayError(404, "RESOURCE_UNKNOWN", "No operation of the interface has this path"),
     )
   );
-  app.onError((error, c) => {
-    if (!(error instanceof GatewayError)) {
-      services.log.error({
-        msg: "unhandled error",
-        request_id: c.req.header("x-request-id"),
-        error: error instanceof Error ? (error.stack ?? error.message) : String(error),
-      });
-    }
-    return renderError(error);
-  });
+  app.onError(respond);
   return app;
 }
