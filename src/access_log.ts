@@ -5,20 +5,42 @@
  */
 import type { GatewayContext, Middleware } from "./check.ts";
 import type { Services } from "./services.ts";
+import type { CounterCell, HistogramSeries } from "./metrics.ts";
 import { mask, maskedPath } from "./mask.ts";
 import { annotateSpan } from "./tracing.ts";
 
 /** Longest X-Request-ID echoed back (a valid one is a 36-character UUID). */
 const MAX_ECHO = 128;
 
-function logLine(c: GatewayContext, services: Services, ms: number, requestId?: string) {
+/** The metric series of one operation, looked up once instead of by labels per request. */
+interface OperationSeries {
+  requestSeconds: HistogramSeries;
+  upstreamSeconds: HistogramSeries;
+  byStatus: Map<number, CounterCell>;
+}
+
+/** `Date.toISOString()` of the current millisecond, formatted once per millisecond. */
+function isoClock(now: () => number): () => string {
+  let last = NaN;
+  let text = "";
+  return () => {
+    const ms = now();
+    if (ms !== last) {
+      last = ms;
+      text = new Date(ms).toISOString();
+    }
+    return text;
+  };
+}
+
+function logLine(c: GatewayContext, time: string, ms: number, requestId?: string) {
   const op = c.get("op");
   const psuId = c.req.raw.headers.get("psu-id");
   const upstream = c.get("upstream");
   const findings = c.get("findings");
   return {
     level: "info",
-    time: new Date(services.now()).toISOString(),
+    time,
     request_id: requestId,
     op: op?.id,
     method: c.req.method,
@@ -41,23 +63,44 @@ function logLine(c: GatewayContext, services: Services, ms: number, requestId?: 
   };
 }
 
-function count(c: GatewayContext, services: Services, seconds: number) {
-  const metrics = services.metrics;
-  const op = c.get("op")?.id ?? "none";
-  metrics.requests.inc({ op, status: String(c.res.status) });
-  metrics.requestSeconds.observe({ op }, seconds);
-  const upstream = c.get("upstream");
-  if (upstream) metrics.upstreamSeconds.observe({ op }, upstream.ms / 1000);
-  for (const f of c.get("findings")) {
-    (f.mode === "report" ? metrics.reported : metrics.rejections).inc({
-      check: f.check,
-      code: f.code,
-    });
-  }
-}
-
 /** Records every request: log line, metrics, span. */
 export function accessLog(services: Services): Middleware {
+  const metrics = services.metrics;
+  const clock = isoClock(services.now);
+  const byOperation = new Map<string, OperationSeries>();
+  function seriesOf(op: string): OperationSeries {
+    let series = byOperation.get(op);
+    if (!series) {
+      series = {
+        requestSeconds: metrics.requestSeconds.series({ op }),
+        upstreamSeconds: metrics.upstreamSeconds.series({ op }),
+        byStatus: new Map(),
+      };
+      byOperation.set(op, series);
+    }
+    return series;
+  }
+  function count(c: GatewayContext, seconds: number) {
+    const op = c.get("op")?.id ?? "none";
+    const series = seriesOf(op);
+    const status = c.res.status;
+    let requests = series.byStatus.get(status);
+    if (!requests) {
+      requests = metrics.requests.cell({ op, status: String(status) });
+      series.byStatus.set(status, requests);
+    }
+    requests.value++;
+    series.requestSeconds.observe(seconds);
+    const upstream = c.get("upstream");
+    if (upstream) series.upstreamSeconds.observe(upstream.ms / 1000);
+    for (const f of c.get("findings")) {
+      (f.mode === "report" ? metrics.reported : metrics.rejections).inc({
+        check: f.check,
+        code: f.code,
+      });
+    }
+  }
+
   return async (c, next) => {
     const started = performance.now();
     c.set("findings", []);
@@ -66,8 +109,8 @@ export function accessLog(services: Services): Middleware {
     const requestId = header && header.length <= MAX_ECHO ? header : undefined;
     if (requestId) c.res.headers.set("x-request-id", requestId);
     const ms = Math.round((performance.now() - started) * 10) / 10;
-    services.log.info(logLine(c, services, ms, requestId));
-    count(c, services, ms / 1000);
+    services.log.info(logLine(c, clock(), ms, requestId));
+    count(c, ms / 1000);
     annotateSpan({
       method: c.req.method,
       route: c.get("op")?.path,

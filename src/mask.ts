@@ -21,17 +21,27 @@ export function maskedPath(
   params: Record<string, string> | undefined,
 ): string {
   if (!params) return path;
-  const parts = template.split("/");
-  let segments: string[] | undefined;
-  for (let i = 0; i < parts.length; i++) {
-    const part = parts[i];
-    if (part.charCodeAt(0) !== 123 /* { */) continue;
-    const name = part.slice(1, -1);
-    if (!MASKED_PARAMS.includes(name)) continue;
-    segments ??= path.split("/");
-    segments[i] = mask(params[name] ?? "");
+  const positions = maskedSegments(template);
+  if (positions.length === 0) return path;
+  const segments = path.split("/");
+  for (const [index, name] of positions) segments[index] = mask(params[name] ?? "");
+  return segments.join("/");
+}
+
+const segmentsByTemplate = new Map<string, [number, string][]>();
+
+/** The segment indices of a template that hold masked parameters, and their names. */
+function maskedSegments(template: string): [number, string][] {
+  let positions = segmentsByTemplate.get(template);
+  if (!positions) {
+    positions = [];
+    template.split("/").forEach((part, index) => {
+      const name = part.startsWith("{") ? part.slice(1, -1) : "";
+      if (MASKED_PARAMS.includes(name)) positions!.push([index, name]);
+    });
+    segmentsByTemplate.set(template, positions);
   }
-  return segments ? segments.join("/") : path;
+  return positions;
 }
 
 /**

@@ -21,33 +21,67 @@ function labelKey(labels: Labels): string {
   return key;
 }
 
+/** One counter series; callers on a hot path keep it instead of passing labels each time. */
+export interface CounterCell {
+  value: number;
+}
+
 /** A counter per label set. */
 export class Counter {
-  readonly #values = new Map<string, number>();
+  readonly #cells = new Map<string, CounterCell>();
   constructor(readonly name: string, readonly help: string) {}
 
-  inc(labels: Labels = {}, by = 1): void {
+  /** The series of one label set (created at 0). */
+  cell(labels: Labels = {}): CounterCell {
     const key = labelKey(labels);
-    this.#values.set(key, (this.#values.get(key) ?? 0) + by);
+    let cell = this.#cells.get(key);
+    if (!cell) {
+      cell = { value: 0 };
+      this.#cells.set(key, cell);
+    }
+    return cell;
+  }
+
+  inc(labels: Labels = {}, by = 1): void {
+    this.cell(labels).value += by;
   }
 
   /** The current value of one label set (0 when never counted). */
   value(labels: Labels = {}): number {
-    return this.#values.get(labelKey(labels)) ?? 0;
+    return this.#cells.get(labelKey(labels))?.value ?? 0;
   }
 
   render(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
-    for (const [key, value] of this.#values) {
-      lines.push(`${this.name}${key ? `{${key}}` : ""} ${value}`);
+    for (const [key, cell] of this.#cells) {
+      lines.push(`${this.name}${key ? `{${key}}` : ""} ${cell.value}`);
     }
     return lines.join("\n");
   }
 }
 
+/** One histogram series: observations per bucket (not cumulative), their sum and count. */
+export class HistogramSeries {
+  readonly counts: number[];
+  sum = 0;
+  count = 0;
+  constructor(readonly buckets: readonly number[]) {
+    this.counts = buckets.map(() => 0);
+  }
+
+  observe(seconds: number): void {
+    const buckets = this.buckets;
+    let i = 0;
+    while (i < buckets.length && seconds > buckets[i]) i++;
+    if (i < buckets.length) this.counts[i]++;
+    this.sum += seconds;
+    this.count++;
+  }
+}
+
 /** A histogram per label set, with fixed buckets (seconds). */
 export class Histogram {
-  readonly #series = new Map<string, { counts: number[]; sum: number; count: number }>();
+  readonly #series = new Map<string, HistogramSeries>();
   constructor(
     readonly name: string,
     readonly help: string,
@@ -68,18 +102,19 @@ export class Histogram {
     ],
   ) {}
 
-  observe(labels: Labels, seconds: number): void {
+  /** The series of one label set; callers on a hot path keep it. */
+  series(labels: Labels = {}): HistogramSeries {
     const key = labelKey(labels);
     let series = this.#series.get(key);
     if (!series) {
-      series = { counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+      series = new HistogramSeries(this.buckets);
       this.#series.set(key, series);
     }
-    for (let i = 0; i < this.buckets.length; i++) {
-      if (seconds <= this.buckets[i]) series.counts[i]++;
-    }
-    series.sum += seconds;
-    series.count++;
+    return series;
+  }
+
+  observe(labels: Labels, seconds: number): void {
+    this.series(labels).observe(seconds);
   }
 
   /** Number of observations of one label set. */
@@ -91,8 +126,10 @@ export class Histogram {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
     for (const [key, series] of this.#series) {
       const prefix = key ? `${key},` : "";
+      let cumulative = 0;
       this.buckets.forEach((le, i) => {
-        lines.push(`${this.name}_bucket{${prefix}le="${le}"} ${series.counts[i]}`);
+        cumulative += series.counts[i];
+        lines.push(`${this.name}_bucket{${prefix}le="${le}"} ${cumulative}`);
       });
       lines.push(`${this.name}_bucket{${prefix}le="+Inf"} ${series.count}`);
       lines.push(`${this.name}_sum${key ? `{${key}}` : ""} ${series.sum}`);
