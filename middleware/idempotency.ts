@@ -9,7 +9,7 @@
  */
 import { z } from "zod";
 import { errorText } from "../src/mask.ts";
-import { defineCheck, type GatewayContext, modal } from "../src/check.ts";
+import { defineCheck, type GatewayContext, modal, pairs } from "../src/check.ts";
 import { formatError, GatewayError } from "../src/errors.ts";
 import {
   callerId,
@@ -198,10 +198,7 @@ export const idempotency = defineCheck({
         return await finish(c, services, part, "release");
       }
       const body = new Uint8Array(await c.res.clone().arrayBuffer());
-      const headers: [string, string][] = [];
-      for (const [name, value] of c.res.headers) {
-        if (!NOT_KEPT.has(name)) headers.push([name, value]);
-      }
+      const headers = pairs(c.res.headers).filter(([name]) => !NOT_KEPT.has(name));
       if (body.byteLength > options.max_body_bytes) {
         return await finish(c, services, part, "gone");
       }
