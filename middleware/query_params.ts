@@ -115,6 +115,9 @@ function installment(query: URLSearchParams): void {
   if (problem) throw formatError("client_id", `Query parameter "client_id" ${problem}`);
 }
 
+/** The query of a URL without one. */
+const NO_QUERY = new URLSearchParams();
+
 export const queryParams = defineCheck({
   key: "query_params",
   description: "Query parameters: transaction list, product paging, installment calculator",
@@ -143,9 +146,14 @@ export const queryParams = defineCheck({
     return (c, next) => {
       const url = c.req.url;
       const mark = url.indexOf("?");
-      const query = new URLSearchParams(mark < 0 ? "" : url.slice(mark + 1));
+      if (mark < 0) {
+        rules?.(NO_QUERY);
+        return next();
+      }
+      const query = new URLSearchParams(url.slice(mark + 1));
       const seen = new Set<string>();
-      for (const [raw, value] of query) {
+      // forEach, not for-of: Deno's iterator costs several times as much.
+      query.forEach((value, raw) => {
         const name = raw.length > 64 ? `${raw.slice(0, 64)}...` : raw;
         if (seen.has(raw)) {
           throw formatError(name, `Query parameter "${name}" must not be given more than once`);
@@ -164,7 +172,7 @@ export const queryParams = defineCheck({
             { path: name },
           );
         }
-      }
+      });
       rules?.(query);
       return next();
     };
