@@ -93,13 +93,16 @@ export const idempotency = defineCheck({
     ),
     poll: duration().prefault("50ms").describe("How often a waiting repeat looks at the store"),
     inflight: duration().prefault("60s").describe(
-      "Lifetime of the in-flight marker, in case an instance dies mid-request; longer than the proxy's timeout",
+      "How long a request may stay in flight; longer than the proxy's timeout. A request still marked in flight after that (its instance died, or the store was down when the bank answered) has an unknown outcome: repeats get 409 STATUS_INVALID for the retention time, never a second execution",
     ),
   }),
   validate(options) {
     const problems: string[] = [];
     if (options.poll > options.wait) problems.push("poll must not be longer than wait");
     if (options.inflight < options.wait) problems.push("inflight must not be shorter than wait");
+    if (options.retention < options.inflight) {
+      problems.push("retention must not be shorter than inflight");
+    }
     return problems;
   },
   create(options, context) {
@@ -160,6 +163,13 @@ export const idempotency = defineCheck({
             "STATUS_INVALID",
             `A request with X-Request-ID "${id}" is still being processed; retry it later`,
             { path: "X-Request-ID", headers: { "retry-after": "1" } },
+          );
+        case "unknown":
+          throw new GatewayError(
+            409,
+            "STATUS_INVALID",
+            `The request with X-Request-ID "${id}" was not seen to finish; it may have been executed. Read the resource's status, and send a new X-Request-ID if it has to be repeated`,
+            { path: "X-Request-ID" },
           );
         case "gone":
           throw new GatewayError(

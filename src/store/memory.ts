@@ -20,6 +20,8 @@ interface IdempotencyRecord {
   s: "inflight" | "done" | "gone" | "seen";
   f: string;
   t?: string;
+  /** End of the in-flight time (milliseconds since the epoch). */
+  u?: number;
   st?: number;
   h?: [string, string][];
   b?: string;
@@ -144,7 +146,7 @@ export class MemoryStore implements Store {
       if (record) {
         if (idem.mode === "unique") outcome = "duplicate";
         else if (record.f !== idem.fingerprint) outcome = "mismatch";
-        else if (record.s === "inflight") outcome = "inflight";
+        else if (record.s === "inflight") outcome = now >= record.u! ? "unknown" : "inflight";
         else if (record.s === "done") outcome = "replay";
         else if (record.s === "gone") outcome = "gone";
         else outcome = "duplicate";
@@ -245,8 +247,8 @@ export class MemoryStore implements Store {
       if (idem.mode === "replay") {
         this.#set(
           idem.key,
-          { s: "inflight", f: idem.fingerprint, t: idem.token },
-          idem.inflightMs,
+          { s: "inflight", f: idem.fingerprint, t: idem.token, u: now + idem.inflightMs },
+          Math.max(idem.inflightMs, idem.retentionMs),
           now,
         );
       } else {

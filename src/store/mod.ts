@@ -20,9 +20,13 @@ export interface IdempotencyPart {
   token: string;
   /** False in report mode: a reuse does not stop the rest of the decision. */
   enforce: boolean;
-  /** Lifetime of the in-flight marker, in milliseconds. */
+  /**
+   * How long the request may stay in flight, in milliseconds. A marker still in flight after
+   * that belongs to a request whose end was never recorded (its instance died, or the store was
+   * down when the answer came): its outcome is unknown, and the id is never executed again.
+   */
   inflightMs: number;
-  /** How long a used id (unique mode) is remembered, in milliseconds. */
+  /** How long a used id is remembered (a marker included), in milliseconds. */
   retentionMs: number;
 }
 
@@ -84,6 +88,8 @@ export interface StoredResponse {
  * - `inflight`: the same request is still being processed
  * - `duplicate`: the id was used before (unique mode)
  * - `gone`: the same request was answered, but the answer was too large to keep
+ * - `unknown`: the same request was in flight longer than `inflightMs` and its end was never
+ *   recorded: it may have been executed, so it is not executed again
  */
 export type IdempotencyOutcome =
   | "claimed"
@@ -92,7 +98,8 @@ export type IdempotencyOutcome =
   | "mismatch"
   | "inflight"
   | "duplicate"
-  | "gone";
+  | "gone"
+  | "unknown";
 
 export interface LimitVerdict {
   allowed: boolean;

@@ -5,7 +5,7 @@
  * Scripts go as EVALSHA, falling back to EVAL when the server answers NOSCRIPT (after a restart).
  *
  * Records: an X-Request-ID is a hash (s: inflight|done|gone|seen, f: fingerprint, t: owner
- * token, st/h/b: the stored answer); a rate limit is a string holding its GCRA theoretical
+ * token, u: end of the in-flight time in milliseconds, st/h/b: the stored answer); a rate limit is a string holding its GCRA theoretical
  * arrival time in microseconds; a consent is `recurring|frequencyPerDay`; a day counter is an
  * integer.
  */
@@ -43,11 +43,12 @@ if idem_mode ~= "none" then
   local enforce = arg() == "1"
   inflight_ms = arg()
   retention_ms = arg()
-  local rec = redis.call("HMGET", idem_key, "s", "f", "st", "h", "b")
+  local rec = redis.call("HMGET", idem_key, "s", "f", "st", "h", "b", "u")
   local s = rec[1]
   if not s then outcome = "free"
   elseif idem_mode == "unique" then outcome = "duplicate"
   elseif rec[2] ~= fp then outcome = "mismatch"
+  elseif s == "inflight" and rec[6] and now >= tonumber(rec[6]) then outcome = "unknown"
   elseif s == "inflight" then outcome = "inflight"
   elseif s == "done" then outcome = "replay"
   elseif s == "gone" then outcome = "gone"
@@ -158,8 +159,9 @@ if blocked == 0 then
   end
   if outcome == "free" then
     if idem_mode == "replay" then
-      redis.call("HSET", idem_key, "s", "inflight", "f", fp, "t", token)
-      redis.call("PEXPIRE", idem_key, inflight_ms)
+      redis.call("HSET", idem_key, "s", "inflight", "f", fp, "t", token,
+        "u", string.format("%.0f", now + tonumber(inflight_ms)))
+      redis.call("PEXPIRE", idem_key, math.max(tonumber(inflight_ms), tonumber(retention_ms)))
     else
       redis.call("HSET", idem_key, "s", "seen", "f", fp)
       redis.call("PEXPIRE", idem_key, retention_ms)

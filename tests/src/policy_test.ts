@@ -120,6 +120,14 @@ defaults:
   );
 });
 
+Deno.test("parsePolicy() keeps an idempotency marker at least as long as a request may be in flight", () => {
+  const found = problems(BASE + "defaults:\n  idempotency: { inflight: 2m, retention: 1m }\n");
+  assert.ok(
+    found.some((p) => p.includes("retention must not be shorter than inflight")),
+    found.join("\n"),
+  );
+});
+
 Deno.test("the default and production example policy files are valid", async () => {
   const ca = await createCa();
   const bundle = await Deno.makeTempFile({ suffix: ".pem" });

@@ -127,6 +127,32 @@ export function storeContract(
     );
   });
 
+  test("a marker past its in-flight time is unknown, never claimed again, still completed by its owner", async (s) => {
+    const first = idem({ inflightMs: 40 });
+    assert.equal(
+      (await s.decide(decision({ idempotency: first }))).idempotency?.outcome,
+      "claimed",
+    );
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    const late = await s.decide(
+      decision({ idempotency: idem({ inflightMs: 40 }), limits: [limit()] }),
+    );
+    assert.equal(late.idempotency?.outcome, "unknown");
+    assert.equal(late.blocked, true);
+    assert.deepEqual(late.limits, [], "an unknown outcome counts nothing");
+    await s.complete({
+      key: first.key,
+      token: first.token,
+      action: "done",
+      response: { status: 201, headers: [], body: btoa("{}") },
+      retentionMs: 60_000,
+    });
+    assert.equal(
+      (await s.decide(decision({ idempotency: idem() }))).idempotency?.outcome,
+      "replay",
+    );
+  });
+
   test("remembers an answer too large to keep as gone", async (s) => {
     const first = idem();
     await s.decide(decision({ idempotency: first }));
