@@ -12,6 +12,8 @@ import { deadlineSignal } from "../src/deadline.ts";
 import { formatError, GatewayError } from "../src/errors.ts";
 
 const decoder = new TextDecoder();
+/** Decodes an answer whose links are rewritten: bytes that are not UTF-8 must not be replaced. */
+const strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** Headers that belong to one connection and never cross the proxy (RFC 9110 7.6.1). */
 const HOP_BY_HOP = [
@@ -104,6 +106,15 @@ function cutOff(response: Response, body: Bytes): boolean {
     return false;
   } catch {
     return true;
+  }
+}
+
+/** The text of a UTF-8 body, or undefined when its bytes are not UTF-8. */
+function utf8(body: Bytes): string | undefined {
+  try {
+    return strictDecoder.decode(body);
+  } catch {
+    return undefined;
   }
 }
 
@@ -247,11 +258,21 @@ export const proxy = defineCheck({
       const empty = response.status === 204 || response.status === 304 || body.byteLength === 0;
       const filters = c.get("responseFilters");
       if (!empty && filters && json) {
-        const text = decoder.decode(body);
-        let filtered: string | undefined;
-        for (const filter of filters) filtered = filter(filtered ?? text) ?? filtered;
-        if (filtered !== undefined) {
-          return new Response(filtered, { status: response.status, headers });
+        const text = utf8(body);
+        if (text === undefined) {
+          // Decoding would turn the invalid bytes into U+FFFD: the answer passes as the bank sent it.
+          services.log.info({
+            level: "warn",
+            msg: "links not rewritten: the answer is not valid UTF-8",
+            op: operation.id,
+            request_id: c.get("requestId"),
+          });
+        } else {
+          let filtered: string | undefined;
+          for (const filter of filters) filtered = filter(filtered ?? text) ?? filtered;
+          if (filtered !== undefined) {
+            return new Response(filtered, { status: response.status, headers });
+          }
         }
       }
       return new Response(empty ? null : body, { status: response.status, headers });

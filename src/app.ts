@@ -4,7 +4,7 @@
  * log; health endpoints.
  */
 import { type Handler, Hono } from "hono";
-import type { GatewayContext, GatewayEnv, Middleware } from "./check.ts";
+import type { GatewayContext, GatewayEnv } from "./check.ts";
 import { buildChain, type Chain, type ErrorResponder } from "./chain.ts";
 import { GatewayError, renderError } from "./errors.ts";
 import type { Policy, ResolvedOperation } from "./policy.ts";
@@ -40,10 +40,16 @@ function bySpecificity(a: string, b: string): number {
  * The handler of one operation: sets the per-request variables every check relies on, then runs
  * the operation's chain (its checks and the proxy) and answers what the chain left in `c.res`.
  */
-function operationHandler(resolved: ResolvedOperation, chain: Chain): Handler<GatewayEnv> {
+function operationHandler(
+  resolved: ResolvedOperation,
+  chain: Chain,
+  notAllowed: () => GatewayError,
+): Handler<GatewayEnv> {
   const op = resolved.operation;
   const empty: Bytes = new Uint8Array(0);
   return async (c) => {
+    // Hono runs GET routes for HEAD; the interface has no HEAD, and a read would be executed.
+    if (c.req.raw.method === "HEAD") throw notAllowed();
     const headers = c.req.raw.headers;
     c.set("op", op);
     c.set("params", c.req.param() as Record<string, string>);
@@ -55,13 +61,13 @@ function operationHandler(resolved: ResolvedOperation, chain: Chain): Handler<Ga
   };
 }
 
-function methodNotAllowed(allow: string[]): Middleware {
+/** The 405 of a path, listing the methods it has. */
+function methodNotAllowed(allow: string[]): () => GatewayError {
   const list = allow.join(", ");
-  return () => {
-    throw new GatewayError(405, "SERVICE_INVALID", `Method not allowed here; allowed: ${list}`, {
+  return () =>
+    new GatewayError(405, "SERVICE_INVALID", `Method not allowed here; allowed: ${list}`, {
       headers: { allow: list },
     });
-  };
 }
 
 async function readiness(c: GatewayContext, policy: Policy, services: Services) {
@@ -129,12 +135,15 @@ export function createApp({ policy, services }: AppOptions): Hono<GatewayEnv> {
   const byPath = Map.groupBy(policy.operations, (r) => r.operation.path);
   for (const path of [...byPath.keys()].sort(bySpecificity)) {
     const resolved = byPath.get(path)!;
+    const notAllowed = methodNotAllowed(resolved.map((r) => r.operation.method));
     for (const r of resolved) {
       const context = { operation: r.operation, services, sections: policy };
       const chain = buildChain(r.options, context, respond);
-      app.on(r.operation.method, honoPath(path), operationHandler(r, chain));
+      app.on(r.operation.method, honoPath(path), operationHandler(r, chain, notAllowed));
     }
-    app.all(honoPath(path), methodNotAllowed(resolved.map((r) => r.operation.method)));
+    app.all(honoPath(path), () => {
+      throw notAllowed();
+    });
   }
 
   app.notFound(() =>

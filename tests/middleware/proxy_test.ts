@@ -163,6 +163,34 @@ Deno.test("proxy() does not retry reads when the policy says so", async () => {
   }
 });
 
+Deno.test("proxy() passes a JSON answer that is not UTF-8 byte for byte, links and all", async () => {
+  const encoder = new TextEncoder();
+  const head = encoder.encode('{"_links":{"self":{"href":"/psd2/v1/consents/c-1"}},"name":"');
+  const bytes = new Uint8Array([...head, 0xff, 0xfe, 0x22, 0x7d]);
+  await using upstream = startUpstream(() =>
+    new Response(bytes, { headers: { "content-type": "application/json" } })
+  );
+  await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
+  const response = await gateway.fetch("/v1/consents/c-1", { headers: { "x-request-id": ID } });
+  assert.equal(response.status, 200);
+  assert.deepEqual(new Uint8Array(await response.arrayBuffer()), bytes);
+  assert.ok(
+    gateway.log.lines.some((line) => line.level === "warn" && String(line.msg).includes("UTF-8")),
+  );
+
+  // The same answer in valid UTF-8 has its link rewritten (the filter is on in this policy).
+  const valid = new Uint8Array([...head, 0xc3, 0xa9, 0x22, 0x7d]);
+  await using upstream2 = startUpstream(() =>
+    new Response(valid, { headers: { "content-type": "application/json" } })
+  );
+  await using gateway2 = await startGateway({ policy: policy(), upstream: upstream2.url });
+  const rewritten = await gateway2.fetch("/v1/consents/c-1", { headers: { "x-request-id": ID } });
+  assert.deepEqual(await rewritten.json(), {
+    _links: { self: { href: "/v1/consents/c-1" } },
+    name: "\u00e9",
+  });
+});
+
 Deno.test("proxy() refuses an upstream answer larger than max_response_bytes", async () => {
   await using upstream = startUpstream(() => new Response("x".repeat(5000)));
   await using gateway = await startGateway({

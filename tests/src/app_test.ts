@@ -50,6 +50,13 @@ Deno.test("createApp() answers 405 SERVICE_INVALID with Allow for a known path a
     assert.equal(response.headers.get("allow"), allow, `${method} ${path}`);
     assert.equal((await response.json()).tppMessages[0].code, "SERVICE_INVALID");
   }
+  // HEAD is no method of the interface: a GET route must not run (and count) a read for it.
+  for (const [path, allow] of [["/v1/accounts", "GET"], ["/v1/consents/c-1", "GET, DELETE"]]) {
+    const response = await gateway.fetch(path, { method: "HEAD", headers: { "x-request-id": ID } });
+    await response.body?.cancel();
+    assert.equal(response.status, 405, `HEAD ${path}`);
+    assert.equal(response.headers.get("allow"), allow, `HEAD ${path}`);
+  }
   assert.equal(upstream.received.length, 0);
 });
 
