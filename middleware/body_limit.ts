@@ -4,7 +4,7 @@
  * use the same bytes.
  */
 import { z } from "zod";
-import { defineCheck } from "../src/check.ts";
+import { defineCheck, type GatewayContext } from "../src/check.ts";
 import { BodyLimitError, readBody } from "../src/body.ts";
 import { formatError, GatewayError } from "../src/errors.ts";
 
@@ -26,31 +26,30 @@ export const bodyLimit = defineCheck({
       `The request body must not exceed ${options.max_bytes} bytes`,
     );
     const incomplete = formatError("body", "The request body ended before it was complete");
-    return async (c, next) => {
-      const request = c.req.raw;
-      const headers = request.headers;
-      if (headers.has("content-length") || headers.has("transfer-encoding")) {
-        try {
-          c.set(
-            "body",
-            await readBody(request, {
-              maxBytes: options.max_bytes,
-              timeoutMs: options.read_timeout_ms,
-            }),
-          );
-        } catch (error) {
-          // Anything else is the client's stream breaking off: the connection closed before the
-          // declared length, or broken chunked framing. The client's fault, not a 500.
-          if (!(error instanceof BodyLimitError)) throw incomplete;
-          if (error.reason === "too_large") throw tooLarge;
-          throw new GatewayError(
-            408,
-            "REQUEST_TIMEOUT",
-            "The request body was not received in time",
-          );
-        }
+    async function read(c: GatewayContext, next: () => Promise<void>) {
+      try {
+        c.set(
+          "body",
+          await readBody(c.req.raw, {
+            maxBytes: options.max_bytes,
+            timeoutMs: options.read_timeout_ms,
+          }),
+        );
+      } catch (error) {
+        // Anything else is the client's stream breaking off: the connection closed before the
+        // declared length, or broken chunked framing. The client's fault, not a 500.
+        if (!(error instanceof BodyLimitError)) throw incomplete;
+        if (error.reason === "too_large") throw tooLarge;
+        throw new GatewayError(408, "REQUEST_TIMEOUT", "The request body was not received in time");
       }
       await next();
+    }
+    // A request without a body is passed on at once (no async step of its own).
+    return (c, next) => {
+      const headers = c.req.raw.headers;
+      return headers.has("content-length") || headers.has("transfer-encoding")
+        ? read(c, next)
+        : next();
     };
   },
 });

@@ -118,8 +118,10 @@ export const links = defineCheck({
     const filter = (text: string) => rewriteLinks(text, rewrite);
     // The rewrite is applied by the proxy to the upstream's JSON answer before it builds the
     // response, so that the answer is not built twice.
+    const alone = [filter];
     return (c, next) => {
-      c.set("responseFilters", [...c.get("responseFilters") ?? [], filter]);
+      const before = c.get("responseFilters");
+      c.set("responseFilters", before ? [...before, filter] : alone);
       return next();
     };
   },

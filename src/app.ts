@@ -12,6 +12,7 @@ import type { Services } from "./services.ts";
 import type { Bytes } from "./body.ts";
 import { accessLog } from "./access_log.ts";
 import { isIpAddress } from "./ip.ts";
+import { FirstMatchRouter } from "./router.ts";
 
 /** What the app is built from. */
 export interface AppOptions {
@@ -107,7 +108,7 @@ export function metricsResponse(services: Services): Response {
 
 /** Builds the gateway for a policy. */
 export function createApp({ policy, services }: AppOptions): Hono<GatewayEnv> {
-  const app = new Hono<GatewayEnv>();
+  const app = new Hono<GatewayEnv>({ router: new FirstMatchRouter() });
   const respond: ErrorResponder = (error, c) => {
     if (!(error instanceof GatewayError)) {
       services.log.error({

@@ -1,0 +1,90 @@
+import assert from "node:assert/strict";
+import { startGateway } from "../support/gateway.ts";
+import { startUpstream } from "../support/upstream.ts";
+import { passthroughPolicy } from "../support/policies.ts";
+
+const ID = "0d9e7f6a-5b4c-4d3e-8f2a-1b0c9d8e7f6a";
+const POLICY = passthroughPolicy({
+  defaults: { body_limit: { max_bytes: 64, read_timeout_ms: 300 } },
+});
+
+Deno.test("bodyLimit() answers 413 beyond max_bytes and forwards nothing", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({ policy: POLICY, upstream: upstream.url });
+  const response = await gateway.fetch("/v1/consents", {
+    method: "POST",
+    headers: { "x-request-id": ID, "content-type": "application/json" },
+    body: JSON.stringify({ padding: "x".repeat(100) }),
+  });
+  assert.equal(response.status, 413);
+  assert.equal((await response.json()).tppMessages[0].code, "PAYLOAD_TOO_LARGE");
+  assert.equal(upstream.received.length, 0);
+  // A chunked upload without Content-Length is cut off at the same limit.
+  const stream = new ReadableStream({
+    start(controller) {
+      for (let i = 0; i < 10; i++) controller.enqueue(new TextEncoder().encode("x".repeat(20)));
+      controller.close();
+    },
+  });
+  const chunked = await gateway.fetch("/v1/consents", {
+    method: "POST",
+    headers: { "x-request-id": ID, "content-type": "application/json" },
+    body: stream,
+  });
+  assert.equal(chunked.status, 413);
+  await chunked.body?.cancel();
+  assert.equal(upstream.received.length, 0);
+});
+
+Deno.test("bodyLimit() forwards the exact bytes it read", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({ policy: POLICY, upstream: upstream.url });
+  const body = '{"a": "ünïcode",\n "b": 1}';
+  const response = await gateway.fetch("/v1/consents", {
+    method: "POST",
+    headers: { "x-request-id": ID, "content-type": "application/json" },
+    body,
+  });
+  await response.body?.cancel();
+  assert.equal(upstream.received[0].body, body);
+});
+
+/**
+ * Sends a request head and the first bytes of its body on a raw connection and reads the answer
+ * (up to its Content-Length: the server may keep the connection open for the rest of the body).
+ */
+async function partialUpload(base: string, head: string, first: string) {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(new URL(base).port) });
+  // No answer within 5 s fails the test instead of hanging it.
+  const bound = setTimeout(() => conn.close(), 5000);
+  await conn.write(new TextEncoder().encode(head + first));
+  const started = performance.now();
+  const decoder = new TextDecoder();
+  let text = "";
+  for await (const chunk of conn.readable.values({ preventCancel: true })) {
+    text += decoder.decode(chunk, { stream: true });
+    const end = text.indexOf("\r\n\r\n");
+    const length = Number(/content-length: (\d+)/i.exec(text)?.[1] ?? NaN);
+    if (end >= 0 && text.length - end - 4 >= length) break;
+  }
+  clearTimeout(bound);
+  conn.close();
+  const body = text.slice(text.indexOf("\r\n\r\n") + 4);
+  return {
+    status: Number(text.split(" ")[1]),
+    body: JSON.parse(body),
+    ms: performance.now() - started,
+  };
+}
+
+Deno.test("bodyLimit() answers 408 REQUEST_TIMEOUT to a body not received in time", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({ policy: POLICY, upstream: upstream.url });
+  const head = "POST /v1/consents HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" +
+    `X-Request-ID: ${ID}\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n`;
+  const answer = await partialUpload(gateway.url, head, '{"access":');
+  assert.equal(answer.status, 408);
+  assert.equal(answer.body.tppMessages[0].code, "REQUEST_TIMEOUT");
+  assert.ok(answer.ms >= 250, `answered after ${answer.ms} ms, before the read deadline`);
+  assert.equal(upstream.received.length, 0);
+});
