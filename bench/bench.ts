@@ -1,10 +1,11 @@
 /**
  * `deno task bench`: the gateway against the barest Deno proxy, in one process tree on 127.0.0.1.
  *
- * Every server is its own process (upstream, bare proxy, one gateway per policy); wrk drives each
- * in turn, in interleaved rounds, and the best round of each counts. Printed per scenario:
- * requests per second, p50 and p99 latency, server CPU per request, and each as a ratio to the bare
- * proxy measured in the same run (the machines are shared and noisy: only ratios compare).
+ * Every server is its own process (upstream, bare proxy, two Hono yardsticks, one gateway per
+ * policy); wrk drives each in turn, in interleaved rounds, and the best round of each counts.
+ * Printed per scenario: requests per second, p50 and p99 latency, server CPU per request, and each
+ * as a ratio to the bare proxy measured in the same run (the machines are shared and noisy: only
+ * ratios compare).
  *
  * Environment: BENCH_SECONDS (per round, default 6), BENCH_ROUNDS (default 2),
  * BENCH_CONNECTIONS (default 32).
@@ -119,6 +120,14 @@ async function passthroughPolicyFile(): Promise<string> {
   return file;
 }
 
+/** A yardstick of bench/hono_proxy.ts (no target). */
+async function yardstick(name: string, mode: "stream" | "buffer"): Promise<Scenario> {
+  const port = freePort();
+  const pid = spawn(["bench/hono_proxy.ts", String(port), upstreamUrl, mode]);
+  await waitForPort(port);
+  return { name, port, pid, request: READ };
+}
+
 /** Token of the gateways' /metrics (read for the store round trips per request). */
 const metricsToken = crypto.randomUUID();
 
@@ -230,6 +239,8 @@ try {
   const verification = await jwsVerificationCost(fixture, 200);
   const scenarios: Scenario[] = [
     bare,
+    await yardstick("Hono, one route, streamed", "stream"),
+    await yardstick("Hono, one route, read whole", "buffer"),
     await gateway("gateway, passthrough policy", await passthroughPolicyFile(), READ, 0.9),
     await gateway("gateway, default policy (memory)", "config/policy.yaml", READ, 0.75),
     await gateway("gateway, default policy (redis)", "config/policy.yaml", READ, 0.55, {
