@@ -17,8 +17,9 @@ export type Bytes = Uint8Array<ArrayBuffer>;
 const EMPTY: Bytes = new Uint8Array(0);
 
 /**
- * Reads a request's or response's body whole: at once when its Content-Length is known and within
- * the limit (the fast native path), else chunk by chunk with {@link readLimited}.
+ * Reads a request's or response's body whole: at once when its Content-Length is known, within
+ * the limit and no deadline is set (the fast native path), else chunk by chunk with
+ * {@link readLimited}, which cancels the body when it stops early.
  */
 export async function readBody(
   message: Request | Response,
@@ -33,18 +34,9 @@ export async function readBody(
     throw new BodyLimitError("too_large");
   }
   if (limits.timeoutMs === undefined) return await message.bytes() as Bytes;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new BodyLimitError("timeout")), limits.timeoutMs);
-  });
-  try {
-    return await Promise.race([message.bytes(), deadline]) as Bytes;
-  } catch (error) {
-    message.body?.cancel().catch(() => {});
-    throw error;
-  } finally {
-    clearTimeout(timer);
-  }
+  // With a deadline, through a reader that can be cancelled: a `bytes()` still waiting for a slow
+  // client cannot be stopped, and would keep reading (and holding) its body after the 408.
+  return readLimited(message.body, limits);
 }
 
 /**

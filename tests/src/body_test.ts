@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { BodyLimitError, readLimited } from "../../src/body.ts";
+import { BodyLimitError, readBody, readLimited } from "../../src/body.ts";
 
 /** A stream that never pauses: one-byte chunks, always ready, `total` of them (or forever). */
 function oneByteChunks(total = Infinity): ReadableStream<Uint8Array> {
@@ -45,4 +45,26 @@ Deno.test("readLimited() returns a single chunk as it is and an empty stream as 
   const none = new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
   assert.equal((await readLimited(none, { maxBytes: 10 })).byteLength, 0);
   assert.equal((await readLimited(null, { maxBytes: 10 })).byteLength, 0);
+});
+
+Deno.test("readBody() cancels a body that is not received in time, so it is not held", async () => {
+  let cancelled = false;
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode('{"access":'));
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  const request = new Request("http://127.0.0.1/v1/consents", {
+    method: "POST",
+    body: stream,
+    headers: { "content-length": "40" },
+  });
+  await assert.rejects(
+    readBody(request, { maxBytes: 1000, timeoutMs: 50 }),
+    (error) => error instanceof BodyLimitError && error.reason === "timeout",
+  );
+  assert.ok(cancelled, "the body stream was cancelled");
 });
