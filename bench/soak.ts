@@ -27,9 +27,9 @@
  * SOAK_TPPS [10000], SOAK_PSUS [100000], SOAK_PAYMENTS [0.5: share of payment initiations],
  * SOAK_PER_CONNECTION [100: requests before a connection moves to the next TPP address],
  * SOAK_FILL [memory: the store's max_entries; redis: 0], SOAK_SAMPLE_SECONDS [SOAK_SECONDS / 60,
- * 1 to 10], SOAK_RSS_TOLERANCE [10: percent of the second quarter's median, at least 32 MB],
- * SOAK_HEAP_TOLERANCE [5: percent, at least 8 MB], SOAK_V8_FLAGS [none: more V8 flags for the
- * gateway, comma-separated].
+ * 1 to 10], SOAK_RSS_TOLERANCE [10: percent of the RSS compared against; at least 32 MB and 3x
+ * the live heap], SOAK_HEAP_TOLERANCE [5: percent, at least 8 MB], SOAK_V8_FLAGS [none: more V8
+ * flags for the gateway, comma-separated].
  */
 import { freePort, waitForPort } from "./ports.ts";
 import { parsePolicy } from "../src/policy.ts";
@@ -515,6 +515,9 @@ try {
     );
   }
   const [first, last] = run.probes;
+  /** What RSS may move by without a leak: the tolerance, and 3x the live heap. */
+  const rssSlack = (base: number) =>
+    Math.max(rssTolerance.floorMb, base * rssTolerance.percent / 100, 3 * (first?.live ?? 0));
   if (!rss) {
     problems.push(`too few RSS samples for a verdict (${run.samples.length}); run longer`);
   } else {
@@ -522,12 +525,13 @@ try {
     // memory is plentiful, and keeps it for a while: RSS may move by 3x the live heap with no
     // leak at all (measured: committed 574 MB at 129-135 MB live; RSS medians of 150-s quarters
     // within 30 MB, single excursions of +310 MB lasting 90 s).
-    const tolerance = Math.max(
-      rssTolerance.floorMb,
-      rss.second * rssTolerance.percent / 100,
-      3 * (first?.live ?? 0),
+    judge(
+      "RSS, median of the second -> last quarter",
+      rss.second,
+      rss.last,
+      rssSlack(rss.second),
+      between,
     );
-    judge("RSS, median of the second -> last quarter", rss.second, rss.last, tolerance, between);
   }
   if (!first || !last) {
     problems.push(`no forced full collections (${run.probes.length} of 2)`);
@@ -541,13 +545,10 @@ try {
       Math.max(heapTolerance.floorMb, first.live * heapTolerance.percent / 100),
       n,
     );
-    judge(
-      `RSS after a forced full collection, ${at}`,
-      first.rss,
-      last.rss,
-      Math.max(rssTolerance.floorMb, first.rss * rssTolerance.percent / 100),
-      n,
-    );
+    // A forced collection does not give V8's committed pages and malloc's arenas back at once:
+    // early in a short run RSS after one still grows towards its steady state (measured: +164 MB
+    // from 4 s to 29 s at a flat live heap; -61 MB from 75 s to 595 s), so the same slack applies.
+    judge(`RSS after a forced full collection, ${at}`, first.rss, last.rss, rssSlack(first.rss), n);
   }
   if (exited) problems.push("the gateway died during the run");
   // Every request sent is valid: any other answer than 2xx is a failure of the gateway.
