@@ -7,7 +7,7 @@ import type { GatewayContext, Middleware } from "./check.ts";
 import type { Services } from "./services.ts";
 import type { CounterCell, HistogramSeries } from "./metrics.ts";
 import { mask, maskedPath } from "./mask.ts";
-import { annotateSpan } from "./tracing.ts";
+import { annotateSpan, TRACING } from "./tracing.ts";
 
 /** Longest X-Request-ID echoed back (a valid one is a 36-character UUID). */
 const MAX_ECHO = 128;
@@ -111,13 +111,15 @@ export function accessLog(services: Services): Middleware {
     const ms = Math.round((performance.now() - started) * 10) / 10;
     services.log.info(logLine(c, clock(), ms, requestId));
     count(c, ms / 1000);
-    annotateSpan({
-      method: c.req.method,
-      route: c.get("op")?.path,
-      operation: c.get("op")?.id,
-      requestId,
-      tpp: c.get("tpp")?.id,
-      status: c.res.status,
-    });
+    if (TRACING) {
+      annotateSpan({
+        method: c.req.method,
+        route: c.get("op")?.path,
+        operation: c.get("op")?.id,
+        requestId,
+        tpp: c.get("tpp")?.id,
+        status: c.res.status,
+      });
+    }
   };
 }

@@ -6,7 +6,7 @@
 import { trace } from "@opentelemetry/api";
 
 /** Whether Deno's built-in OpenTelemetry export is on (read once). */
-const ENABLED = (() => {
+export const TRACING = (() => {
   try {
     return Deno.env.get("OTEL_DENO") === "true";
   } catch {
@@ -26,7 +26,7 @@ export interface SpanFacts {
 
 /** Names and annotates the active span; does nothing when tracing is off. */
 export function annotateSpan(facts: SpanFacts): void {
-  if (!ENABLED) return;
+  if (!TRACING) return;
   const span = trace.getActiveSpan();
   if (!span) return;
   if (facts.route) span.updateName(`${facts.method} ${facts.route}`);
