@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
+import { startMain } from "./support/main_process.ts";
+import { closedPort } from "./support/upstream.ts";
 
 /**
  * main.ts as the container and the binary run it: a policy file on the command line, the sandbox
  * bank behind it, a flow served, SIGHUP reloads, SIGTERM stops it cleanly.
  */
 Deno.test("main.ts serves a flow with --policy, reloads on SIGHUP and stops cleanly on SIGTERM", async () => {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
+  const port = closedPort();
   const file = await Deno.makeTempFile({ suffix: ".yaml" });
   await Deno.copyFile("config/policy.yaml", file);
   const env: Record<string, string> = {
@@ -17,20 +17,11 @@ Deno.test("main.ts serves a flow with --policy, reloads on SIGHUP and stops clea
   };
   delete env.UPSTREAM_URL;
   delete env.GATEWAY_POLICY;
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", "main.ts", "--policy", file],
+  const { child, stderr, said: started } = await startMain(["--policy", file], {
     env,
     clearEnv: true,
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const stderr = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let said = "";
-  while (!said.includes("xs2a-edge on")) {
-    const { value, done } = await stderr.read();
-    if (done) break;
-    said += value;
-  }
+  });
+  let said = started;
   assert.match(said, new RegExp(`xs2a-edge on http://127.0.0.1:${port} \\(policy ${file}\\)`));
   const url = `http://127.0.0.1:${port}`;
   const created = await fetch(`${url}/v1/consents`, {

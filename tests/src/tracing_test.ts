@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { passthroughPolicy } from "../support/policies.ts";
-import { startUpstream } from "../support/upstream.ts";
+import { closedPort, startUpstream } from "../support/upstream.ts";
+import { startMain } from "../support/main_process.ts";
 
 interface ExportedSpan {
   name: string;
@@ -23,22 +24,14 @@ function startCollector() {
   return { url: `http://127.0.0.1:${server.addr.port}`, spans, close: () => server.shutdown() };
 }
 
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
-
 Deno.test("annotateSpan() names the request span after the operation and adds its attributes (OTEL_DENO=true)", async () => {
   await using upstream = startUpstream();
   const collector = startCollector();
   const policy = await Deno.makeTempFile({ suffix: ".yaml" });
   await Deno.writeTextFile(policy, passthroughPolicy());
-  const port = freePort();
+  const port = closedPort();
   const id = crypto.randomUUID();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", "main.ts", "--policy", policy],
+  const { child, stderr } = await startMain(["--policy", policy], {
     env: {
       OTEL_DENO: "true",
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
@@ -46,19 +39,8 @@ Deno.test("annotateSpan() names the request span after the operation and adds it
       UPSTREAM_URL: upstream.url,
       PORT: String(port),
     },
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
+  });
   try {
-    const stderr = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-    let said = "";
-    while (!said.includes("xs2a-edge on")) {
-      const { value, done } = await stderr.read();
-      if (done) break;
-      said += value;
-    }
-    stderr.releaseLock();
-    child.stderr.cancel().catch(() => {});
     const response = await fetch(`http://127.0.0.1:${port}/v1/accounts/acc-1/balances`, {
       headers: { "x-request-id": id, "consent-id": "c-1" },
     });
@@ -68,6 +50,8 @@ Deno.test("annotateSpan() names the request span after the operation and adds it
     // Spans are exported in batches and at exit.
     child.kill("SIGTERM");
     await child.status;
+    await stderr.cancel();
+    await child.stdout.cancel();
     await collector.close();
     await Deno.remove(policy);
   }
