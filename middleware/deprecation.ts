@@ -4,7 +4,7 @@
  * (RFC 8594) and a `Link` to the migration notes.
  */
 import { z } from "zod";
-import { defineCheck } from "../src/check.ts";
+import { answerHeader, defineCheck } from "../src/check.ts";
 
 const date = z.iso.date();
 
@@ -33,9 +33,9 @@ export const deprecation = defineCheck({
     ]];
     if (options.sunset) headers.push(["sunset", new Date(options.sunset).toUTCString()]);
     if (options.link) headers.push(["link", `<${options.link}>; rel="deprecation"`]);
-    return async (c, next) => {
-      await next();
-      for (const [name, value] of headers) c.res.headers.set(name, value);
+    return (c, next) => {
+      for (const [name, value] of headers) answerHeader(c, name, value);
+      return next();
     };
   },
 });

@@ -245,18 +245,22 @@ export const proxy = defineCheck({
         status: response.status,
         ms: Math.round(performance.now() - started),
       });
-      // Built as pairs (what Response takes fastest); the headers set here replace the upstream's.
+      // Built as pairs (what Response takes fastest); the headers set here, and the answer's
+      // headers the checks decided (X-Request-ID, RateLimit-*), replace the upstream's.
+      const answer = c.get("answerHeaders");
       const headers: [string, string][] = [];
       let json = false;
       response.headers.forEach((value, name) => {
-        if (stripResponse.has(name)) return;
+        if (stripResponse.has(name) || answer?.some((entry) => entry[0] === name)) return;
         if (name === "content-type") json = value.includes("json");
         headers.push([name, value]);
       });
       headers.push(["x-content-type-options", "nosniff"]);
       if (noStore) headers.push(["cache-control", "no-store"]);
+      if (answer) headers.push(...answer);
       const empty = response.status === 204 || response.status === 304 || body.byteLength === 0;
       const filters = c.get("responseFilters");
+      let passed: Bytes | string | null = empty ? null : body;
       if (!empty && filters && json) {
         const text = utf8(body);
         if (text === undefined) {
@@ -270,12 +274,12 @@ export const proxy = defineCheck({
         } else {
           let filtered: string | undefined;
           for (const filter of filters) filtered = filter(filtered ?? text) ?? filtered;
-          if (filtered !== undefined) {
-            return new Response(filtered, { status: response.status, headers });
-          }
+          if (filtered !== undefined) passed = filtered;
         }
       }
-      return new Response(empty ? null : body, { status: response.status, headers });
+      const answered = new Response(passed, { status: response.status, headers });
+      c.set("proxied", answered);
+      return answered;
     };
   },
 });

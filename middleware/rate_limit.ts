@@ -8,7 +8,7 @@
  * override limits.
  */
 import { z } from "zod";
-import { defineCheck, type GatewayContext, header, modal } from "../src/check.ts";
+import { answerHeader, defineCheck, type GatewayContext, header, modal } from "../src/check.ts";
 import { GatewayError } from "../src/errors.ts";
 import {
   callerId,
@@ -185,12 +185,13 @@ export const rateLimit = defineCheck({
           },
         );
       }
-      await next();
-      if (verdict.blocked) return;
-      const result = verdict.limits[tightest];
-      c.res.headers.set("ratelimit-limit", String(decision.limits[tightest].limit));
-      c.res.headers.set("ratelimit-remaining", String(result.remaining));
-      c.res.headers.set("ratelimit-reset", String(Math.ceil(result.resetMs / 1000)));
+      if (!verdict.blocked) {
+        const result = verdict.limits[tightest];
+        answerHeader(c, "ratelimit-limit", String(decision.limits[tightest].limit));
+        answerHeader(c, "ratelimit-remaining", String(result.remaining));
+        answerHeader(c, "ratelimit-reset", String(Math.ceil(result.resetMs / 1000)));
+      }
+      return next();
     };
   },
 });

@@ -7,7 +7,7 @@
  * `ASPSP-Notification-Support: false`, as the interface describes.
  */
 import { z } from "zod";
-import { defineCheck, modal } from "../src/check.ts";
+import { answerHeader, defineCheck, modal } from "../src/check.ts";
 import {
   displayName,
   headerError,
@@ -52,7 +52,7 @@ export const tppRedirectUri = defineCheck({
     if (uris.length === 0) return undefined;
     const redirect = takes(operation, "tpp-redirect-uri");
     const check = { key: "tpp_redirect_uri", options };
-    return async (c, next) => {
+    return (c, next) => {
       const headers = c.req.raw.headers;
       if (
         redirect && !headers.has("tpp-redirect-uri") &&
@@ -76,8 +76,8 @@ export const tppRedirectUri = defineCheck({
           notificationDropped = true;
         }
       }
-      await next();
-      if (notificationDropped) c.res.headers.set("aspsp-notification-support", "false");
+      if (notificationDropped) answerHeader(c, "aspsp-notification-support", "false");
+      return next();
     };
   },
 });

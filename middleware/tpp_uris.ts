@@ -7,7 +7,7 @@
  * certificate there are no domains to judge by, and the check does nothing.
  */
 import { z } from "zod";
-import { defineCheck, modal } from "../src/check.ts";
+import { answerHeader, defineCheck, modal } from "../src/check.ts";
 import { formatError, type GatewayError } from "../src/errors.ts";
 import { dropHeader } from "../src/headers.ts";
 import { hostInDomains, uriHost } from "../src/pki/domains.ts";
@@ -35,7 +35,7 @@ export const tppUris = defineCheck({
     const redirects = REDIRECT_HEADERS.filter(([name]) => operation.headers.includes(name));
     if (!notification && redirects.length === 0) return undefined;
     const enforce = options.mode === "enforce";
-    return async (c, next) => {
+    return (c, next) => {
       const domains = c.get("tppCertificate")?.domains;
       if (!domains) return next();
       const headers = c.req.raw.headers;
@@ -69,10 +69,8 @@ export const tppUris = defineCheck({
         note(outside("TPP-Notification-URI"), enforce);
         if (enforce) dropHeader(c, "tpp-notification-uri");
       }
-      await next();
-      if (outsideNotification && enforce) {
-        c.res.headers.set("aspsp-notification-support", "false");
-      }
+      if (outsideNotification && enforce) answerHeader(c, "aspsp-notification-support", "false");
+      return next();
     };
   },
 });

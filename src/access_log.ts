@@ -3,7 +3,7 @@
  * records each request once: one JSON access-log line, the metrics, the trace span's attributes.
  * PSU identifiers and account numbers are masked; secrets, tokens and signatures never appear.
  */
-import type { GatewayContext, Middleware } from "./check.ts";
+import { answerHeader, type GatewayContext, type Middleware } from "./check.ts";
 import type { Services } from "./services.ts";
 import type { CounterCell, HistogramSeries } from "./metrics.ts";
 import { mask, maskedPath } from "./mask.ts";
@@ -104,10 +104,14 @@ export function accessLog(services: Services): Middleware {
   return async (c, next) => {
     const started = performance.now();
     c.set("findings", []);
-    await next();
     const header = c.req.raw.headers.get("x-request-id");
     const requestId = header && header.length <= MAX_ECHO ? header : undefined;
-    if (requestId) c.res.headers.set("x-request-id", requestId);
+    if (requestId) answerHeader(c, "x-request-id", requestId);
+    await next();
+    const answer = c.get("answerHeaders");
+    if (answer && c.res !== c.get("proxied")) {
+      for (const [name, value] of answer) c.res.headers.set(name, value);
+    }
     const ms = Math.round((performance.now() - started) * 10) / 10;
     services.log.info(logLine(c, clock(), ms, requestId));
     count(c, ms / 1000);

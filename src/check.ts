@@ -86,6 +86,10 @@ export interface GatewayVariables {
   digestVerified?: boolean;
   /** The shared-state decision of this request, asked of the store once (src/shared_state.ts). */
   decision?: Promise<DecisionOutcome>;
+  /** Headers of the answer decided before it exists; see {@link answerHeader}. */
+  answerHeaders?: [string, string][];
+  /** The response the proxy built, with the answer headers already in it. */
+  proxied?: Response;
 }
 
 export type GatewayEnv = { Variables: GatewayVariables };
@@ -175,6 +179,24 @@ export function pairs(headers: Headers): [string, string][] {
     list.push([name, value]);
   });
   return list;
+}
+
+/**
+ * Adds a header to the request's answer, whichever builds it (X-Request-ID echo, RateLimit-*,
+ * Deprecation): the proxy builds its response with these headers, and the access log sets them on
+ * any other answer (an error, a replay). A check adds them before it passes the request on, never
+ * to `c.res` afterwards: Deno prepares a response for the wire when it is constructed, and reading
+ * its `headers` throws that work away. A later value replaces an earlier one of the same name.
+ */
+export function answerHeader(c: GatewayContext, name: string, value: string): void {
+  const list = c.get("answerHeaders");
+  if (!list) {
+    c.set("answerHeaders", [[name, value]]);
+    return;
+  }
+  const same = list.findIndex((entry) => entry[0] === name);
+  if (same >= 0) list[same] = [name, value];
+  else list.push([name, value]);
 }
 
 /** The header value, or `undefined` when absent. */

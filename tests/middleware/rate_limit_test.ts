@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { startUpstream } from "../support/upstream.ts";
+import { closedPort, startUpstream } from "../support/upstream.ts";
 import { startRedisServer, storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
 import { MemoryStore } from "../../src/store/memory.ts";
 
@@ -269,3 +269,43 @@ function findings(gateway: TestGateway) {
   return (line?.findings as { check: string; mode: string; code: string }[] | undefined)
     ?.map(({ check, mode, code }) => ({ check, mode, code }));
 }
+
+Deno.test("rateLimit() headers replace the upstream's own and reach the errors of later checks", async () => {
+  // A core that sends headers of the same names: the client must see the gateway's, once.
+  await using upstream = startUpstream(() =>
+    Response.json({}, {
+      headers: { "ratelimit-limit": "999", "x-request-id": "core-own-id" },
+    })
+  );
+  await using gateway = await startGateway({
+    policy: policy("      per_tpp: { key: [tpp], limit: 5, window: 1m }") +
+      "  consent_id:\n    max_length: 4\n",
+    upstream: upstream.url,
+  });
+  const id = crypto.randomUUID();
+  const passed = await gateway.fetch("/v1/accounts", {
+    headers: { "x-request-id": id, "consent-id": "c-1" },
+  });
+  await passed.body?.cancel();
+  assert.equal(passed.status, 200);
+  assert.equal(passed.headers.get("ratelimit-limit"), "5");
+  assert.equal(passed.headers.get("x-request-id"), id);
+  // consent_id runs before rate_limit: its rejection has no rate-limit headers, only the echo.
+  const early = await gateway.fetch("/v1/accounts", {
+    headers: { "x-request-id": id, "consent-id": "too-long" },
+  });
+  await early.body?.cancel();
+  assert.equal(early.status, 400);
+  assert.equal(early.headers.get("ratelimit-limit"), null);
+  assert.equal(early.headers.get("x-request-id"), id);
+  // The proxy runs after rate_limit: its 503 for an unreachable core carries both.
+  await using unreachable = await startGateway({
+    policy: policy("      per_tpp: { key: [tpp], limit: 5, window: 1m }"),
+    upstream: `http://127.0.0.1:${closedPort()}`,
+  });
+  const late = await read(unreachable, { "x-request-id": id });
+  await late.body?.cancel();
+  assert.equal(late.status, 503);
+  assert.equal(late.headers.get("ratelimit-remaining"), "4");
+  assert.equal(late.headers.get("x-request-id"), id);
+});
