@@ -11,6 +11,7 @@
  * BENCH_CONNECTIONS (default 32).
  */
 import { freePort, waitForPort } from "./ports.ts";
+import { V8_FLAGS } from "../src/v8_flags.ts";
 import { passthroughPolicy } from "../tests/support/policies.ts";
 import {
   jwsVerificationCost,
@@ -54,7 +55,8 @@ interface Result {
 
 function spawn(args: string[], env: Record<string, string> = {}): number {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", ...args],
+    // Every server (upstream, bare proxy, yardsticks, gateways) runs with the gateway's flags.
+    args: ["run", V8_FLAGS, "--allow-all", ...args],
     env,
     cwd: root,
     stdout: "null",

@@ -31,6 +31,7 @@
  * the live heap], SOAK_HEAP_TOLERANCE [5: percent, at least 8 MB], SOAK_V8_FLAGS [none: more V8
  * flags for the gateway, comma-separated].
  */
+import { V8_FLAGS } from "../src/v8_flags.ts";
 import { freePort, waitForPort } from "./ports.ts";
 import { parsePolicy } from "../src/policy.ts";
 import type { LoadOptions, LoadTotals } from "./soak_load.ts";
@@ -78,7 +79,7 @@ Deno.addSignalListener("SIGINT", () => {
 function spawnDeno(args: string[], env: Record<string, string> = {}, stdout = false) {
   const inspected = args.some((arg) => arg.startsWith("--inspect"));
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", ...args],
+    args: ["run", V8_FLAGS, "--allow-all", ...args],
     env,
     cwd: root,
     stdout: stdout ? "piped" : "null",

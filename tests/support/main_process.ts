@@ -1,6 +1,7 @@
 /**
  * main.ts as its own process, as the container and the binary run it.
  */
+import { V8_FLAGS } from "../../src/v8_flags.ts";
 
 /** A running main.ts, its stderr so far and a reader for the rest. */
 export interface MainProcess {
@@ -16,7 +17,7 @@ export async function startMain(
   options: { env: Record<string, string>; clearEnv?: boolean },
 ): Promise<MainProcess> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", "main.ts", ...args],
+    args: ["run", V8_FLAGS, "--allow-all", "main.ts", ...args],
     env: options.env,
     clearEnv: options.clearEnv ?? false,
     stdout: "piped",
