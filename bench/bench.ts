@@ -8,7 +8,9 @@
  * ratios compare).
  *
  * Environment: BENCH_SECONDS (per round, default 6), BENCH_ROUNDS (default 2),
- * BENCH_CONNECTIONS (default 32).
+ * BENCH_CONNECTIONS (default 32), BENCH_WARMUP (seconds of load per server before the rounds,
+ * default 15: the gateway's CPU per request still falls for about that long as V8 compiles its hot
+ * code and sizes its heap, while the bare proxy's settles within seconds; a gateway runs for days).
  */
 import { freePort, waitForPort } from "./ports.ts";
 import { V8_FLAGS } from "../src/v8_flags.ts";
@@ -22,6 +24,7 @@ import {
 const seconds = Number(Deno.env.get("BENCH_SECONDS") ?? 6);
 const rounds = Number(Deno.env.get("BENCH_ROUNDS") ?? 2);
 const connections = Number(Deno.env.get("BENCH_CONNECTIONS") ?? 32);
+const warmup = Number(Deno.env.get("BENCH_WARMUP") ?? 15);
 const root = new URL("..", import.meta.url).pathname;
 const children: Deno.ChildProcess[] = [];
 
@@ -254,9 +257,9 @@ try {
   ];
 
   console.log(
-    `bench: ${rounds} rounds x ${seconds}s per scenario, ${connections} connections, wrk -t1`,
+    `bench: ${warmup}s warm-up, then ${rounds} rounds x ${seconds}s per scenario, ${connections} connections, wrk -t1`,
   );
-  for (const scenario of scenarios) await wrk(scenario.port, scenario.request, 2); // warm-up
+  for (const scenario of scenarios) await wrk(scenario.port, scenario.request, warmup);
   const best = new Map<Scenario, Result>();
   for (let round = 0; round < rounds; round++) {
     for (const scenario of scenarios) {
