@@ -48,6 +48,7 @@ Deno.test("serve.ts runs under deno serve --parallel and answers through every w
   }).spawn();
   try {
     const url = `http://127.0.0.1:${port}`;
+    await waitFor(`http://127.0.0.1:${upstreamPort}/`);
     await waitFor(`${url}/healthz`);
     const answers = await Promise.all(
       Array.from(
