@@ -9,14 +9,17 @@
 import { PolicyError } from "./src/policy.ts";
 import { serveGateway } from "./src/server.ts";
 import { defaultServices } from "./src/services.ts";
-import { serveSandbox } from "./src/sandbox_server.ts";
 
 const flag = Deno.args.indexOf("--policy");
 const file = (flag >= 0 ? Deno.args[flag + 1] : undefined) ?? Deno.env.get("GATEWAY_POLICY") ??
   "config/policy.yaml";
+// Loaded only when it serves: a gateway in front of a real bank never holds the sandbox's code
+// and seed data.
 const sandbox = Deno.env.get("UPSTREAM_URL")
   ? undefined
-  : serveSandbox(Number(Deno.env.get("SANDBOX_PORT") ?? 8081));
+  : (await import("./src/sandbox_server.ts")).serveSandbox(
+    Number(Deno.env.get("SANDBOX_PORT") ?? 8081),
+  );
 if (sandbox) {
   Deno.env.set("UPSTREAM_URL", sandbox.url);
   console.error(`sandbox bank on ${sandbox.url}`);
