@@ -2,6 +2,7 @@
  * Reading a byte stream whole, with a size limit and a deadline: the one way the gateway reads
  * request and upstream response bodies.
  */
+import { onDeadline } from "./deadline.ts";
 
 /** Why a limited read stopped early. */
 export class BodyLimitError extends Error {
@@ -46,7 +47,8 @@ export async function readBody(
  * Chunks are copied into one growing buffer rather than kept: a chunked upload in one-byte chunks
  * would otherwise leave hundreds of thousands of small buffers alive, whose garbage collection
  * made the read quadratic (a 160 kB body took 50 s). The deadline is checked after every chunk as
- * well as by a timer, because a stream that never pauses can keep the timer from running.
+ * well as by a timer (shared, `src/deadline.ts`), because a stream that never pauses can keep the
+ * timer from running.
  */
 export async function readLimited(
   stream: ReadableStream<Uint8Array> | null,
@@ -56,10 +58,10 @@ export async function readLimited(
   const reader = stream.getReader();
   const until = limits.timeoutMs === undefined ? Infinity : performance.now() + limits.timeoutMs;
   let timedOut = false;
-  const timer = limits.timeoutMs === undefined ? undefined : setTimeout(() => {
+  const clear = limits.timeoutMs === undefined ? undefined : onDeadline(limits.timeoutMs, () => {
     timedOut = true;
     reader.cancel().catch(() => {});
-  }, limits.timeoutMs);
+  });
   let first: Bytes | undefined;
   let whole: Bytes = EMPTY;
   let size = 0;
@@ -89,7 +91,7 @@ export async function readLimited(
     reader.cancel().catch(() => {});
     throw error;
   } finally {
-    clearTimeout(timer);
+    clear?.();
   }
   if (first !== undefined) return first;
   return size === whole.byteLength ? whole : whole.slice(0, size);

@@ -8,7 +8,7 @@
 import { createClient } from "redis";
 import type { StoreSection } from "../sections.ts";
 import type { Store, StoreOptions } from "./mod.ts";
-import { scriptedStore, withDeadline } from "./script.ts";
+import { scriptedStore, storeDeadline } from "./script.ts";
 
 /** Longest pause between two reconnection attempts, in milliseconds. */
 const MAX_RECONNECT_DELAY = 1000;
@@ -58,12 +58,12 @@ export async function redisConnection(
   let failingSince: number | undefined;
   let closed = false;
   // At start-up, give a Redis that is starting too a moment before the first requests.
-  await withDeadline(current.connected, Math.max(timeout, 2000)).catch(() => {});
+  await storeDeadline(current.connected, Math.max(timeout, 2000)).catch(() => {});
   return {
     async send(args) {
       const { client } = current;
       try {
-        const reply = await withDeadline(client.sendCommand(args), timeout);
+        const reply = await storeDeadline(client.sendCommand(args), timeout);
         failingSince = undefined;
         return reply;
       } catch (error) {
@@ -88,7 +88,7 @@ export async function redisConnection(
       const { client } = current;
       // A clean QUIT when Redis answers; never wait on one that does not.
       if (client.isReady) {
-        const clean = await withDeadline(client.close().then(() => true), timeout)
+        const clean = await storeDeadline(client.close().then(() => true), timeout)
           .catch(() => false);
         if (clean) return;
       }

@@ -9,6 +9,7 @@
  * arrival time in microseconds; a consent is `recurring|frequencyPerDay`; a day counter is an
  * integer.
  */
+import { withDeadline } from "../deadline.ts";
 import type { Logger } from "../services.ts";
 import {
   type Completion,
@@ -287,17 +288,9 @@ export function decodeVerdict(reply: unknown, decision: Decision): Verdict {
   return verdict;
 }
 
-/** `promise`, or a {@link StoreUnavailableError} after `ms` milliseconds. */
-export async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StoreUnavailableError(`No answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
+/** `promise`, or a {@link StoreUnavailableError} after `ms` milliseconds (see `src/deadline.ts`). */
+export function storeDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return withDeadline(promise, ms, () => new StoreUnavailableError(`No answer within ${ms} ms`));
 }
 
 async function sha1(text: string): Promise<string> {
@@ -345,7 +338,7 @@ export function scriptedStore(transport: ScriptTransport, options: ScriptedStore
   /** One round trip, never longer than the deadline (whatever the client library does). */
   function bounded<T>(call: () => Promise<T>): Promise<T> {
     stats.roundTrips++;
-    return withDeadline(call(), options.timeoutMs);
+    return storeDeadline(call(), options.timeoutMs);
   }
 
   async function run(script: string, keys: string[], args: string[]): Promise<unknown> {
