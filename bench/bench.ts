@@ -7,7 +7,11 @@
  * as a ratio to the bare proxy measured in the same run (the machines are shared and noisy: only
  * ratios compare).
  *
- * Environment: BENCH_SECONDS (per round, default 6), BENCH_ROUNDS (default 2),
+ * The machines are shared: another tenant's load slows one round of one server at a time, and a
+ * round is slowed, never sped up. So the best of several rounds estimates each server's own speed,
+ * and each scenario's round figures are printed beside it to show how much the machine disturbed.
+ *
+ * Environment: BENCH_SECONDS (per round, default 4), BENCH_ROUNDS (default 4),
  * BENCH_CONNECTIONS (default 32), BENCH_WARMUP (seconds of load per server before the rounds,
  * default 15: the gateway's CPU per request still falls for about that long as V8 compiles its hot
  * code and sizes its heap, while the bare proxy's settles within seconds; a gateway runs for days).
@@ -21,8 +25,8 @@ import {
   signedPostFixture,
 } from "../tests/support/signing.ts";
 
-const seconds = Number(Deno.env.get("BENCH_SECONDS") ?? 6);
-const rounds = Number(Deno.env.get("BENCH_ROUNDS") ?? 2);
+const seconds = Number(Deno.env.get("BENCH_SECONDS") ?? 4);
+const rounds = Number(Deno.env.get("BENCH_ROUNDS") ?? 4);
 const connections = Number(Deno.env.get("BENCH_CONNECTIONS") ?? 32);
 const warmup = Number(Deno.env.get("BENCH_WARMUP") ?? 15);
 const root = new URL("..", import.meta.url).pathname;
@@ -261,9 +265,11 @@ try {
   );
   for (const scenario of scenarios) await wrk(scenario.port, scenario.request, warmup);
   const best = new Map<Scenario, Result>();
+  const all = new Map<Scenario, Result[]>(scenarios.map((s) => [s, []]));
   for (let round = 0; round < rounds; round++) {
     for (const scenario of scenarios) {
       const result = await measure(scenario);
+      all.get(scenario)!.push(result);
       const previous = best.get(scenario);
       if (!previous || result.rps > previous.rps) best.set(scenario, result);
     }
@@ -290,6 +296,8 @@ try {
         pad(cell(r.p99, base.p99, 2), 16) + pad(cell(r.cpuPerRequest, base.cpuPerRequest), 18) +
         verdict + (r.non2xx > 0 ? `  [${r.non2xx} non-2xx/socket errors]` : ""),
     );
+    const each = all.get(scenario)!.map((x) => `${x.rps.toFixed(0)}/${x.cpuPerRequest.toFixed(0)}`);
+    console.log(`  rounds (req/s / cpu us per request): ${each.join("  ")}`);
     if (scenario.notes) console.log(`  ${await scenario.notes()}`);
   }
   const post = best.get(bareSigned)!.cpuPerRequest;

@@ -32,7 +32,13 @@ function sliceOf(ms: number, now: number): Slice {
   const due = new Set<() => void>();
   const timer = setTimeout(() => {
     slice.controller?.abort(new DOMException("The deadline passed", "TimeoutError"));
-    for (const expire of due) expire();
+    for (const expire of due) {
+      try {
+        expire();
+      } catch {
+        // One callback failing must not keep the others of its slice from firing.
+      }
+    }
     due.clear();
   }, ms + width);
   // Unreferenced while no callback is due: a signal's deadline never keeps the process alive

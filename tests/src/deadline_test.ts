@@ -57,3 +57,13 @@ Deno.test("withDeadline() passes the outcome on, or the timeout's error once the
   clearTimeout(guard);
   assert.ok(performance.now() - start >= 50, "not before the deadline");
 });
+
+Deno.test("onDeadline() fires every callback of a slice even when one throws", async () => {
+  const guard = setTimeout(() => {}, 5000);
+  onDeadline(40, () => {
+    throw new Error("a failing callback");
+  });
+  const fired = new Promise<void>((resolve) => onDeadline(40, resolve));
+  await fired;
+  clearTimeout(guard);
+});
