@@ -36,15 +36,15 @@ Deno.test("sliceWidth() is a tenth of the deadline, at most 50 ms", () => {
 Deno.test("onDeadline() calls back after the deadline unless cleared first", async () => {
   const guard = setTimeout(() => {}, 5000);
   const start = performance.now();
-  let cleared = false;
-  const clear = onDeadline(60, () => cleared = true);
+  let firedAfterClear = false;
+  const clear = onDeadline(60, () => firedAfterClear = true);
   const fired = new Promise<number>((resolve) => onDeadline(60, () => resolve(performance.now())));
   clear();
   const at = await fired;
   clearTimeout(guard);
   assert.ok(at - start >= 60, `fired after ${at - start} ms, not before the deadline`);
   assert.ok(at - start < 60 + sliceWidth(60) + 200, `fired after ${at - start} ms`);
-  assert.equal(cleared, false, "a cleared callback is not called");
+  assert.equal(firedAfterClear, false, "a cleared callback is not called");
 });
 
 Deno.test("withDeadline() passes the outcome on, or the timeout's error once the deadline passed", async () => {
