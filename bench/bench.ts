@@ -14,7 +14,10 @@
  * Environment: BENCH_SECONDS (per round, default 4), BENCH_ROUNDS (default 4),
  * BENCH_CONNECTIONS (default 32), BENCH_WARMUP (seconds of load per server before the rounds,
  * default 15: the gateway's CPU per request still falls for about that long as V8 compiles its hot
- * code and sizes its heap, while the bare proxy's settles within seconds; a gateway runs for days).
+ * code and sizes its heap, while the bare proxy's settles within seconds; a gateway runs for days),
+ * BENCH_PIN (`1`: the servers under test on the last core, wrk, the upstream and Redis on the
+ * others, with `taskset`; a server then has a core to itself, as in front of a bank, and rounds
+ * vary less. The targets are set for the default, where all share the cores).
  */
 import { freePort, waitForPort } from "./ports.ts";
 import { V8_FLAGS } from "../src/v8_flags.ts";
@@ -30,6 +33,12 @@ const rounds = Number(Deno.env.get("BENCH_ROUNDS") ?? 4);
 const connections = Number(Deno.env.get("BENCH_CONNECTIONS") ?? 32);
 const warmup = Number(Deno.env.get("BENCH_WARMUP") ?? 15);
 const root = new URL("..", import.meta.url).pathname;
+const pinned = Deno.env.get("BENCH_PIN") === "1";
+const lastCore = navigator.hardwareConcurrency - 1;
+/** `taskset` arguments that put a process on the servers' core or on the load's cores. */
+const cores = (role: "server" | "load") =>
+  !pinned ? [] : ["taskset", "-c", role === "server" ? `${lastCore}` : `0-${lastCore - 1}`];
+if (pinned && lastCore < 1) throw new Error("BENCH_PIN needs at least two cores");
 const children: Deno.ChildProcess[] = [];
 
 /** One kind of request the load generator sends. */
@@ -60,10 +69,26 @@ interface Result {
   non2xx: number;
 }
 
-function spawn(args: string[], env: Record<string, string> = {}): number {
-  const child = new Deno.Command(Deno.execPath(), {
-    // Every server (upstream, bare proxy, yardsticks, gateways) runs with the gateway's flags.
-    args: ["run", V8_FLAGS, "--allow-all", ...args],
+/** A command, on its cores when pinned. */
+function command(
+  program: string,
+  args: string[],
+  role: "server" | "load",
+  options: Omit<Deno.CommandOptions, "args"> = {},
+) {
+  const [pin, ...pinArgs] = cores(role);
+  return pin
+    ? new Deno.Command(pin, { args: [...pinArgs, program, ...args], ...options })
+    : new Deno.Command(program, { args, ...options });
+}
+
+function spawn(
+  args: string[],
+  env: Record<string, string> = {},
+  role: "server" | "load" = "server",
+): number {
+  // Every server (upstream, bare proxy, yardsticks, gateways) runs with the gateway's flags.
+  const child = command(Deno.execPath(), ["run", V8_FLAGS, "--allow-all", ...args], role, {
     env,
     cwd: root,
     stdout: "null",
@@ -81,8 +106,9 @@ async function cpuMicros(pid: number): Promise<number> {
 }
 
 async function wrk(port: number, request: RequestShape, duration: number): Promise<Result> {
-  const output = await new Deno.Command("wrk", {
-    args: [
+  const output = await command(
+    "wrk",
+    [
       "-t1",
       `-c${connections}`,
       `-d${duration}s`,
@@ -91,15 +117,18 @@ async function wrk(port: number, request: RequestShape, duration: number): Promi
       `${root}bench/wrk.lua`,
       `http://127.0.0.1:${port}`,
     ],
-    env: {
-      BENCH_METHOD: request.method,
-      BENCH_PATH: request.path,
-      BENCH_BODY: request.body ?? "",
-      BENCH_HEADERS: Object.entries(request.headers).map(([k, v]) => `${k}: ${v}`).join("|"),
+    "load",
+    {
+      env: {
+        BENCH_METHOD: request.method,
+        BENCH_PATH: request.path,
+        BENCH_BODY: request.body ?? "",
+        BENCH_HEADERS: Object.entries(request.headers).map(([k, v]) => `${k}: ${v}`).join("|"),
+      },
+      stdout: "piped",
+      stderr: "piped",
     },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
+  ).output();
   const text = new TextDecoder().decode(output.stdout);
   const line = text.split("\n").find((l) => l.startsWith("BENCH "));
   if (!line) throw new Error(`wrk failed: ${text}${new TextDecoder().decode(output.stderr)}`);
@@ -184,11 +213,12 @@ async function storeNotes(port: number): Promise<string> {
 async function redisServer(): Promise<string> {
   const port = freePort();
   children.push(
-    new Deno.Command("redis-server", {
-      args: ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-      stdout: "null",
-      stderr: "null",
-    }).spawn(),
+    command(
+      "redis-server",
+      ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+      "load",
+      { stdout: "null", stderr: "null" },
+    ).spawn(),
   );
   await waitForPort(port);
   return `redis://127.0.0.1:${port}`;
@@ -215,7 +245,7 @@ const READ: RequestShape = {
 };
 
 const upstreamPort = freePort();
-spawn(["bench/upstream.ts", String(upstreamPort)]);
+spawn(["bench/upstream.ts", String(upstreamPort)], {}, "load");
 await waitForPort(upstreamPort);
 const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
 
@@ -261,7 +291,12 @@ try {
   ];
 
   console.log(
-    `bench: ${warmup}s warm-up, then ${rounds} rounds x ${seconds}s per scenario, ${connections} connections, wrk -t1`,
+    `bench: ${warmup}s warm-up, then ${rounds} rounds x ${seconds}s per scenario, ${connections} connections, wrk -t1` +
+      (pinned
+        ? `; pinned: servers on core ${lastCore}, load on 0-${
+          lastCore - 1
+        } (not the targets' setup)`
+        : ""),
   );
   for (const scenario of scenarios) await wrk(scenario.port, scenario.request, warmup);
   const best = new Map<Scenario, Result>();
