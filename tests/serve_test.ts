@@ -67,12 +67,35 @@ Deno.test("serve.ts runs under deno serve --parallel and answers through every w
       assert.deepEqual(answer.body, { method: "GET", path: "/psd2/v1/consents/c-1/status" });
     }
   } finally {
-    child.kill("SIGTERM");
-    await child.status;
+    await stop(child);
     upstream.kill("SIGTERM");
     await upstream.status;
   }
 });
+
+/** Whether the process has exited within `ms`. */
+async function exitsWithin(child: Deno.ChildProcess, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), ms));
+  const exited = await Promise.race([child.status.then(() => true), late]);
+  clearTimeout(timer);
+  return exited;
+}
+
+/**
+ * Stops `deno serve --parallel`. A worker still starting (loading the policy) when SIGTERM arrives
+ * misses it and serves on (seen in about one run of four with the default policy): the signal is
+ * sent again once it has had time to start, and the process killed if even that does not end it.
+ */
+async function stop(child: Deno.ChildProcess) {
+  child.kill("SIGTERM");
+  if (await exitsWithin(child, 5000)) return;
+  child.kill("SIGTERM");
+  if (await exitsWithin(child, 10_000)) return;
+  child.kill("SIGKILL");
+  await child.status;
+  assert.fail("deno serve --parallel did not stop on SIGTERM, twice");
+}
 
 const denort = Deno.env.get("DENORT_BIN");
 
