@@ -39,6 +39,9 @@ const lastCore = navigator.hardwareConcurrency - 1;
 const cores = (role: "server" | "load") =>
   !pinned ? [] : ["taskset", "-c", role === "server" ? `${lastCore}` : `0-${lastCore - 1}`];
 if (pinned && lastCore < 1) throw new Error("BENCH_PIN needs at least two cores");
+const placement = pinned
+  ? `; pinned: servers on core ${lastCore}, load on 0-${lastCore - 1} (not the targets' setup)`
+  : "";
 const children: Deno.ChildProcess[] = [];
 
 /** One kind of request the load generator sends. */
@@ -291,12 +294,7 @@ try {
   ];
 
   console.log(
-    `bench: ${warmup}s warm-up, then ${rounds} rounds x ${seconds}s per scenario, ${connections} connections, wrk -t1` +
-      (pinned
-        ? `; pinned: servers on core ${lastCore}, load on 0-${
-          lastCore - 1
-        } (not the targets' setup)`
-        : ""),
+    `bench: ${warmup}s warm-up, then ${rounds} rounds x ${seconds}s per scenario, ${connections} connections, wrk -t1${placement}`,
   );
   for (const scenario of scenarios) await wrk(scenario.port, scenario.request, warmup);
   const best = new Map<Scenario, Result>();

@@ -7,7 +7,7 @@
  */
 
 /** Widest slice, in milliseconds (the precision of long deadlines). */
-export const SLICE_MS = 50;
+const SLICE_MS = 50;
 
 /** Width of the slices of an `ms` deadline: a tenth of it, at most {@link SLICE_MS}. */
 export function sliceWidth(ms: number): number {
