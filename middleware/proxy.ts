@@ -7,9 +7,9 @@
 import { z } from "zod";
 import { errorText } from "../src/mask.ts";
 import { defineCheck, type GatewayContext, headerList } from "../src/check.ts";
-import { BodyLimitError, type Bytes, readBody } from "../src/body.ts";
-import { deadlineSignal } from "../src/deadline.ts";
+import type { Bytes } from "../src/body.ts";
 import { formatError, GatewayError } from "../src/errors.ts";
+import { type UpstreamAnswer, UpstreamError } from "../src/upstream/mod.ts";
 
 const decoder = new TextDecoder();
 /** Decodes an answer whose links are rewritten: bytes that are not UTF-8 must not be replaced. */
@@ -96,13 +96,10 @@ function unavailable(code: "UPSTREAM_UNAVAILABLE" | "UPSTREAM_TIMEOUT", text: st
  * An answer framed only by the end of its connection (no Content-Length, not chunked) looks
  * complete when the connection is cut; a JSON one that does not parse was cut off.
  */
-function cutOff(response: Response, body: Bytes): boolean {
-  const headers = response.headers;
-  if (body.byteLength === 0 || headers.has("content-length")) return false;
-  if (headers.get("transfer-encoding")?.includes("chunked")) return false;
-  if (!headers.get("content-type")?.includes("json")) return false;
+function cutOff(answer: UpstreamAnswer, json: boolean): boolean {
+  if (!answer.closeDelimited || answer.body.byteLength === 0 || !json) return false;
   try {
-    JSON.parse(decoder.decode(body));
+    JSON.parse(decoder.decode(answer.body));
     return false;
   } catch {
     return true;
@@ -116,17 +113,6 @@ function utf8(body: Bytes): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** The connection to the upstream could not be opened: the request never reached it. */
-function isConnectFailure(error: unknown): boolean {
-  const text = String(error) + String((error as { cause?: unknown })?.cause ?? "");
-  return /client error \(Connect\)|tcp connect error|Connection refused|ECONNREFUSED/i.test(text);
-}
-
-function isTimeout(error: unknown): boolean {
-  return error instanceof DOMException &&
-    (error.name === "TimeoutError" || error.name === "AbortError");
 }
 
 export const proxy = defineCheck({
@@ -166,72 +152,88 @@ export const proxy = defineCheck({
       ...options.hide_headers.map((h) => h.toLowerCase()),
     ]);
     const writes = method !== "GET";
+    const upstream = services.upstream;
+    const { origin, pathname } = new URL(base);
+    const prefix = pathname.replace(/\/+$/, "");
 
-    async function exchange(c: GatewayContext, url: string, signal: AbortSignal) {
+    /** The exchange, a GET retried once when the connection failed before any answer. */
+    async function exchange(c: GatewayContext, target: string): Promise<UpstreamAnswer> {
+      const started = performance.now();
       for (let attempt = 0;; attempt++) {
         try {
-          return await services.fetch(url, {
+          return await upstream.send({
             method,
+            origin,
+            target,
             headers: requestHeaders(c, stripRequest),
-            body: writes && c.get("body").byteLength > 0 ? c.get("body") : undefined,
-            redirect: "manual",
-            signal,
+            body: writes ? c.get("body") : undefined,
+            timeoutMs: Math.max(1, options.timeout_ms - (performance.now() - started)),
+            maxBytes: options.max_response_bytes,
           });
         } catch (error) {
-          if (isTimeout(error)) throw error;
-          if (attempt >= retries) throw error;
+          const early = error instanceof UpstreamError &&
+            (error.failure === "refused" || error.failure === "reset");
+          if (!early || attempt >= retries) throw error;
         }
       }
+    }
+
+    /** The 503 of a failed exchange; a write that may have reached the bank has an unknown outcome. */
+    function failed(c: GatewayContext, error: unknown): GatewayError {
+      const failure = error instanceof UpstreamError ? error.failure : "broken";
+      // Idempotency keeps this answer for the X-Request-ID instead of letting a retry execute
+      // the write again.
+      if (writes && failure !== "refused") c.set("outcomeUnknown", true);
+      const unknown = "; the outcome is unknown, read the resource status before retrying";
+      if (failure === "timeout") {
+        return unavailable(
+          "UPSTREAM_TIMEOUT",
+          `The bank did not answer in time${writes ? unknown : ""}`,
+        );
+      }
+      if (failure === "too_large") {
+        return unavailable(
+          "UPSTREAM_UNAVAILABLE",
+          `The bank's answer was too large to pass on${writes ? unknown : ""}`,
+        );
+      }
+      if (!writes || failure === "refused") {
+        return unavailable("UPSTREAM_UNAVAILABLE", "The bank could not be reached");
+      }
+      return unavailable("UPSTREAM_UNAVAILABLE", `The bank broke the connection${unknown}`);
     }
 
     return async (c) => {
       const raw = c.req.url;
       const query = raw.indexOf("?");
-      const url = base + path(c.get("params")) + (query < 0 ? "" : raw.slice(query));
+      const target = prefix + path(c.get("params")) + (query < 0 ? "" : raw.slice(query));
       const started = performance.now();
-      const signal = deadlineSignal(options.timeout_ms);
-      let response: Response;
-      let body: Bytes;
+      let response: UpstreamAnswer;
       try {
-        response = await exchange(c, url, signal);
-        body = await readBody(response, { maxBytes: options.max_response_bytes });
+        response = await exchange(c, target);
       } catch (error) {
-        const ms = Math.round(performance.now() - started);
         services.log.error({
           msg: "upstream failure",
           op: operation.id,
           request_id: c.get("requestId"),
-          ms,
+          ms: Math.round(performance.now() - started),
           error: errorText(error),
         });
-        const refused = !(error instanceof BodyLimitError) && isConnectFailure(error);
-        // A write that may have reached the bank has an unknown outcome: idempotency keeps this
-        // answer for its X-Request-ID instead of letting a retry execute the write again.
-        if (writes && !refused) c.set("outcomeUnknown", true);
-        if (isTimeout(error) || signal.aborted) {
-          throw unavailable(
-            "UPSTREAM_TIMEOUT",
-            writes
-              ? "The bank did not answer in time; the outcome is unknown, read the resource status before retrying"
-              : "The bank did not answer in time",
-          );
-        }
-        if (error instanceof BodyLimitError) {
-          throw unavailable(
-            "UPSTREAM_UNAVAILABLE",
-            writes
-              ? "The bank's answer was too large to pass on; the outcome is unknown, read the resource status before retrying"
-              : "The bank's answer was too large to pass on",
-          );
-        }
-        throw unavailable(
-          "UPSTREAM_UNAVAILABLE",
-          !writes || refused
-            ? "The bank could not be reached"
-            : "The bank broke the connection; the outcome is unknown, read the resource status before retrying",
-        );
+        throw failed(c, error);
       }
-      if (cutOff(response, body)) {
+      // Built as pairs (what Response takes fastest); the headers set here, and the answer's
+      // headers the checks decided (X-Request-ID, RateLimit-*), replace the upstream's.
+      const answer = c.get("answerHeaders");
+      const headers: [string, string][] = [];
+      let json = false;
+      for (const entry of response.headers) {
+        const name = entry[0];
+        if (stripResponse.has(name) || answer?.some((decided) => decided[0] === name)) continue;
+        if (name === "content-type") json = entry[1].includes("json");
+        headers.push(entry);
+      }
+      const body = response.body;
+      if (cutOff(response, json)) {
         services.log.error({ msg: "upstream answer cut off", op: operation.id });
         if (writes) c.set("outcomeUnknown", true);
         throw unavailable(
@@ -244,16 +246,6 @@ export const proxy = defineCheck({
       c.set("upstream", {
         status: response.status,
         ms: Math.round(performance.now() - started),
-      });
-      // Built as pairs (what Response takes fastest); the headers set here, and the answer's
-      // headers the checks decided (X-Request-ID, RateLimit-*), replace the upstream's.
-      const answer = c.get("answerHeaders");
-      const headers: [string, string][] = [];
-      let json = false;
-      response.headers.forEach((value, name) => {
-        if (stripResponse.has(name) || answer?.some((entry) => entry[0] === name)) return;
-        if (name === "content-type") json = value.includes("json");
-        headers.push([name, value]);
       });
       headers.push(["x-content-type-options", "nosniff"]);
       if (noStore) headers.push(["cache-control", "no-store"]);

@@ -49,5 +49,10 @@ function maskedSegments(template: string): [number, string][] {
  * their user part) are replaced, whatever library produced the message.
  */
 export function errorText(error: unknown): string {
-  return String(error).replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, "<url>");
+  let text = String(error);
+  for (let cause = (error as { cause?: unknown })?.cause, depth = 0; cause && depth < 3; depth++) {
+    text += ` (cause: ${String(cause)})`;
+    cause = (cause as { cause?: unknown })?.cause;
+  }
+  return text.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, "<url>");
 }

@@ -13,6 +13,9 @@ export const upstreamSection = z.object({
   prefix: z.string().regex(/^(\/[A-Za-z0-9._~-]+)*$/).default("/psd2/v1").describe(
     "Path prefix of the Berlin Group operations on the upstream; it replaces the public /v1",
   ),
+  client: z.enum(["http1", "fetch"]).default("http1").describe(
+    "http1: the gateway's own HTTP/1.1 client with keep-alive connections (about half the CPU per request); fetch: the runtime's fetch (HTTP/2, HTTP_PROXY settings). Takes effect at the next start",
+  ),
 }).strict().describe("The upstream (legacy core banking API)");
 
 /** An optional value from an environment reference: an empty string means "not set". */

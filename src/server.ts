@@ -8,6 +8,7 @@ import { createApp, metricsResponse } from "./app.ts";
 import { loadPolicy, PolicyError } from "./policy.ts";
 import type { Services } from "./services.ts";
 import { createStore } from "./store/mod.ts";
+import { createUpstream } from "./upstream/mod.ts";
 
 /** Options of {@link serveGateway}. */
 export interface ServeOptions {
@@ -38,7 +39,10 @@ export async function serveGateway(options: ServeOptions): Promise<GatewayServer
   // The store lives as long as the server: a reload keeps the shared state (a changed `store`
   // section takes effect at the next start).
   const store = await createStore(policy.store, { log: options.services.log });
-  const services = { ...options.services, store };
+  // The upstream client too: a reload keeps its connections (a changed `client` takes effect at
+  // the next start).
+  const upstream = createUpstream(policy.upstream, options.services.fetch);
+  const services = { ...options.services, store, upstream };
   services.metrics.storeEntries.track(() => store.size);
   let app = createApp({ policy, services });
   const server = Deno.serve({
@@ -89,6 +93,7 @@ export async function serveGateway(options: ServeOptions): Promise<GatewayServer
       await Promise.race([server.shutdown(), grace]);
       clearTimeout(timer);
       await metricsServer?.shutdown();
+      upstream.close();
       await store.close();
     },
   };

@@ -3,6 +3,8 @@
  */
 import { MemoryStore } from "./store/memory.ts";
 import type { Store } from "./store/mod.ts";
+import { fetchUpstream } from "./upstream/fetch.ts";
+import type { Upstream } from "./upstream/mod.ts";
 
 import { createMetrics, type Metrics } from "./metrics.ts";
 
@@ -23,6 +25,8 @@ export interface Services {
   now(): number;
   /** Shared state (idempotency, rate limits, consent frequency); see `createStore`. */
   store: Store;
+  /** The client the proxy forwards with; see `createUpstream`. */
+  upstream: Upstream;
   metrics: Metrics;
 }
 
@@ -78,5 +82,6 @@ export function defaultServices(overrides: Partial<Services> = {}): Services {
     metrics: createMetrics(),
     ...overrides,
     store: overrides.store ?? new MemoryStore(),
+    upstream: overrides.upstream ?? fetchUpstream(overrides.fetch ?? globalThis.fetch),
   };
 }

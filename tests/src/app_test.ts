@@ -3,6 +3,7 @@ import { startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
 import { OPERATIONS } from "../../src/catalogue.ts";
 import { passthroughPolicy } from "../support/policies.ts";
+import type { UpstreamAnswer } from "../../src/upstream/mod.ts";
 
 const ID = "0d9e7f6a-5b4c-4d3e-8f2a-1b0c9d8e7f6a";
 // Routing and logging are tested alone: the other checks are off.
@@ -93,10 +94,10 @@ Deno.test("createApp() hides unknown failures behind a generic 500 and logs them
     upstream: "http://127.0.0.1:9",
     services: {
       // An upstream client that breaks its contract: the proxy fails outside its error mapping.
-      fetch: () =>
-        Promise.resolve(
-          { status: 200, body: null, headers: { get: () => null } } as unknown as Response,
-        ),
+      upstream: {
+        send: () => Promise.resolve({ status: 200 } as unknown as UpstreamAnswer),
+        close() {},
+      },
     },
   });
   const response = await gateway.fetch("/v1/consents/c-1", { headers: { "x-request-id": ID } });

@@ -6,6 +6,7 @@ import { parsePolicy } from "../../src/policy.ts";
 import { createApp } from "../../src/app.ts";
 import { defaultServices, memoryLogger, type Services } from "../../src/services.ts";
 import { createStore, type Store } from "../../src/store/mod.ts";
+import { createUpstream } from "../../src/upstream/mod.ts";
 
 /** The default policy file's text. */
 export const DEFAULT_POLICY = Deno.readTextFileSync(
@@ -49,11 +50,24 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
   const log = memoryLogger();
   const ownStore = options.services?.store ? undefined : await createStore(policy.store, { log });
   const store = options.services?.store ?? ownStore!;
-  const app = createApp({ policy, services: defaultServices({ log, ...options.services, store }) });
+  // The upstream client the policy names, unless the test passed one (or a fetch to use).
+  const ownUpstream = (options.services?.upstream ?? options.services?.fetch)
+    ? undefined
+    : createUpstream(policy.upstream);
+  const app = createApp({
+    policy,
+    services: defaultServices({
+      log,
+      ...options.services,
+      store,
+      upstream: options.services?.upstream ?? ownUpstream,
+    }),
+  });
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
   const url = `http://127.0.0.1:${server.addr.port}`;
   const close = async () => {
     await server.shutdown();
+    ownUpstream?.close();
     await sandbox?.server.shutdown();
     await ownStore?.close();
   };

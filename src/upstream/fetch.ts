@@ -1,0 +1,70 @@
+/**
+ * The upstream client over the runtime's `fetch` (`upstream.client: fetch`): HTTP/2 where the
+ * core offers it, the platform's outbound proxy settings, and runtimes without outbound TCP.
+ */
+import { BodyLimitError, readBody } from "../body.ts";
+import { deadlineSignal } from "../deadline.ts";
+import { type Upstream, UpstreamError } from "./mod.ts";
+
+/** The connection to the upstream could not be opened: the request never reached it. */
+function isConnectFailure(error: unknown): boolean {
+  const text = String(error) + String((error as { cause?: unknown })?.cause ?? "");
+  return /client error \(Connect\)|tcp connect error|Connection refused|ECONNREFUSED/i.test(text);
+}
+
+function isTimeout(error: unknown): boolean {
+  return error instanceof DOMException &&
+    (error.name === "TimeoutError" || error.name === "AbortError");
+}
+
+/** An {@link Upstream} that sends every exchange with `fetch`. */
+export function fetchUpstream(fetch: typeof globalThis.fetch): Upstream {
+  return {
+    async send(request) {
+      const signal = deadlineSignal(request.timeoutMs);
+      let response: Response;
+      try {
+        response = await fetch(request.origin + request.target, {
+          method: request.method,
+          headers: request.headers,
+          body: request.body && request.body.byteLength > 0 ? request.body : undefined,
+          redirect: "manual",
+          signal,
+        });
+      } catch (error) {
+        if (isTimeout(error) || signal.aborted) {
+          throw new UpstreamError("timeout", "The upstream did not answer in time", {
+            cause: error,
+          });
+        }
+        const failure = isConnectFailure(error) ? "refused" : "reset";
+        throw new UpstreamError(failure, "The upstream exchange failed", { cause: error });
+      }
+      try {
+        const body = await readBody(response, { maxBytes: request.maxBytes });
+        const headers: [string, string][] = [];
+        response.headers.forEach((value, name) => {
+          headers.push([name, value]);
+        });
+        return {
+          status: response.status,
+          headers,
+          body,
+          closeDelimited: !response.headers.has("content-length") &&
+            !response.headers.get("transfer-encoding")?.includes("chunked"),
+        };
+      } catch (error) {
+        if (error instanceof BodyLimitError) {
+          throw new UpstreamError("too_large", "The upstream's answer is too large");
+        }
+        if (isTimeout(error) || signal.aborted) {
+          throw new UpstreamError("timeout", "The upstream did not answer in time", {
+            cause: error,
+          });
+        }
+        throw new UpstreamError("broken", "The upstream broke the connection", { cause: error });
+      }
+    },
+    close() {},
+  };
+}
