@@ -481,9 +481,6 @@ export class Http1Upstream implements Upstream {
       if (!size) throw malformed("chunk size");
       let left = parseInt(size[1], 16);
       if (left === 0) break;
-      if (collector.size + left > collector.maxBytes) {
-        throw new UpstreamError("too_large", "The upstream's answer is too large");
-      }
       while (left > 0) {
         if (connection.start === connection.end && !(await connection.fill())) {
           throw malformed("chunked answer cut off");

@@ -47,6 +47,42 @@ Deno.test("proxy() forwards to the upstream path under the prefix, with the quer
   assert.equal(upstream.received[0].headers.get("x-forwarded-for"), "127.0.0.1");
 });
 
+Deno.test("proxy() forwards through either upstream client; http1 keeps its connection alive", async () => {
+  for (const client of ["http1", "fetch"]) {
+    const ports: number[] = [];
+    const server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      async (request, info) => {
+        ports.push(info.remoteAddr.port);
+        return Response.json({ method: request.method, body: await request.text() });
+      },
+    );
+    await using gateway = await startGateway({
+      policy: policy().replace("prefix: /psd2/v1", `prefix: /psd2/v1\n  client: ${client}`),
+      upstream: `http://127.0.0.1:${server.addr.port}`,
+    });
+    for (let i = 0; i < 3; i++) {
+      const response = await gateway.fetch("/v1/consents/c-1", {
+        headers: { "x-request-id": crypto.randomUUID() },
+      });
+      assert.deepEqual(await response.json(), { method: "GET", body: "" }, client);
+    }
+    const created = await gateway.fetch("/v1/payments/domestic", {
+      method: "POST",
+      headers: initiationHeaders({ "x-request-id": crypto.randomUUID() }),
+      body: JSON.stringify(singlePayment()),
+    });
+    assert.deepEqual(await created.json(), {
+      method: "POST",
+      body: JSON.stringify(singlePayment()),
+    }, client);
+    assert.equal(ports.length, 4, client);
+    if (client === "http1") assert.equal(new Set(ports).size, 1, "one connection, kept alive");
+    await gateway.close();
+    await server.shutdown();
+  }
+});
+
 Deno.test("proxy() strips hop-by-hop and internal headers and adds security headers", async () => {
   await using upstream = startUpstream(() =>
     new Response('{"ok":true}', {
