@@ -156,6 +156,15 @@ export const proxy = defineCheck({
     const { origin, pathname } = new URL(base);
     const prefix = pathname.replace(/\/+$/, "");
 
+    /**
+     * What is left of the deadline for a retry, in whole tenths of a second: deadlines share
+     * timers by their length (src/deadline.ts), so lengths must come from a small set.
+     */
+    function remaining(started: number): number {
+      const left = options.timeout_ms - (performance.now() - started);
+      return Math.max(100, Math.ceil(left / 100) * 100);
+    }
+
     /** The exchange, a GET retried once when the connection failed before any answer. */
     async function exchange(c: GatewayContext, target: string): Promise<UpstreamAnswer> {
       const started = performance.now();
@@ -167,7 +176,7 @@ export const proxy = defineCheck({
             target,
             headers: requestHeaders(c, stripRequest),
             body: writes ? c.get("body") : undefined,
-            timeoutMs: Math.max(1, options.timeout_ms - (performance.now() - started)),
+            timeoutMs: attempt === 0 ? options.timeout_ms : remaining(started),
             maxBytes: options.max_response_bytes,
           });
         } catch (error) {

@@ -22,6 +22,8 @@ const MAX_IDLE = 256;
 const IDLE_MS = 4_000;
 
 const decoder = new TextDecoder();
+/** Request headers the client writes itself. */
+const FRAMING = new Set(["host", "content-length", "transfer-encoding", "connection"]);
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const STATUS_LINE = /^HTTP\/1\.([01]) ([1-9][0-9][0-9])(?: [^\r\n]*)?$/;
 /** What a request target must not contain: it would end the request line or the head. */
@@ -370,7 +372,10 @@ export class Http1Upstream implements Upstream {
 
   async #write(connection: Connection, request: UpstreamRequest, host: string) {
     let head = `${request.method} ${request.target} HTTP/1.1\r\nhost: ${host}\r\n`;
-    for (const [name, value] of request.headers) head += `${name}: ${value}\r\n`;
+    for (const [name, value] of request.headers) {
+      // The client frames the request: a caller's framing headers would contradict it.
+      if (!FRAMING.has(name)) head += `${name}: ${value}\r\n`;
+    }
     const body = request.body;
     if (body && body.byteLength > 0) head += `content-length: ${body.byteLength}\r\n`;
     else if (request.method !== "GET" && request.method !== "DELETE") {
