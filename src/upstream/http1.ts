@@ -363,9 +363,17 @@ export class Http1Upstream implements Upstream {
 
   async #connect(endpoint: Endpoint): Promise<Connection> {
     const { hostname, port } = endpoint;
-    const conn = endpoint.tls
-      ? await Deno.connectTls({ hostname, port, alpnProtocols: ["http/1.1"] })
-      : await Deno.connect({ hostname, port });
+    let conn: Deno.Conn;
+    if (endpoint.tls) {
+      const tls = await Deno.connectTls({ hostname, port, alpnProtocols: ["http/1.1"] });
+      // The handshake here, not at the first write: a refused certificate means the request
+      // never left, which a write's failure could not tell.
+      await tls.handshake().catch((error) => {
+        tls.close();
+        throw error;
+      });
+      conn = tls;
+    } else conn = await Deno.connect({ hostname, port });
     this.opened++;
     return new Connection(conn);
   }
