@@ -7,6 +7,8 @@
 import type { Bytes } from "../body.ts";
 import { Http1Upstream } from "./http1.ts";
 import { fetchUpstream } from "./fetch.ts";
+import { tracedUpstream } from "./traced.ts";
+import { TRACING } from "../tracing.ts";
 
 /** One exchange with the upstream. */
 export interface UpstreamRequest {
@@ -70,5 +72,7 @@ export function createUpstream(
   section: { client: UpstreamClientKind },
   fetch: typeof globalThis.fetch = globalThis.fetch,
 ): Upstream {
-  return section.client === "fetch" ? fetchUpstream(fetch) : new Http1Upstream();
+  if (section.client === "fetch") return fetchUpstream(fetch);
+  // Deno traces `fetch` by itself; the gateway's own client is traced here.
+  return TRACING ? tracedUpstream(new Http1Upstream()) : new Http1Upstream();
 }

@@ -6,6 +6,9 @@ import { startMain } from "../support/main_process.ts";
 interface ExportedSpan {
   name: string;
   kind: number;
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
   attributes: { key: string; value: { stringValue?: string; intValue?: string } }[];
 }
 
@@ -63,4 +66,13 @@ Deno.test("annotateSpan() names the request span after the operation and adds it
   assert.equal(attribute("http.route"), "/v1/accounts/{account-id}/balances");
   assert.equal(attribute("xs2a.operation"), "getBalances");
   assert.equal(attribute("xs2a.request_id"), id);
+  // The upstream exchange is a client span under it, and the core got its trace context.
+  const client = collector.spans.find((span) => span.kind === 3);
+  assert.ok(client, `a client span was exported: ${JSON.stringify(collector.spans)}`);
+  assert.equal(client.traceId, server.traceId);
+  assert.equal(client.parentSpanId, server.spanId);
+  assert.equal(
+    upstream.received[0].headers.get("traceparent"),
+    `00-${client.traceId}-${client.spanId}-01`,
+  );
 });
