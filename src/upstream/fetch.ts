@@ -4,7 +4,7 @@
  */
 import { BodyLimitError, readBody } from "../body.ts";
 import { deadlineSignal } from "../deadline.ts";
-import { type Upstream, UpstreamError } from "./mod.ts";
+import { type Upstream, UpstreamError } from "./exchange.ts";
 
 /** The connection to the upstream could not be opened: the request never reached it. */
 function isConnectFailure(error: unknown): boolean {

@@ -12,7 +12,12 @@
  */
 import type { Bytes } from "../body.ts";
 import { onDeadline } from "../deadline.ts";
-import { type Upstream, type UpstreamAnswer, UpstreamError, type UpstreamRequest } from "./mod.ts";
+import {
+  type Upstream,
+  type UpstreamAnswer,
+  UpstreamError,
+  type UpstreamRequest,
+} from "./exchange.ts";
 
 /** Largest header section of an answer (status line and headers). */
 const MAX_HEAD = 64 * 1024;

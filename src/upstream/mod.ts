@@ -4,65 +4,19 @@
  * (`http1`, the default) and the runtime's `fetch` (for HTTP/2 cores, outbound proxies and
  * platforms without outbound TCP).
  */
-import type { Bytes } from "../body.ts";
 import { Http1Upstream } from "./http1.ts";
 import { fetchUpstream } from "./fetch.ts";
 import { tracedUpstream } from "./traced.ts";
 import { TRACING } from "../tracing.ts";
 
-/** One exchange with the upstream. */
-export interface UpstreamRequest {
-  method: string;
-  /** Scheme, host and port, as `URL.origin` gives them: `https://core.bank.example:8443`. */
-  origin: string;
-  /** Path and query: `/psd2/v1/payments/sepa-credit-transfers?x=1`. */
-  target: string;
-  /** Header pairs to send; the client adds Host and the body's framing. */
-  headers: [string, string][];
-  body?: Bytes;
-  /** Deadline of the whole exchange (connect, request, answer and its body), in milliseconds. */
-  timeoutMs: number;
-  /** Largest answer body accepted; a larger one is {@link UpstreamError} `too_large`. */
-  maxBytes: number;
-}
-
-/** The upstream's answer, read whole. */
-export interface UpstreamAnswer {
-  status: number;
-  /** Header pairs with lower-case names, framing headers included, in the order received. */
-  headers: [string, string][];
-  body: Bytes;
-  /**
-   * True when only the end of the connection framed the body (no Content-Length, not chunked):
-   * a cut connection then looks like a complete answer.
-   */
-  closeDelimited: boolean;
-}
-
-/**
- * Why an exchange failed:
- * - `refused`: no connection could be opened; the request never reached the upstream.
- * - `reset`: the connection failed before the answer's head was complete.
- * - `broken`: the connection failed after the head, or the answer was malformed.
- * - `timeout`: the deadline passed.
- * - `too_large`: the answer body exceeds `maxBytes`.
- */
-export type UpstreamFailure = "refused" | "reset" | "broken" | "timeout" | "too_large";
-
-/** An exchange with the upstream failed; {@link UpstreamFailure} says how far it got. */
-export class UpstreamError extends Error {
-  constructor(readonly failure: UpstreamFailure, message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "UpstreamError";
-  }
-}
-
-/** A client of the upstream. */
-export interface Upstream {
-  send(request: UpstreamRequest): Promise<UpstreamAnswer>;
-  /** Closes idle connections; exchanges under way finish. */
-  close(): void;
-}
+export {
+  type Upstream,
+  type UpstreamAnswer,
+  UpstreamError,
+  type UpstreamFailure,
+  type UpstreamRequest,
+} from "./exchange.ts";
+import type { Upstream } from "./exchange.ts";
 
 /** Which client the policy's `upstream.client` names. */
 export type UpstreamClientKind = "http1" | "fetch";

@@ -4,7 +4,7 @@
  * `tracestate`) travels to the core, as Deno does for `fetch` by itself.
  */
 import { context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
-import type { Upstream } from "./mod.ts";
+import type { Upstream } from "./exchange.ts";
 
 const tracer = trace.getTracer("xs2a-edge");
 
