@@ -1,8 +1,8 @@
 /**
  * `deno task bench`: the gateway against the barest Deno proxy, in one process tree on 127.0.0.1.
  *
- * Every server is its own process (upstream, bare proxy, two Hono yardsticks, one gateway per
- * policy); wrk drives each in turn, in interleaved rounds, and the best round of each counts.
+ * Every server is its own process (upstream, bare proxy, two Hono yardsticks, the bare proxy over
+ * the gateway's upstream client, one gateway per policy); wrk drives each in turn, in interleaved rounds, and the best round of each counts.
  * Printed per scenario: requests per second, p50 and p99 latency, server CPU per request, and each
  * as a ratio to the bare proxy measured in the same run (the machines are shared and noisy: only
  * ratios compare).
@@ -169,6 +169,14 @@ async function yardstick(name: string, mode: "stream" | "buffer"): Promise<Scena
   return { name, port, pid, request: READ };
 }
 
+/** The bare proxy over the gateway's own upstream client (bench/client_proxy.ts; no target). */
+async function clientYardstick(): Promise<Scenario> {
+  const port = freePort();
+  const pid = spawn(["bench/client_proxy.ts", String(port), upstreamUrl]);
+  await waitForPort(port);
+  return { name: "bare proxy, gateway's client", port, pid, request: READ };
+}
+
 /** Token of the gateways' /metrics (read for the store round trips per request). */
 const metricsToken = crypto.randomUUID();
 
@@ -283,6 +291,7 @@ try {
     bare,
     await yardstick("Hono, one route, streamed", "stream"),
     await yardstick("Hono, one route, read whole", "buffer"),
+    await clientYardstick(),
     await gateway("gateway, passthrough policy", await passthroughPolicyFile(), READ, 0.9),
     await gateway("gateway, default policy (memory)", "config/policy.yaml", READ, 0.75),
     await gateway("gateway, default policy (redis)", "config/policy.yaml", READ, 0.55, {

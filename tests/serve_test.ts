@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { startUpstream } from "./support/upstream.ts";
+import { redisUrl, WITHOUT_REDIS } from "./support/redis.ts";
 
 function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -21,7 +22,8 @@ async function waitFor(url: string) {
   throw new Error(`${url} never answered`);
 }
 
-Deno.test("serve.ts runs under deno serve --parallel and answers through every worker", async () => {
+/** `deno serve --parallel` of serve.ts with two workers, in front of an echo upstream process. */
+async function startServe(env: Record<string, string> = {}) {
   // The upstream runs as a process of its own, as the gateway's workers do: this test process
   // only calls.
   const upstreamPort = freePort();
@@ -42,35 +44,84 @@ Deno.test("serve.ts runs under deno serve --parallel and answers through every w
       String(port),
       "serve.ts",
     ],
-    env: { UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}`, DENO_JOBS: "2" },
+    env: { UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}`, DENO_JOBS: "2", ...env },
     stdout: "null",
     stderr: "null",
   }).spawn();
-  try {
-    const url = `http://127.0.0.1:${port}`;
-    await waitFor(`http://127.0.0.1:${upstreamPort}/`);
-    await waitFor(`${url}/healthz`);
-    const answers = await Promise.all(
-      Array.from(
-        { length: 20 },
-        () =>
-          fetch(`${url}/v1/consents/c-1/status`, {
-            headers: { "x-request-id": crypto.randomUUID() },
-            signal: AbortSignal.timeout(10_000),
-          })
-            .then(async (r) => ({ status: r.status, body: await r.json() })),
-      ),
-    );
-    for (const answer of answers) {
-      assert.equal(answer.status, 200);
-      // The upstream's own echo: the request reached it, on the upstream path.
-      assert.deepEqual(answer.body, { method: "GET", path: "/psd2/v1/consents/c-1/status" });
-    }
-  } finally {
+  const url = `http://127.0.0.1:${port}`;
+  const close = async () => {
     await stop(child);
     upstream.kill("SIGTERM");
     await upstream.status;
+  };
+  try {
+    await waitFor(`http://127.0.0.1:${upstreamPort}/`);
+    await waitFor(`${url}/healthz`);
+  } catch (error) {
+    await close();
+    throw error;
   }
+  return { url, [Symbol.asyncDispose]: close };
+}
+
+Deno.test("serve.ts runs under deno serve --parallel and answers through every worker", async () => {
+  await using serve = await startServe();
+  const answers = await Promise.all(
+    Array.from(
+      { length: 20 },
+      () =>
+        fetch(`${serve.url}/v1/consents/c-1/status`, {
+          headers: { "x-request-id": crypto.randomUUID() },
+          signal: AbortSignal.timeout(10_000),
+        })
+          .then(async (r) => ({ status: r.status, body: await r.json() })),
+    ),
+  );
+  for (const answer of answers) {
+    assert.equal(answer.status, 200);
+    // The upstream's own echo: the request reached it, on the upstream path.
+    assert.deepEqual(answer.body, { method: "GET", path: "/psd2/v1/consents/c-1/status" });
+  }
+});
+
+Deno.test({
+  name: "serve.ts decides with the policy's Redis store, so a limit holds across its workers",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    const policy = await Deno.makeTempFile({ suffix: ".yaml" });
+    const text = await Deno.readTextFile("config/policy.yaml");
+    const limited = text.replace(
+      /per_tpp:\n(\s+)key: \[tpp\]\n\s+limit: 100000/,
+      "per_psu:\n$1key: [psu_id]\n$1limit: 4",
+    );
+    assert.notEqual(limited, text);
+    await Deno.writeTextFile(policy, limited);
+    try {
+      await using serve = await startServe({
+        GATEWAY_POLICY: policy,
+        STORE_KIND: "redis",
+        STORE_URL: redisUrl(),
+      });
+      const psu = `psu-${crypto.randomUUID()}`;
+      const statuses: number[] = [];
+      for (let i = 0; i < 12; i++) {
+        // A connection of its own per request, so that the kernel spreads them over the workers.
+        using client = Deno.createHttpClient({});
+        const response = await fetch(`${serve.url}/v1/consents/c-1/status`, {
+          client,
+          headers: { "x-request-id": crypto.randomUUID(), "psu-id": psu },
+          signal: AbortSignal.timeout(10_000),
+        });
+        await response.body?.cancel();
+        statuses.push(response.status);
+      }
+      // A memory store per worker would let each worker pass 4.
+      assert.equal(statuses.filter((s) => s === 200).length, 4, statuses.join(" "));
+      assert.equal(statuses.filter((s) => s === 429).length, 8, statuses.join(" "));
+    } finally {
+      await Deno.remove(policy);
+    }
+  },
 });
 
 /** Whether the process has exited within `ms`. */

@@ -25,7 +25,10 @@ function connect(url: string, timeout: number) {
   });
   // Without a listener an "error" event would end the process; the store logs its failures.
   client.on("error", () => {});
-  return { client, connected: client.connect().then(() => {}, () => {}) };
+  // The connection alone never keeps the process alive: under `deno serve` a worker ends when its
+  // server has shut down, which nothing else would close the store for.
+  const connected = client.connect().then(() => client.unref(), () => {});
+  return { client, connected };
 }
 
 function destroy(client: ReturnType<typeof createClient>) {
