@@ -166,8 +166,11 @@ export const proxy = defineCheck({
     }
 
     /** The exchange, a GET retried once when the connection failed before any answer. */
-    async function exchange(c: GatewayContext, target: string): Promise<UpstreamAnswer> {
-      const started = performance.now();
+    async function exchange(
+      c: GatewayContext,
+      target: string,
+      started: number,
+    ): Promise<UpstreamAnswer> {
       for (let attempt = 0;; attempt++) {
         try {
           return await upstream.send({
@@ -219,7 +222,7 @@ export const proxy = defineCheck({
       const started = performance.now();
       let response: UpstreamAnswer;
       try {
-        response = await exchange(c, target);
+        response = await exchange(c, target, started);
       } catch (error) {
         services.log.error({
           msg: "upstream failure",

@@ -27,6 +27,10 @@ const MAX_IDLE = 256;
 const IDLE_MS = 4_000;
 
 const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+/** A head of ASCII only is encoded natively; other bytes are copied one by one. */
+// deno-lint-ignore no-control-regex
+const NOT_ASCII = /[^\x00-\x7f]/;
 /** Request headers the client writes itself. */
 const FRAMING = new Set(["host", "content-length", "transfer-encoding", "connection"]);
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -398,10 +402,13 @@ export class Http1Upstream implements Upstream {
     // Header values are byte strings (code units 0-255, as Headers holds them): one byte each.
     const size = body ? body.byteLength : 0;
     const bytes = new Uint8Array(head.length + size);
-    for (let i = 0; i < head.length; i++) {
-      const unit = head.charCodeAt(i);
-      if (unit > 255) throw new Error("A request header is not a byte string");
-      bytes[i] = unit;
+    if (!NOT_ASCII.test(head)) encoder.encodeInto(head, bytes);
+    else {
+      for (let i = 0; i < head.length; i++) {
+        const unit = head.charCodeAt(i);
+        if (unit > 255) throw new Error("A request header is not a byte string");
+        bytes[i] = unit;
+      }
     }
     if (body && size > 0) bytes.set(body, head.length);
     for (let written = 0; written < bytes.byteLength;) {
