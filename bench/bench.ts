@@ -2,7 +2,8 @@
  * `deno task bench`: the gateway against the barest Deno proxy, in one process tree on 127.0.0.1.
  *
  * Every server is its own process (upstream, bare proxy, two Hono yardsticks, the bare proxy over
- * the gateway's upstream client, one gateway per policy); wrk drives each in turn, in interleaved rounds, and the best round of each counts.
+ * the gateway's upstream client, one gateway per policy); wrk drives each in turn, in interleaved
+ * rounds, and the best round of each counts.
  * Printed per scenario: requests per second, p50 and p99 latency, server CPU per request, and each
  * as a ratio to the bare proxy measured in the same run (the machines are shared and noisy: only
  * ratios compare).

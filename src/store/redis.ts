@@ -25,10 +25,11 @@ function connect(url: string, timeout: number) {
   });
   // Without a listener an "error" event would end the process; the store logs its failures.
   client.on("error", () => {});
-  // The connection alone never keeps the process alive: under `deno serve` a worker ends when its
-  // server has shut down, which nothing else would close the store for.
-  const connected = client.connect().then(() => client.unref(), () => {});
-  return { client, connected };
+  // The connection alone never keeps the process alive (its reconnections neither): under
+  // `deno serve` a worker ends when its server has shut down, which nothing else would close the
+  // store for.
+  client.unref();
+  return { client, connected: client.connect().then(() => {}, () => {}) };
 }
 
 function destroy(client: ReturnType<typeof createClient>) {
