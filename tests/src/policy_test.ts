@@ -185,3 +185,23 @@ groups:
   );
   assert.doesNotMatch(lines[0], /getAccountList/);
 });
+
+Deno.test("parsePolicy() picks the http1 upstream client by default and fetch on Deno Deploy", () => {
+  assert.equal(parsePolicy("p.yaml", BASE, { env }).upstream.client, "http1");
+  assert.equal(
+    parsePolicy("p.yaml", BASE + "  client: fetch\n", { env }).upstream.client,
+    "fetch",
+  );
+  Deno.env.set("DENO_DEPLOYMENT_ID", "test-deployment");
+  try {
+    // Deploy refuses raw TCP to ports 80 and 443: the runtime's fetch is the default there.
+    assert.equal(parsePolicy("p.yaml", BASE, { env }).upstream.client, "fetch");
+    assert.equal(
+      parsePolicy("p.yaml", BASE + "  client: http1\n", { env }).upstream.client,
+      "http1",
+    );
+  } finally {
+    Deno.env.delete("DENO_DEPLOYMENT_ID");
+  }
+  assert.deepEqual(problems(BASE + "  client: curl\n").length, 1);
+});
