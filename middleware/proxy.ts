@@ -30,6 +30,9 @@ const HOP_BY_HOP = [
   "content-length",
 ];
 
+/** What a write's failure text adds when the write may have reached the bank. */
+const OUTCOME_UNKNOWN = "; the outcome is unknown, read the resource status before retrying";
+
 /** Upstream response headers that reveal the core's internals. */
 const INTERNAL = ["server", "x-powered-by", "x-aspnet-version", "x-aspnetmvc-version", "via"];
 
@@ -196,23 +199,22 @@ export const proxy = defineCheck({
       // Idempotency keeps this answer for the X-Request-ID instead of letting a retry execute
       // the write again.
       if (writes && failure !== "refused") c.set("outcomeUnknown", true);
-      const unknown = "; the outcome is unknown, read the resource status before retrying";
       if (failure === "timeout") {
         return unavailable(
           "UPSTREAM_TIMEOUT",
-          `The bank did not answer in time${writes ? unknown : ""}`,
+          `The bank did not answer in time${writes ? OUTCOME_UNKNOWN : ""}`,
         );
       }
       if (failure === "too_large") {
         return unavailable(
           "UPSTREAM_UNAVAILABLE",
-          `The bank's answer was too large to pass on${writes ? unknown : ""}`,
+          `The bank's answer was too large to pass on${writes ? OUTCOME_UNKNOWN : ""}`,
         );
       }
       if (!writes || failure === "refused") {
         return unavailable("UPSTREAM_UNAVAILABLE", "The bank could not be reached");
       }
-      return unavailable("UPSTREAM_UNAVAILABLE", `The bank broke the connection${unknown}`);
+      return unavailable("UPSTREAM_UNAVAILABLE", `The bank broke the connection${OUTCOME_UNKNOWN}`);
     }
 
     return async (c) => {
@@ -250,9 +252,7 @@ export const proxy = defineCheck({
         if (writes) c.set("outcomeUnknown", true);
         throw unavailable(
           "UPSTREAM_UNAVAILABLE",
-          writes
-            ? "The bank broke the connection; the outcome is unknown, read the resource status before retrying"
-            : "The bank broke the connection",
+          `The bank broke the connection${writes ? OUTCOME_UNKNOWN : ""}`,
         );
       }
       c.set("upstream", {

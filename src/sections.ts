@@ -5,11 +5,14 @@
 import { z } from "zod";
 import { tppKeysSection, trustSection } from "./pki/sections.ts";
 
+/** The upstream clients (src/upstream/): the gateway's own HTTP/1.1 client, the runtime's fetch. */
+export const UPSTREAM_CLIENTS = ["http1", "fetch"] as const;
+
 /**
  * The upstream client when the policy names none: `fetch` on Deno Deploy, which refuses raw TCP
  * to ports 80 and 443, the gateway's own `http1` client everywhere else.
  */
-function defaultClient(): "http1" | "fetch" {
+function defaultClient(): typeof UPSTREAM_CLIENTS[number] {
   try {
     return Deno.env.get("DENO_DEPLOYMENT_ID") ? "fetch" : "http1";
   } catch {
@@ -25,7 +28,7 @@ export const upstreamSection = z.object({
   prefix: z.string().regex(/^(\/[A-Za-z0-9._~-]+)*$/).default("/psd2/v1").describe(
     "Path prefix of the Berlin Group operations on the upstream; it replaces the public /v1",
   ),
-  client: z.enum(["http1", "fetch"]).default(defaultClient).describe(
+  client: z.enum(UPSTREAM_CLIENTS).default(defaultClient).describe(
     "http1: the gateway's own HTTP/1.1 client with keep-alive connections (about half the CPU per request; the default, except on Deno Deploy); fetch: the runtime's fetch (HTTP/2, HTTP_PROXY settings, Deno Deploy). Takes effect at the next start",
   ),
 }).strict().describe("The upstream (legacy core banking API)");

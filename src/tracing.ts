@@ -1,8 +1,8 @@
 /**
  * OpenTelemetry: with `OTEL_DENO=true`, Deno traces every request (Deno.serve) itself, and
  * upstream calls made with `fetch` (src/upstream/traced.ts traces the gateway's own client); the
- * gateway names the request's span after the operation and adds the
- * operation id, X-Request-ID, TPP and outcome as attributes.
+ * gateway names the request's span after the operation and adds the operation id, X-Request-ID,
+ * TPP and outcome as attributes.
  */
 import { trace } from "@opentelemetry/api";
 

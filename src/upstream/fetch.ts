@@ -22,25 +22,16 @@ export function fetchUpstream(fetch: typeof globalThis.fetch): Upstream {
   return {
     async send(request) {
       const signal = deadlineSignal(request.timeoutMs);
-      let response: Response;
+      let answered = false;
       try {
-        response = await fetch(request.origin + request.target, {
+        const response = await fetch(request.origin + request.target, {
           method: request.method,
           headers: request.headers,
           body: request.body && request.body.byteLength > 0 ? request.body : undefined,
           redirect: "manual",
           signal,
         });
-      } catch (error) {
-        if (isTimeout(error) || signal.aborted) {
-          throw new UpstreamError("timeout", "The upstream did not answer in time", {
-            cause: error,
-          });
-        }
-        const failure = isConnectFailure(error) ? "refused" : "reset";
-        throw new UpstreamError(failure, "The upstream exchange failed", { cause: error });
-      }
-      try {
+        answered = true;
         const body = await readBody(response, { maxBytes: request.maxBytes });
         const headers: [string, string][] = [];
         response.headers.forEach((value, name) => {
@@ -62,7 +53,11 @@ export function fetchUpstream(fetch: typeof globalThis.fetch): Upstream {
             cause: error,
           });
         }
-        throw new UpstreamError("broken", "The upstream broke the connection", { cause: error });
+        if (answered) {
+          throw new UpstreamError("broken", "The upstream broke the connection", { cause: error });
+        }
+        const failure = isConnectFailure(error) ? "refused" : "reset";
+        throw new UpstreamError(failure, "The upstream exchange failed", { cause: error });
       }
     },
     close() {},

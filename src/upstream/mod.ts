@@ -8,6 +8,7 @@ import { Http1Upstream } from "./http1.ts";
 import { fetchUpstream } from "./fetch.ts";
 import { tracedUpstream } from "./traced.ts";
 import { TRACING } from "../tracing.ts";
+import type { UPSTREAM_CLIENTS } from "../sections.ts";
 
 export {
   type Upstream,
@@ -18,12 +19,9 @@ export {
 } from "./exchange.ts";
 import type { Upstream } from "./exchange.ts";
 
-/** Which client the policy's `upstream.client` names. */
-export type UpstreamClientKind = "http1" | "fetch";
-
 /** Builds the client the policy's `upstream` section names. */
 export function createUpstream(
-  section: { client: UpstreamClientKind },
+  section: { client: typeof UPSTREAM_CLIENTS[number] },
   fetch: typeof globalThis.fetch = globalThis.fetch,
 ): Upstream {
   if (section.client === "fetch") return fetchUpstream(fetch);
