@@ -1,9 +1,10 @@
 /**
- * The outermost middleware: starts the findings list, echoes X-Request-ID on every response, and
- * records each request once: one JSON access-log line, the metrics, the trace span's attributes.
- * PSU identifiers and account numbers are masked; secrets, tokens and signatures never appear.
+ * Around every handler of the interface's paths: starts the findings list, echoes X-Request-ID on
+ * every response, and records each request once: one JSON access-log line, the metrics, the trace
+ * span's attributes. PSU identifiers and account numbers are masked; secrets, tokens and signatures never appear.
  */
-import { answerHeader, type GatewayContext, type Middleware } from "./check.ts";
+import { answerHeader, type GatewayContext } from "./check.ts";
+import type { ErrorResponder } from "./chain.ts";
 import type { Services } from "./services.ts";
 import type { CounterCell, HistogramSeries } from "./metrics.ts";
 import { mask, maskedPath } from "./mask.ts";
@@ -33,38 +34,58 @@ function isoClock(now: () => number): () => string {
   };
 }
 
-function logLine(c: GatewayContext, time: string, ms: number, requestId?: string) {
+/** `,"key":value` with the value as JSON, or nothing when it is undefined. */
+function field(key: string, value: string | number | undefined): string {
+  return value === undefined ? "" : `,"${key}":${JSON.stringify(value)}`;
+}
+
+/**
+ * The request's JSON line, built field by field: the same text `JSON.stringify` gives for the
+ * object of these fields (undefined ones left out), for a third of the CPU.
+ */
+function logLine(c: GatewayContext, time: string, ms: number, requestId?: string): string {
   const op = c.get("op");
   const psuId = c.req.raw.headers.get("psu-id");
   const upstream = c.get("upstream");
   const findings = c.get("findings");
-  return {
-    level: "info",
-    time,
-    request_id: requestId,
-    op: op?.id,
-    method: c.req.method,
-    path: op?.sensitive ? maskedPath(c.req.path, op.path, c.get("params")) : c.req.path,
-    status: c.res.status,
-    ms,
-    tpp: c.get("tpp")?.id,
-    psu: psuId ? mask(psuId) : undefined,
-    upstream_status: upstream?.status,
-    upstream_ms: upstream?.ms,
-    findings: findings.length > 0
-      ? findings.map((f) => ({
-        check: f.check,
-        mode: f.mode,
-        code: f.code,
-        path: f.path,
-        dropped: f.dropped,
-      }))
-      : undefined,
-  };
+  const path = c.req.path;
+  return `{"level":"info","time":"${time}"` +
+    field("request_id", requestId) +
+    field("op", op?.id) +
+    field("method", c.req.method) +
+    field("path", op?.sensitive ? maskedPath(path, op.path, c.get("params")) : path) +
+    field("status", c.res.status) +
+    field("ms", ms) +
+    field("tpp", c.get("tpp")?.id) +
+    field("psu", psuId ? mask(psuId) : undefined) +
+    field("upstream_status", upstream?.status) +
+    field("upstream_ms", upstream?.ms) +
+    (findings.length > 0
+      ? `,"findings":${
+        JSON.stringify(findings.map((f) => ({
+          check: f.check,
+          mode: f.mode,
+          code: f.code,
+          path: f.path,
+          dropped: f.dropped,
+        })))
+      }`
+      : "") +
+    "}";
 }
 
-/** Records every request: log line, metrics, span. */
-export function accessLog(services: Services): Middleware {
+/** A handler that answers a request by itself (it has no `next`). */
+export type Answering = (c: GatewayContext) => Response | Promise<Response>;
+
+/**
+ * Wraps each of the app's handlers so that it records every request: log line, metrics, span.
+ * A wrapper rather than a `*` middleware: Hono then runs a route's one handler without composing
+ * a middleware chain per request.
+ */
+export function accessLog(
+  services: Services,
+  respond: ErrorResponder,
+): (handler: Answering) => (c: GatewayContext) => Promise<Response> {
   const metrics = services.metrics;
   const clock = isoClock(services.now);
   const byOperation = new Map<string, OperationSeries>();
@@ -101,19 +122,27 @@ export function accessLog(services: Services): Middleware {
     }
   }
 
-  return async (c, next) => {
+  return (handler) => async (c) => {
     const started = performance.now();
     c.set("findings", []);
     const header = c.req.raw.headers.get("x-request-id");
     const requestId = header && header.length <= MAX_ECHO ? header : undefined;
     if (requestId) answerHeader(c, "x-request-id", requestId);
-    await next();
+    let response: Response;
+    try {
+      response = await handler(c);
+    } catch (error) {
+      response = respond(error, c);
+    }
+    // An operation's handler answers `c.res`, which its chain set; reading `c.res` before it is
+    // set would make Hono build an empty response.
+    if (!c.finalized || c.res !== response) c.res = response;
     const answer = c.get("answerHeaders");
     if (answer && c.res !== c.get("proxied")) {
       for (const [name, value] of answer) c.res.headers.set(name, value);
     }
     const ms = Math.round((performance.now() - started) * 10) / 10;
-    services.log.info(logLine(c, clock(), ms, requestId));
+    services.log.json(logLine(c, clock(), ms, requestId));
     count(c, ms / 1000);
     if (TRACING) {
       annotateSpan({
@@ -125,5 +154,6 @@ export function accessLog(services: Services): Middleware {
         status: c.res.status,
       });
     }
+    return c.res;
   };
 }

@@ -3,14 +3,14 @@
  * its chain built once; Berlin Group 404/405 for everything else; one error handler; the access
  * log; health endpoints.
  */
-import { type Handler, Hono } from "hono";
+import { Hono } from "hono";
 import type { GatewayContext, GatewayEnv } from "./check.ts";
 import { buildChain, type Chain, type ErrorResponder } from "./chain.ts";
 import { GatewayError, renderError } from "./errors.ts";
 import type { Policy, ResolvedOperation } from "./policy.ts";
 import type { Services } from "./services.ts";
 import type { Bytes } from "./body.ts";
-import { accessLog } from "./access_log.ts";
+import { accessLog, type Answering } from "./access_log.ts";
 import { isIpAddress } from "./ip.ts";
 import { FirstMatchRouter } from "./router.ts";
 
@@ -45,7 +45,7 @@ function operationHandler(
   resolved: ResolvedOperation,
   chain: Chain,
   notAllowed: () => GatewayError,
-): Handler<GatewayEnv> {
+): Answering {
   const op = resolved.operation;
   const empty: Bytes = new Uint8Array(0);
   return async (c) => {
@@ -131,7 +131,7 @@ export function createApp({ policy, services }: AppOptions): Hono<GatewayEnv> {
           : c.text("Unauthorized", 401, { "www-authenticate": "Bearer" }),
     );
   }
-  app.use("*", accessLog(services));
+  const logged = accessLog(services, respond);
 
   const byPath = Map.groupBy(policy.operations, (r) => r.operation.path);
   for (const path of [...byPath.keys()].sort(bySpecificity)) {
@@ -140,18 +140,21 @@ export function createApp({ policy, services }: AppOptions): Hono<GatewayEnv> {
     for (const r of resolved) {
       const context = { operation: r.operation, services, sections: policy };
       const chain = buildChain(r.options, context, respond);
-      app.on(r.operation.method, honoPath(path), operationHandler(r, chain, notAllowed));
+      app.on(r.operation.method, honoPath(path), logged(operationHandler(r, chain, notAllowed)));
     }
-    app.all(honoPath(path), () => {
-      throw notAllowed();
-    });
+    app.all(
+      honoPath(path),
+      logged(() => {
+        throw notAllowed();
+      }),
+    );
   }
 
-  app.notFound(() =>
+  app.notFound(logged(() =>
     renderError(
       new GatewayError(404, "RESOURCE_UNKNOWN", "No operation of the interface has this path"),
     )
-  );
+  ));
   app.onError(respond);
   return app;
 }

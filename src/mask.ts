@@ -23,14 +23,28 @@ export function maskedPath(
   if (!params) return path;
   const positions = maskedSegments(template);
   if (positions.length === 0) return path;
-  const segments = path.split("/");
-  for (const [index, name] of positions) segments[index] = mask(params[name] ?? "");
-  return segments.join("/");
+  // One pass over the path's slashes, copying what lies between the masked segments.
+  let out = "";
+  let copied = 0;
+  let index = 0;
+  let start = 0;
+  for (const [position, name] of positions) {
+    while (index < position) {
+      const slash = path.indexOf("/", start);
+      if (slash < 0) return out + path.slice(copied);
+      start = slash + 1;
+      index++;
+    }
+    const end = path.indexOf("/", start);
+    out += path.slice(copied, start) + mask(params[name] ?? "");
+    copied = end < 0 ? path.length : end;
+  }
+  return out + path.slice(copied);
 }
 
 const segmentsByTemplate = new Map<string, [number, string][]>();
 
-/** The segment indices of a template that hold masked parameters, and their names. */
+/** The segment indices of a template that hold masked parameters (ascending), and their names. */
 function maskedSegments(template: string): [number, string][] {
   let positions = segmentsByTemplate.get(template);
   if (!positions) {
