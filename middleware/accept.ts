@@ -4,7 +4,7 @@
  * product may also be read as XML.
  */
 import { z } from "zod";
-import { defineCheck, modal } from "../src/check.ts";
+import { defineCheck, modal, requestHeaders } from "../src/check.ts";
 import { GatewayError } from "../src/errors.ts";
 import { acceptable } from "../src/media_type.ts";
 
@@ -19,7 +19,7 @@ export const accept = defineCheck({
   create(options, { operation }) {
     const readsPayment = operation.id === "getPaymentInformation";
     return (c, next) => {
-      const value = c.req.raw.headers.get("accept");
+      const value = requestHeaders(c).get("accept");
       if (value === null) return next();
       const produced = readsPayment &&
           (c.get("params")["payment-product"] ?? "").startsWith("pain.001-")

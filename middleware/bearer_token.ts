@@ -9,7 +9,7 @@ import { errors, type JWTPayload, jwtVerify } from "jose";
 import { z } from "zod";
 import { errorText } from "../src/mask.ts";
 import type { Group } from "../src/catalogue.ts";
-import { defineCheck, modal } from "../src/check.ts";
+import { defineCheck, modal, requestHeaders } from "../src/check.ts";
 import { type ErrorCode, GatewayError } from "../src/errors.ts";
 import { JWS_ALGORITHMS } from "../src/signing/jws.ts";
 import { keySet, readJwksFile } from "../src/tokens/jwks.ts";
@@ -164,7 +164,7 @@ export const bearerToken = defineCheck({
     };
     const scopeText = options.scopes.join(" ");
     return async (c, next) => {
-      const authorization = c.req.raw.headers.get("authorization");
+      const authorization = requestHeaders(c).get("authorization");
       const match = authorization ? BEARER.exec(authorization.trim()) : null;
       if (!match) {
         // A Bearer credential that is sent is always checked; another scheme only fails where
@@ -214,7 +214,7 @@ export const bearerToken = defineCheck({
           { error: "insufficient_scope", scope: scopeText },
         );
       }
-      const psuId = c.req.raw.headers.get("psu-id");
+      const psuId = requestHeaders(c).get("psu-id");
       if (options.psu_id_claim && psuId !== null && claims[options.psu_id_claim] !== psuId) {
         throw rejection(
           realm,

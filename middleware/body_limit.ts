@@ -4,7 +4,7 @@
  * use the same bytes.
  */
 import { z } from "zod";
-import { defineCheck, type GatewayContext } from "../src/check.ts";
+import { defineCheck, type GatewayContext, requestHeaders } from "../src/check.ts";
 import { BodyLimitError, readBody } from "../src/body.ts";
 import { formatError, GatewayError } from "../src/errors.ts";
 
@@ -46,7 +46,7 @@ export const bodyLimit = defineCheck({
     }
     // A request without a body is passed on at once (no async step of its own).
     return (c, next) => {
-      const headers = c.req.raw.headers;
+      const headers = requestHeaders(c);
       return headers.has("content-length") || headers.has("transfer-encoding")
         ? read(c, next)
         : next();

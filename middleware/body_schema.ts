@@ -6,7 +6,14 @@
  * nesting and control characters. Unknown fields are rejected or let through, as the policy says.
  */
 import { z } from "zod";
-import { defineCheck, type GatewayContext, jsonBody, modal } from "../src/check.ts";
+import {
+  defineCheck,
+  type GatewayContext,
+  type HeaderLookup,
+  jsonBody,
+  modal,
+  requestHeaders,
+} from "../src/check.ts";
 import { formatError } from "../src/errors.ts";
 import { earliestToday } from "../src/dates.ts";
 import { parseBody } from "../src/bodies/issues.ts";
@@ -33,7 +40,7 @@ function bodyText(c: GatewayContext): string {
  * Whether the request's framing announces a body. Deno's server gives a GET request no body
  * even when one was sent, so the bytes alone would let a GET body pass unseen.
  */
-function framesBody(headers: Headers): boolean {
+function framesBody(headers: HeaderLookup): boolean {
   return Number(headers.get("content-length")) > 0 || headers.has("transfer-encoding");
 }
 
@@ -80,7 +87,7 @@ export const bodySchema = defineCheck({
 
     if (kind === "none") {
       return (c, next) => {
-        if (c.get("body").byteLength > 0 || framesBody(c.req.raw.headers)) {
+        if (c.get("body").byteLength > 0 || framesBody(requestHeaders(c))) {
           throw formatError("body", "This operation takes no request body");
         }
         return next();

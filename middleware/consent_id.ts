@@ -4,7 +4,7 @@
  * characters (it addresses a consent resource on the core).
  */
 import { z } from "zod";
-import { defineCheck, modal } from "../src/check.ts";
+import { defineCheck, modal, requestHeaders } from "../src/check.ts";
 import { headerError, missingHeader, requires, takes } from "../src/headers.ts";
 import { idProblem } from "../src/ids.ts";
 
@@ -20,7 +20,7 @@ export const consentId = defineCheck({
     const required = requires(operation, "consent-id");
     if (!required && !takes(operation, "consent-id")) return undefined;
     return (c, next) => {
-      const value = c.req.raw.headers.get("consent-id");
+      const value = requestHeaders(c).get("consent-id");
       if (value === null) {
         if (required) throw missingHeader("consent-id");
         return next();

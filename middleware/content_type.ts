@@ -5,7 +5,7 @@
  * Content-Type even without a body (installment calculator, checkout), its absence is 400.
  */
 import { z } from "zod";
-import { defineCheck, modal } from "../src/check.ts";
+import { defineCheck, type HeaderLookup, modal, requestHeaders } from "../src/check.ts";
 import { GatewayError } from "../src/errors.ts";
 import { missingHeader, requires } from "../src/headers.ts";
 import { parseMediaType } from "../src/media_type.ts";
@@ -13,7 +13,7 @@ import { parseMediaType } from "../src/media_type.ts";
 const mediaTypes = z.array(z.string().regex(/^[a-z0-9.+-]+\/[a-z0-9.+-]+$/)).min(1);
 
 /** Whether the request carries a body, judged from its framing headers. */
-function hasBody(headers: Headers): boolean {
+function hasBody(headers: HeaderLookup): boolean {
   const length = headers.get("content-length");
   return (length !== null && length !== "0") || headers.has("transfer-encoding");
 }
@@ -34,7 +34,7 @@ export const contentType = defineCheck({
     if (operation.body === "none" && !required) return undefined;
     const xmlCapable = operation.body === "payment";
     return (c, next) => {
-      const headers = c.req.raw.headers;
+      const headers = requestHeaders(c);
       const value = headers.get("content-type");
       if (value === null) {
         if (required) throw missingHeader("content-type");

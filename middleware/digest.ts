@@ -4,7 +4,7 @@
  * malformed header: 400 FORMAT_ERROR naming the header.
  */
 import { z } from "zod";
-import { defineCheck, modal } from "../src/check.ts";
+import { defineCheck, modal, requestHeaders } from "../src/check.ts";
 import { formatError } from "../src/errors.ts";
 import { checkDigest, DIGEST_ALGORITHMS } from "../src/signing/digest.ts";
 
@@ -21,7 +21,7 @@ export const digest = defineCheck({
   create(options) {
     const missing = formatError("Digest", 'Header "Digest" is required for this operation');
     return async (c, next) => {
-      const value = c.req.raw.headers.get("digest");
+      const value = requestHeaders(c).get("digest");
       if (value === null) {
         if (options.required) throw missing;
         return next();

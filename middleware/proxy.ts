@@ -62,13 +62,21 @@ export function upstreamTemplate(
   return operation.upstreamPath ?? prefix + operation.path.replace(/^\/v1(?=\/|$)/, "");
 }
 
-/** The address of the connection's peer (the client, or the TLS terminator in front). */
+/**
+ * The address of the connection's peer (the client, or the TLS terminator in front), read once
+ * per request: `remoteAddr` asks the runtime and builds a new object each time.
+ */
 export function clientAddress(c: GatewayContext): string | undefined {
-  const info = c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined;
-  return info?.remoteAddr?.hostname;
+  let address = c.get("clientAddress");
+  if (address === undefined) {
+    const info = c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined;
+    address = info?.remoteAddr?.hostname ?? "";
+    c.set("clientAddress", address);
+  }
+  return address || undefined;
 }
 
-function requestHeaders(c: GatewayContext, strip: Set<string>): [string, string][] {
+function forwardedHeaders(c: GatewayContext, strip: Set<string>): [string, string][] {
   const headers: [string, string][] = [];
   let forwardedFor: string | undefined;
   let forwardedProto = false;
@@ -180,7 +188,7 @@ export const proxy = defineCheck({
             method,
             origin,
             target,
-            headers: requestHeaders(c, stripRequest),
+            headers: forwardedHeaders(c, stripRequest),
             body: writes ? c.get("body") : undefined,
             timeoutMs: attempt === 0 ? options.timeout_ms : remaining(started),
             maxBytes: options.max_response_bytes,

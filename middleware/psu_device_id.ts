@@ -1,5 +1,5 @@
 /** `psu_device_id`: PSU-Device-ID, wherever it is sent, is a UUID. */
-import { defineCheck, modal } from "../src/check.ts";
+import { defineCheck, modal, requestHeaders } from "../src/check.ts";
 import { headerError, takes, UUID } from "../src/headers.ts";
 
 export const psuDeviceId = defineCheck({
@@ -9,7 +9,7 @@ export const psuDeviceId = defineCheck({
   create(_options, { operation }) {
     if (!takes(operation, "psu-device-id")) return undefined;
     return (c, next) => {
-      const value = c.req.raw.headers.get("psu-device-id");
+      const value = requestHeaders(c).get("psu-device-id");
       if (value !== null && !UUID.test(value)) {
         throw headerError(
           "psu-device-id",

@@ -4,7 +4,7 @@
  * optional minus, 1-3 integer digits, dot, decimals), with latitude and longitude in range.
  */
 import { z } from "zod";
-import { defineCheck, modal } from "../src/check.ts";
+import { defineCheck, modal, requestHeaders } from "../src/check.ts";
 import { headerError, takes } from "../src/headers.ts";
 
 const NAME = "psu-geo-location";
@@ -25,7 +25,7 @@ export const psuGeoLocation = defineCheck({
       options.longitude_six_decimals ? ", longitude with six decimals" : ""
     })`;
     return (c, next) => {
-      const value = c.req.raw.headers.get(NAME);
+      const value = requestHeaders(c).get(NAME);
       if (value === null) return next();
       const match = pattern.exec(value);
       if (!match) {

@@ -1,5 +1,5 @@
 /** `psu_http_method`: PSU-Http-Method, wherever it is sent, is GET, POST, PUT, PATCH or DELETE. */
-import { defineCheck, modal } from "../src/check.ts";
+import { defineCheck, modal, requestHeaders } from "../src/check.ts";
 import { headerError, takes } from "../src/headers.ts";
 
 const METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE"]);
@@ -11,7 +11,7 @@ export const psuHttpMethod = defineCheck({
   create(_options, { operation }) {
     if (!takes(operation, "psu-http-method")) return undefined;
     return (c, next) => {
-      const value = c.req.raw.headers.get("psu-http-method");
+      const value = requestHeaders(c).get("psu-http-method");
       if (value !== null && !METHODS.has(value)) {
         throw headerError(
           "psu-http-method",

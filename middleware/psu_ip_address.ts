@@ -5,7 +5,7 @@
  * valid address, which is what the consent frequency count relies on.
  */
 import { z } from "zod";
-import { defineCheck, modal } from "../src/check.ts";
+import { defineCheck, modal, requestHeaders } from "../src/check.ts";
 import { headerError, missingHeader, requires, takes } from "../src/headers.ts";
 import { isIpv4, isIpv6 } from "../src/ip.ts";
 
@@ -22,7 +22,7 @@ export const psuIpAddress = defineCheck({
     if (!required && !takes(operation, "psu-ip-address")) return undefined;
     const expected = options.allow_ipv6 ? "an IPv4 or IPv6 address" : "an IPv4 address";
     return (c, next) => {
-      const value = c.req.raw.headers.get("psu-ip-address");
+      const value = requestHeaders(c).get("psu-ip-address");
       if (value === null) {
         c.set("psuInitiated", false);
         if (required) throw missingHeader("psu-ip-address");

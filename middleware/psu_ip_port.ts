@@ -1,5 +1,5 @@
 /** `psu_ip_port`: PSU-IP-Port, wherever it is sent, is a TCP port number (1-65535). */
-import { defineCheck, modal } from "../src/check.ts";
+import { defineCheck, modal, requestHeaders } from "../src/check.ts";
 import { headerError, takes } from "../src/headers.ts";
 
 export const psuIpPort = defineCheck({
@@ -9,7 +9,7 @@ export const psuIpPort = defineCheck({
   create(_options, { operation }) {
     if (!takes(operation, "psu-ip-port")) return undefined;
     return (c, next) => {
-      const value = c.req.raw.headers.get("psu-ip-port");
+      const value = requestHeaders(c).get("psu-ip-port");
       if (value !== null && !(/^[1-9][0-9]{0,4}$/.test(value) && Number(value) <= 65535)) {
         throw headerError(
           "psu-ip-port",

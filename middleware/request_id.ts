@@ -3,7 +3,7 @@
  * payment, account and consent interface) and, wherever it is sent, a UUID. Its uniqueness is the
  * idempotency check's business.
  */
-import { defineCheck, modal } from "../src/check.ts";
+import { defineCheck, modal, requestHeaders } from "../src/check.ts";
 import { headerError, missingHeader, requires, takes, UUID } from "../src/headers.ts";
 
 export const requestId = defineCheck({
@@ -14,7 +14,7 @@ export const requestId = defineCheck({
     const required = requires(operation, "x-request-id");
     if (!required && !takes(operation, "x-request-id")) return undefined;
     return (c, next) => {
-      const value = c.req.raw.headers.get("x-request-id");
+      const value = requestHeaders(c).get("x-request-id");
       if (value === null) {
         if (required) throw missingHeader("x-request-id");
       } else if (!UUID.test(value)) {

@@ -3,7 +3,7 @@
  * HTTP Signature header) is. Verifying them is the signature checks' business; this rule only
  * refuses one without the other.
  */
-import { defineCheck, modal } from "../src/check.ts";
+import { defineCheck, modal, requestHeaders } from "../src/check.ts";
 import { headerError, takes } from "../src/headers.ts";
 import { GatewayError } from "../src/errors.ts";
 
@@ -17,7 +17,7 @@ export const signaturePairing = defineCheck({
     const signatures = SIGNATURES.filter((name) => takes(operation, name));
     if (!takes(operation, "digest") || signatures.length === 0) return undefined;
     return (c, next) => {
-      const headers = c.req.raw.headers;
+      const headers = requestHeaders(c);
       const digest = headers.has("digest");
       const signed = signatures.some((name) => headers.has(name));
       if (signed && !digest) {

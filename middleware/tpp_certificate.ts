@@ -5,7 +5,7 @@
  * Sets `c.var.tpp` (what rate limits, idempotency and logs key on) and `c.var.tppCertificate`.
  */
 import { z } from "zod";
-import { defineCheck, modal } from "../src/check.ts";
+import { defineCheck, modal, requestHeaders } from "../src/check.ts";
 import { GatewayError } from "../src/errors.ts";
 import { CLIENT_CERT_FORMS, clientCertificate, DEFAULT_HEADER } from "../src/pki/client_cert.ts";
 import { trustStore } from "../src/pki/trust.ts";
@@ -36,7 +36,7 @@ export const tppCertificate = defineCheck({
       { path: header },
     );
     return async (c, next) => {
-      const source = clientCertificate(c.req.raw.headers, options.form, header);
+      const source = clientCertificate(requestHeaders(c), options.form, header);
       if (source === undefined) {
         if (options.required) throw missing;
         return next();

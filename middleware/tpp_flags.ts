@@ -4,7 +4,7 @@
  * Both redirect and decoupled preferred is not an error (the interface says so). The last three
  * may be ignored by the bank, so a malformed one is dropped, not rejected (policy `ignorable`).
  */
-import { defineCheck, modal } from "../src/check.ts";
+import { defineCheck, modal, requestHeaders } from "../src/check.ts";
 import {
   displayName,
   headerError,
@@ -29,7 +29,7 @@ export const tppFlags = defineCheck({
     if (flags.length === 0) return undefined;
     const check = { key: "tpp_flags", options };
     return (c, next) => {
-      const headers = c.req.raw.headers;
+      const headers = requestHeaders(c);
       for (const name of flags) {
         const value = headers.get(name);
         if (value === null || value === "true" || value === "false") continue;

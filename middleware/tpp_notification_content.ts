@@ -4,7 +4,7 @@
  * comma is accepted, as the interface writes it). The bank may ignore the header, so a malformed
  * one is dropped before forwarding, not rejected (policy `ignorable`).
  */
-import { defineCheck, modal } from "../src/check.ts";
+import { defineCheck, modal, requestHeaders } from "../src/check.ts";
 import { headerError, headerViolation, ignorableField, takes } from "../src/headers.ts";
 
 const NAME = "tpp-notification-content-preferred";
@@ -32,7 +32,7 @@ export const tppNotificationContent = defineCheck({
     if (!takes(operation, NAME)) return undefined;
     const check = { key: "tpp_notification_content", options };
     return (c, next) => {
-      const value = c.req.raw.headers.get(NAME);
+      const value = requestHeaders(c).get(NAME);
       const problem = value === null ? undefined : notificationContentProblem(value);
       if (problem) {
         headerViolation(

@@ -7,7 +7,7 @@
  * `ASPSP-Notification-Support: false`, as the interface describes.
  */
 import { z } from "zod";
-import { answerHeader, defineCheck, modal } from "../src/check.ts";
+import { answerHeader, defineCheck, modal, requestHeaders } from "../src/check.ts";
 import {
   displayName,
   headerError,
@@ -53,7 +53,7 @@ export const tppRedirectUri = defineCheck({
     const redirect = takes(operation, "tpp-redirect-uri");
     const check = { key: "tpp_redirect_uri", options };
     return (c, next) => {
-      const headers = c.req.raw.headers;
+      const headers = requestHeaders(c);
       if (
         redirect && !headers.has("tpp-redirect-uri") &&
         (options.redirect_only || headers.get("tpp-redirect-preferred") === "true")

@@ -7,7 +7,7 @@
  * certificate there are no domains to judge by, and the check does nothing.
  */
 import { z } from "zod";
-import { answerHeader, defineCheck, modal } from "../src/check.ts";
+import { answerHeader, defineCheck, modal, requestHeaders } from "../src/check.ts";
 import { formatError, type GatewayError } from "../src/errors.ts";
 import { dropHeader } from "../src/headers.ts";
 import { hostInDomains, uriHost } from "../src/pki/domains.ts";
@@ -38,7 +38,7 @@ export const tppUris = defineCheck({
     return (c, next) => {
       const domains = c.get("tppCertificate")?.domains;
       if (!domains) return next();
-      const headers = c.req.raw.headers;
+      const headers = requestHeaders(c);
       const outside = (display: string) =>
         formatError(
           display,

@@ -1,9 +1,10 @@
 /**
  * Around every handler of the interface's paths: starts the findings list, echoes X-Request-ID on
  * every response, and records each request once: one JSON access-log line, the metrics, the trace
- * span's attributes. PSU identifiers and account numbers are masked; secrets, tokens and signatures never appear.
+ * span's attributes. PSU identifiers and account numbers are masked; secrets, tokens and signatures
+ * never appear.
  */
-import { answerHeader, type GatewayContext } from "./check.ts";
+import { answerHeader, type GatewayContext, requestHeaders } from "./check.ts";
 import type { ErrorResponder } from "./chain.ts";
 import type { Services } from "./services.ts";
 import type { CounterCell, HistogramSeries } from "./metrics.ts";
@@ -34,44 +35,34 @@ function isoClock(now: () => number): () => string {
   };
 }
 
-/** `,"key":value` with the value as JSON, or nothing when it is undefined. */
-function field(key: string, value: string | number | undefined): string {
-  return value === undefined ? "" : `,"${key}":${JSON.stringify(value)}`;
-}
-
-/**
- * The request's JSON line, built field by field: the same text `JSON.stringify` gives for the
- * object of these fields (undefined ones left out), for a third of the CPU.
- */
-function logLine(c: GatewayContext, time: string, ms: number, requestId?: string): string {
+function logLine(c: GatewayContext, time: string, ms: number, requestId?: string) {
   const op = c.get("op");
-  const psuId = c.req.raw.headers.get("psu-id");
+  const psuId = requestHeaders(c).get("psu-id");
   const upstream = c.get("upstream");
   const findings = c.get("findings");
-  const path = c.req.path;
-  return `{"level":"info","time":"${time}"` +
-    field("request_id", requestId) +
-    field("op", op?.id) +
-    field("method", c.req.method) +
-    field("path", op?.sensitive ? maskedPath(path, op.path, c.get("params")) : path) +
-    field("status", c.res.status) +
-    field("ms", ms) +
-    field("tpp", c.get("tpp")?.id) +
-    field("psu", psuId ? mask(psuId) : undefined) +
-    field("upstream_status", upstream?.status) +
-    field("upstream_ms", upstream?.ms) +
-    (findings.length > 0
-      ? `,"findings":${
-        JSON.stringify(findings.map((f) => ({
-          check: f.check,
-          mode: f.mode,
-          code: f.code,
-          path: f.path,
-          dropped: f.dropped,
-        })))
-      }`
-      : "") +
-    "}";
+  return {
+    level: "info",
+    time,
+    request_id: requestId,
+    op: op?.id,
+    method: c.req.method,
+    path: op?.sensitive ? maskedPath(c.req.path, op.path, c.get("params")) : c.req.path,
+    status: c.res.status,
+    ms,
+    tpp: c.get("tpp")?.id,
+    psu: psuId ? mask(psuId) : undefined,
+    upstream_status: upstream?.status,
+    upstream_ms: upstream?.ms,
+    findings: findings.length > 0
+      ? findings.map((f) => ({
+        check: f.check,
+        mode: f.mode,
+        code: f.code,
+        path: f.path,
+        dropped: f.dropped,
+      }))
+      : undefined,
+  };
 }
 
 /** A handler that answers a request by itself (it has no `next`). */
@@ -125,7 +116,7 @@ export function accessLog(
   return (handler) => async (c) => {
     const started = performance.now();
     c.set("findings", []);
-    const header = c.req.raw.headers.get("x-request-id");
+    const header = requestHeaders(c).get("x-request-id");
     const requestId = header && header.length <= MAX_ECHO ? header : undefined;
     if (requestId) answerHeader(c, "x-request-id", requestId);
     let response: Response;
@@ -142,7 +133,7 @@ export function accessLog(
       for (const [name, value] of answer) c.res.headers.set(name, value);
     }
     const ms = Math.round((performance.now() - started) * 10) / 10;
-    services.log.json(logLine(c, clock(), ms, requestId));
+    services.log.info(logLine(c, clock(), ms, requestId));
     count(c, ms / 1000);
     if (TRACING) {
       annotateSpan({

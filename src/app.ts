@@ -4,7 +4,7 @@
  * log; health endpoints.
  */
 import { Hono } from "hono";
-import type { GatewayContext, GatewayEnv } from "./check.ts";
+import { type GatewayContext, type GatewayEnv, requestHeaders } from "./check.ts";
 import { buildChain, type Chain, type ErrorResponder } from "./chain.ts";
 import { GatewayError, renderError } from "./errors.ts";
 import type { Policy, ResolvedOperation } from "./policy.ts";
@@ -51,7 +51,7 @@ function operationHandler(
   return async (c) => {
     // Hono runs GET routes for HEAD; the interface has no HEAD, and a read would be executed.
     if (c.req.raw.method === "HEAD") throw notAllowed();
-    const headers = c.req.raw.headers;
+    const headers = requestHeaders(c);
     c.set("op", op);
     c.set("params", c.req.param() as Record<string, string>);
     c.set("requestId", headers.get("x-request-id") ?? "");

@@ -4,6 +4,7 @@
  * or RFC 9440 `Client-Cert: :<base64 DER>:`. The terminator must overwrite the header, so that
  * a client cannot send its own.
  */
+import { type HeaderLookup } from "../check.ts";
 import { GatewayError } from "../errors.ts";
 
 /** The header forms the gateway reads. */
@@ -73,7 +74,7 @@ function decode(value: string, header: string, expected: string): string {
  * is absent; a malformed header is 401 CERTIFICATE_INVALID.
  */
 export function clientCertificate(
-  headers: Headers,
+  headers: HeaderLookup,
   form: ClientCertForm,
   header: string,
 ): string | undefined {

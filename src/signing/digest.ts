@@ -2,7 +2,7 @@
  * The Digest header (RFC 3230 as the interface uses it): `SHA-256=<base64>` or `SHA-512=<base64>`
  * of the exact body bytes; an empty body has the hash of the empty byte string.
  */
-import type { GatewayContext } from "../check.ts";
+import { type GatewayContext, requestHeaders } from "../check.ts";
 import { formatError, GatewayError } from "../errors.ts";
 import type { Bytes } from "../body.ts";
 
@@ -63,7 +63,7 @@ export async function checkDigest(
  */
 export async function requireMatchingDigest(c: GatewayContext, path: string): Promise<void> {
   if (c.get("digestVerified")) return;
-  const value = c.req.raw.headers.get("digest");
+  const value = requestHeaders(c).get("digest");
   if (value === null) return;
   try {
     await checkDigest(value, c.get("body"));

@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import type { Group } from "../catalogue.ts";
-import type { Middleware } from "../check.ts";
+import { type Middleware, requestHeaders } from "../check.ts";
 import { requireMatchingDigest } from "./digest.ts";
 import { GatewayError } from "../errors.ts";
 import type { CertificateInfo } from "../pki/certificate.ts";
@@ -173,7 +173,7 @@ export function signatureMiddleware(options: {
     { path: header },
   );
   return async (c, next) => {
-    const value = c.req.raw.headers.get(header);
+    const value = requestHeaders(c).get(header);
     if (value === null) {
       if (options.required) throw missing;
       return next();

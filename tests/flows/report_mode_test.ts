@@ -307,6 +307,7 @@ Deno.test("report mode forwards every request enforce rejects, and logs the find
       mode: "report",
       code: c.code,
       path: c.path,
+      dropped: undefined,
     }], where);
 
     const enforced = await enforce.call(path, init);

@@ -66,5 +66,6 @@ Deno.test("requestId() in report mode forwards and logs the finding", async () =
     mode: "report",
     code: "FORMAT_ERROR",
     path: "X-Request-ID",
+    dropped: undefined,
   }]);
 });

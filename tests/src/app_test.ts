@@ -125,23 +125,6 @@ Deno.test("accessLog() writes one line per request with masked account ids", asy
   assert.doesNotMatch(JSON.stringify(gateway.log.lines), /GE29NB0000000101904917|PSU-123456789/);
 });
 
-Deno.test("accessLog() writes each line as JSON, escaping what the client sent", async () => {
-  await using upstream = startUpstream();
-  await using gateway = await startGateway({ policy: POLICY, upstream: upstream.url });
-  // The memory logger parses each line back: a quote or backslash left unescaped fails there.
-  const response = await gateway.fetch("/v1/accounts/a-1/balances?x=%22", {
-    headers: { "x-request-id": 'id-"\\-1', "psu-id": '"\\PSU-1234\\"' },
-  });
-  await response.body?.cancel();
-  const line = gateway.log.lines.at(-1)!;
-  assert.equal(line.request_id, 'id-"\\-1');
-  assert.equal(line.psu, '"\\***\\"');
-  assert.equal(line.method, "GET");
-  assert.equal(line.path, "/v1/accounts/***/balances");
-  assert.equal(line.upstream_status, 200);
-  assert.equal(typeof line.ms, "number");
-});
-
 Deno.test("accessLog() masks the id's own segment, not an earlier one that contains its value", async () => {
   await using upstream = startUpstream();
   await using gateway = await startGateway({ policy: POLICY, upstream: upstream.url });
