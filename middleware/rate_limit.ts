@@ -127,6 +127,8 @@ export const rateLimit = defineCheck({
       }
     }
 
+    const allowedCount = services.metrics.rateLimit.cell({ outcome: "allowed" });
+    const rejectedCount = services.metrics.rateLimit.cell({ outcome: "rejected" });
     const plan = decisionPlan(context);
     plan.limits = (c) => {
       const limits = byTpp.get(callerId(c)) ?? standard;
@@ -164,7 +166,7 @@ export const rateLimit = defineCheck({
         }
         if (result.remaining < verdict.limits[tightest].remaining) tightest = i;
       });
-      services.metrics.rateLimit.inc({ outcome: rejected >= 0 ? "rejected" : "allowed" });
+      (rejected >= 0 ? rejectedCount : allowedCount).value++;
       if (rejected >= 0) {
         const limit = decision.limits[rejected];
         const result = verdict.limits[rejected];
