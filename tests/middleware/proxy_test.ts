@@ -225,6 +225,18 @@ Deno.test("proxy() passes a JSON answer that is not UTF-8 byte for byte, links a
     _links: { self: { href: "/v1/consents/c-1" } },
     name: "\u00e9",
   });
+
+  // So is one whose valid UTF-8 holds a U+FFFD of the bank's own.
+  const replacement = new Uint8Array([...head, 0xef, 0xbf, 0xbd, 0x22, 0x7d]);
+  await using upstream3 = startUpstream(() =>
+    new Response(replacement, { headers: { "content-type": "application/json" } })
+  );
+  await using gateway3 = await startGateway({ policy: policy(), upstream: upstream3.url });
+  const kept = await gateway3.fetch("/v1/consents/c-1", { headers: { "x-request-id": ID } });
+  assert.deepEqual(await kept.json(), {
+    _links: { self: { href: "/v1/consents/c-1" } },
+    name: "\ufffd",
+  });
 });
 
 Deno.test("proxy() refuses an upstream answer larger than max_response_bytes", async () => {
