@@ -10,16 +10,11 @@
  */
 import { createApp } from "./src/app.ts";
 import { loadPolicy } from "./src/policy.ts";
-import { defaultServices } from "./src/services.ts";
-import { createStore } from "./src/store/mod.ts";
-import { createUpstream } from "./src/upstream/mod.ts";
+import { defaultServices, withPolicyClients } from "./src/services.ts";
 
 const policy = await loadPolicy(Deno.env.get("GATEWAY_POLICY") ?? "config/policy.yaml");
-const services = defaultServices();
 // The store and the upstream client the policy names: under --parallel, exact shared state needs
 // the policy's Redis, never a memory store per worker.
-const store = await createStore(policy.store, { log: services.log });
-const upstream = createUpstream(policy.upstream, services.fetch);
-const app = createApp({ policy, services: { ...services, store, upstream } });
+const app = createApp({ policy, services: await withPolicyClients(policy, defaultServices()) });
 
 export default { fetch: app.fetch } satisfies Deno.ServeDefaultExport;

@@ -71,12 +71,10 @@ export interface GatewayVariables {
   outcomeUnknown?: boolean;
   /** Upstream status and latency, once the proxy ran. */
   upstream?: { status: number; ms: number };
-  /** The request headers as pairs, once `headerList()` ran. */
-  headerList?: [string, string][];
   /** The connection peer's address ("" when unknown), once `clientAddress()` ran. */
   clientAddress?: string;
-  /** Lookups in {@link headerList}, once `requestHeaders()` ran. */
-  headerLookup?: HeaderLookup;
+  /** The request headers read once, when `requestHeaders()` or `headerList()` first ran. */
+  headerLookup?: HeaderPairs;
   /** The request body parsed as JSON, once `jsonBody()` ran. */
   json?: unknown;
   /**
@@ -165,12 +163,7 @@ export function jsonBody(c: GatewayContext): unknown {
  * copies them every time).
  */
 export function headerList(c: GatewayContext): [string, string][] {
-  let list = c.get("headerList");
-  if (!list) {
-    list = pairs(c.req.raw.headers);
-    c.set("headerList", list);
-  }
-  return list;
+  return requestHeaders(c).list;
 }
 
 /** What the checks read request headers through: `Headers` has it, and {@link requestHeaders}. */
@@ -181,7 +174,7 @@ export interface HeaderLookup {
 }
 
 /** Lookups in a list of lower-case name/value pairs with one entry per name. */
-class HeaderPairs implements HeaderLookup {
+export class HeaderPairs implements HeaderLookup {
   constructor(readonly list: [string, string][]) {}
 
   get(name: string): string | null {
@@ -198,12 +191,12 @@ class HeaderPairs implements HeaderLookup {
 /**
  * The request's headers for lookups. Each `Headers.get` on a request `Deno.serve` received is a
  * call into the runtime with the name validated again (about 0.25 us, and a request of the
- * default policy asks for 18 headers); these lookups scan the list {@link headerList} read once.
+ * default policy asks for 18 headers); these lookups scan the list read once ({@link headerList}).
  */
-export function requestHeaders(c: GatewayContext): HeaderLookup {
+export function requestHeaders(c: GatewayContext): HeaderPairs {
   let lookup = c.get("headerLookup");
   if (!lookup) {
-    lookup = new HeaderPairs(headerList(c));
+    lookup = new HeaderPairs(pairs(c.req.raw.headers));
     c.set("headerLookup", lookup);
   }
   return lookup;

@@ -6,9 +6,7 @@
  */
 import { createApp, metricsResponse } from "./app.ts";
 import { loadPolicy, PolicyError } from "./policy.ts";
-import type { Services } from "./services.ts";
-import { createStore } from "./store/mod.ts";
-import { createUpstream } from "./upstream/mod.ts";
+import { type Services, withPolicyClients } from "./services.ts";
 
 /** Options of {@link serveGateway}. */
 export interface ServeOptions {
@@ -36,13 +34,8 @@ export interface GatewayServer {
 export async function serveGateway(options: ServeOptions): Promise<GatewayServer> {
   const { file } = options;
   const policy = await loadPolicy(file);
-  // The store lives as long as the server: a reload keeps the shared state (a changed `store`
-  // section takes effect at the next start).
-  const store = await createStore(policy.store, { log: options.services.log });
-  // The upstream client too: a reload keeps its connections (a changed `client` takes effect at
-  // the next start).
-  const upstream = createUpstream(policy.upstream, options.services.fetch);
-  const services = { ...options.services, store, upstream };
+  const services = await withPolicyClients(policy, options.services);
+  const { store, upstream } = services;
   services.metrics.storeEntries.track(() => store.size);
   let app = createApp({ policy, services });
   const server = Deno.serve({

@@ -2,9 +2,10 @@
  * The dependencies the app is built with (fetch, clock, log, store), so that tests pass their own.
  */
 import { MemoryStore } from "./store/memory.ts";
-import type { Store } from "./store/mod.ts";
+import { createStore, type Store } from "./store/mod.ts";
 import { fetchUpstream } from "./upstream/fetch.ts";
-import type { Upstream } from "./upstream/mod.ts";
+import { createUpstream, type Upstream } from "./upstream/mod.ts";
+import type { PolicySections } from "./sections.ts";
 
 import { createMetrics, type Metrics } from "./metrics.ts";
 
@@ -84,4 +85,17 @@ export function defaultServices(overrides: Partial<Services> = {}): Services {
     store: overrides.store ?? new MemoryStore(),
     upstream: overrides.upstream ?? fetchUpstream(overrides.fetch ?? globalThis.fetch),
   };
+}
+
+/**
+ * The services with the store and the upstream client the policy's sections name, for a server
+ * (main.ts) or a `deno serve` worker alike. Both live as long as it: a reload keeps the shared
+ * state and the connections (a changed `store` or `upstream.client` takes effect at the next start).
+ */
+export async function withPolicyClients(
+  sections: Pick<PolicySections, "store" | "upstream">,
+  services: Services,
+): Promise<Services> {
+  const store = await createStore(sections.store, { log: services.log });
+  return { ...services, store, upstream: createUpstream(sections.upstream, services.fetch) };
 }
