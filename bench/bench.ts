@@ -23,7 +23,7 @@
  * vary less. The targets are set for the default, where all share the cores).
  */
 import { freePort, waitForPort } from "./ports.ts";
-import { V8_FLAGS } from "../src/v8_flags.ts";
+import { V8_FLAGS } from "../src/lib/v8_flags.ts";
 import { passthroughPolicy } from "../tests/support/policies.ts";
 import {
   jwsVerificationCost,

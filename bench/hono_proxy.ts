@@ -6,7 +6,7 @@
  * which its checks.
  */
 import { Hono } from "hono";
-import { deadlineSignal } from "../src/deadline.ts";
+import { deadlineSignal } from "../src/lib/deadline.ts";
 
 const [port, upstream, mode] = [Number(Deno.args[0]), Deno.args[1], Deno.args[2] ?? "stream"];
 const app = new Hono();

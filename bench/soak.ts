@@ -31,9 +31,10 @@
  * the live heap], SOAK_HEAP_TOLERANCE [5: percent, at least 8 MB], SOAK_V8_FLAGS [none: more V8
  * flags for the gateway, comma-separated].
  */
-import { V8_FLAGS } from "../src/v8_flags.ts";
+import { CHECKS } from "../middleware/mod.ts";
+import { V8_FLAGS } from "../src/lib/v8_flags.ts";
 import { freePort, waitForPort } from "./ports.ts";
-import { parsePolicy } from "../src/policy.ts";
+import { parsePolicy } from "../src/policy/load.ts";
 import type { LoadOptions, LoadTotals } from "./soak_load.ts";
 
 const env = (name: string, fallback: number) => Number(Deno.env.get(name) ?? fallback);
@@ -366,6 +367,7 @@ try {
   const redis = storeKind === "redis" ? await redisServer() : undefined;
   if (redis) Object.assign(gatewayEnv, { STORE_KIND: "redis", STORE_URL: redis.url });
   const policy = parsePolicy(policyFile, await Deno.readTextFile(`${root}${policyFile}`), {
+    checks: CHECKS,
     env: (name) => gatewayEnv[name] ?? Deno.env.get(name),
   });
   const maxEntries = policy.store.max_entries;

@@ -4,9 +4,10 @@
  * product may also be read as XML.
  */
 import { z } from "zod";
-import { defineCheck, modal, requestHeaders } from "../src/check.ts";
-import { GatewayError } from "../src/errors.ts";
-import { acceptable } from "../src/media_type.ts";
+import { defineCheck, modal } from "../src/core/check.ts";
+import { requestHeaders } from "../src/core/request.ts";
+import { GatewayError } from "../src/core/errors.ts";
+import { acceptable } from "../src/lib/media_type.ts";
 
 export const accept = defineCheck({
   key: "accept",

@@ -7,10 +7,11 @@
  */
 import { errors, type JWTPayload, jwtVerify } from "jose";
 import { z } from "zod";
-import { errorText } from "../src/mask.ts";
-import type { Group } from "../src/catalogue.ts";
-import { defineCheck, modal, requestHeaders } from "../src/check.ts";
-import { type ErrorCode, GatewayError } from "../src/errors.ts";
+import { errorText } from "../src/lib/mask.ts";
+import type { Group } from "../src/core/catalogue.ts";
+import { defineCheck, modal } from "../src/core/check.ts";
+import { requestHeaders } from "../src/core/request.ts";
+import { type ErrorCode, GatewayError } from "../src/core/errors.ts";
 import { JWS_ALGORITHMS } from "../src/signing/jws.ts";
 import { keySet, readJwksFile } from "../src/tokens/jwks.ts";
 

@@ -4,9 +4,10 @@
  * use the same bytes.
  */
 import { z } from "zod";
-import { defineCheck, type GatewayContext, requestHeaders } from "../src/check.ts";
-import { BodyLimitError, readBody } from "../src/body.ts";
-import { formatError, GatewayError } from "../src/errors.ts";
+import { defineCheck, type GatewayContext } from "../src/core/check.ts";
+import { requestHeaders } from "../src/core/request.ts";
+import { BodyLimitError, readBody } from "../src/lib/body.ts";
+import { formatError, GatewayError } from "../src/core/errors.ts";
 
 export const bodyLimit = defineCheck({
   key: "body_limit",

@@ -6,16 +6,11 @@
  * nesting and control characters. Unknown fields are rejected or let through, as the policy says.
  */
 import { z } from "zod";
-import {
-  defineCheck,
-  type GatewayContext,
-  type HeaderLookup,
-  jsonBody,
-  modal,
-  requestHeaders,
-} from "../src/check.ts";
-import { formatError } from "../src/errors.ts";
-import { earliestToday } from "../src/dates.ts";
+import { defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
+import { type HeaderLookup } from "../src/lib/header_pairs.ts";
+import { jsonBody, requestHeaders } from "../src/core/request.ts";
+import { formatError } from "../src/core/errors.ts";
+import { earliestToday } from "../src/lib/dates.ts";
 import { parseBody } from "../src/bodies/issues.ts";
 import { jsonProblem } from "../src/bodies/json_scan.ts";
 import { xmlProblem } from "../src/bodies/xml.ts";

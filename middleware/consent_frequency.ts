@@ -10,10 +10,11 @@
  * core decides), optionally capped by a default.
  */
 import { z } from "zod";
-import { errorText } from "../src/mask.ts";
-import { defineCheck, type GatewayContext, header, jsonBody, modal } from "../src/check.ts";
-import { GatewayError } from "../src/errors.ts";
-import { bankCalendar, isTimeZone } from "../src/calendar.ts";
+import { errorText } from "../src/lib/mask.ts";
+import { defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
+import { header, jsonBody } from "../src/core/request.ts";
+import { GatewayError } from "../src/core/errors.ts";
+import { bankCalendar, isTimeZone } from "../src/lib/calendar.ts";
 import {
   callerId,
   decide,
@@ -22,8 +23,8 @@ import {
   failField,
   keyPart,
   storeUnavailable,
-} from "../src/shared_state.ts";
-import type { Services } from "../src/services.ts";
+} from "./_shared_state.ts";
+import type { Services } from "../src/core/services.ts";
 
 const KEY = "consent_frequency";
 const DATE = /^\d{4}-\d{2}-\d{2}$/;

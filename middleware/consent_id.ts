@@ -4,9 +4,10 @@
  * characters (it addresses a consent resource on the core).
  */
 import { z } from "zod";
-import { defineCheck, modal, requestHeaders } from "../src/check.ts";
-import { headerError, missingHeader, requires, takes } from "../src/headers.ts";
-import { idProblem } from "../src/ids.ts";
+import { defineCheck, modal } from "../src/core/check.ts";
+import { requestHeaders } from "../src/core/request.ts";
+import { headerError, missingHeader, requires, takes } from "./_headers.ts";
+import { idProblem } from "../src/lib/ids.ts";
 
 export const consentId = defineCheck({
   key: "consent_id",

@@ -5,10 +5,12 @@
  * Content-Type even without a body (installment calculator, checkout), its absence is 400.
  */
 import { z } from "zod";
-import { defineCheck, type HeaderLookup, modal, requestHeaders } from "../src/check.ts";
-import { GatewayError } from "../src/errors.ts";
-import { missingHeader, requires } from "../src/headers.ts";
-import { parseMediaType } from "../src/media_type.ts";
+import { defineCheck, modal } from "../src/core/check.ts";
+import { type HeaderLookup } from "../src/lib/header_pairs.ts";
+import { requestHeaders } from "../src/core/request.ts";
+import { GatewayError } from "../src/core/errors.ts";
+import { missingHeader, requires } from "./_headers.ts";
+import { parseMediaType } from "../src/lib/media_type.ts";
 
 const mediaTypes = z.array(z.string().regex(/^[a-z0-9.+-]+\/[a-z0-9.+-]+$/)).min(1);
 

@@ -4,7 +4,8 @@
  * (RFC 8594) and a `Link` to the migration notes.
  */
 import { z } from "zod";
-import { answerHeader, defineCheck } from "../src/check.ts";
+import { answerHeader } from "../src/core/request.ts";
+import { defineCheck } from "../src/core/check.ts";
 
 const date = z.iso.date();
 

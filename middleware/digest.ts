@@ -4,8 +4,9 @@
  * malformed header: 400 FORMAT_ERROR naming the header.
  */
 import { z } from "zod";
-import { defineCheck, modal, requestHeaders } from "../src/check.ts";
-import { formatError } from "../src/errors.ts";
+import { defineCheck, modal } from "../src/core/check.ts";
+import { requestHeaders } from "../src/core/request.ts";
+import { formatError } from "../src/core/errors.ts";
 import { checkDigest, DIGEST_ALGORITHMS } from "../src/signing/digest.ts";
 
 export const digest = defineCheck({

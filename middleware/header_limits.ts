@@ -5,10 +5,11 @@
  * says may be ignored is dropped when it breaks a rule, not rejected (policy `ignorable`).
  */
 import { z } from "zod";
-import { defineCheck, headerList, modal } from "../src/check.ts";
-import { displayName, headerError, headerViolation, ignorableField } from "../src/headers.ts";
-import { formatError } from "../src/errors.ts";
-import { hasC0, hasControl } from "../src/controls.ts";
+import { defineCheck, modal } from "../src/core/check.ts";
+import { headerList } from "../src/core/request.ts";
+import { displayName, headerError, headerViolation, ignorableField } from "./_headers.ts";
+import { formatError } from "../src/core/errors.ts";
+import { hasC0, hasControl } from "../src/lib/controls.ts";
 
 /** Caps used in practice for the interface's headers (characters). */
 export const DEFAULT_CAPS: Record<string, number> = {

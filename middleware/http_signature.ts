@@ -4,14 +4,15 @@
  * same certificate checks and error codes as `jws_signature`.
  */
 import { z } from "zod";
-import { defineCheck, modal } from "../src/check.ts";
+import { defineCheck, modal } from "../src/core/check.ts";
 import { trustStore } from "../src/pki/trust.ts";
 import {
   HTTP_SIGNATURE_ALGORITHMS,
   type HttpSignatureAlgorithm,
   HttpSignatureVerifier,
 } from "../src/signing/http_signature.ts";
-import { coverageProblems, signatureFields, signatureMiddleware } from "../src/signing/signer.ts";
+import { coverageProblems, signatureFields } from "../src/signing/signer.ts";
+import { signatureMiddleware } from "./_signature.ts";
 
 const MINIMUM = ["digest", "x-request-id"];
 const ALGORITHMS = Object.keys(HTTP_SIGNATURE_ALGORITHMS) as [

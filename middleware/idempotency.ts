@@ -8,9 +8,10 @@
  * gateway's own rejections.
  */
 import { z } from "zod";
-import { errorText } from "../src/mask.ts";
-import { defineCheck, type GatewayContext, modal, pairs } from "../src/check.ts";
-import { formatError, GatewayError } from "../src/errors.ts";
+import { errorText } from "../src/lib/mask.ts";
+import { defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
+import { pairs } from "../src/lib/header_pairs.ts";
+import { formatError, GatewayError } from "../src/core/errors.ts";
 import {
   callerId,
   decide,
@@ -20,9 +21,9 @@ import {
   failField,
   keyPart,
   storeUnavailable,
-} from "../src/shared_state.ts";
-import type { IdempotencyPart, StoredResponse } from "../src/store/mod.ts";
-import type { Services } from "../src/services.ts";
+} from "./_shared_state.ts";
+import type { IdempotencyPart, StoredResponse } from "../src/store/types.ts";
+import type { Services } from "../src/core/services.ts";
 
 const KEY = "idempotency";
 

@@ -6,7 +6,7 @@
  * unless a mapping says otherwise. A response with nothing to rewrite is passed through as it is.
  */
 import { z } from "zod";
-import { defineCheck } from "../src/check.ts";
+import { defineCheck } from "../src/core/check.ts";
 
 /** Rewrites one href, or returns it unchanged. */
 export type HrefRewriter = (href: string) => string;

@@ -8,10 +8,10 @@
  * dot segments, no controls.
  */
 import { z } from "zod";
-import { defineCheck, modal } from "../src/check.ts";
-import { PAYMENT_PRODUCTS, templateParams } from "../src/catalogue.ts";
-import { formatError, GatewayError } from "../src/errors.ts";
-import { idProblem } from "../src/ids.ts";
+import { defineCheck, modal } from "../src/core/check.ts";
+import { PAYMENT_PRODUCTS, templateParams } from "../src/core/catalogue.ts";
+import { formatError, GatewayError } from "../src/core/errors.ts";
+import { idProblem } from "../src/lib/ids.ts";
 
 /** At most this much of a rejected value is quoted back. */
 function shown(value: string): string {

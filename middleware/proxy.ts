@@ -5,10 +5,12 @@
  * retried; a read may be retried once after a connection error.
  */
 import { z } from "zod";
-import { errorText } from "../src/mask.ts";
-import { defineCheck, type GatewayContext, headerList } from "../src/check.ts";
-import type { Bytes } from "../src/body.ts";
-import { formatError, GatewayError } from "../src/errors.ts";
+import { errorText } from "../src/lib/mask.ts";
+import { defineCheck, type GatewayContext } from "../src/core/check.ts";
+import { clientAddress, headerList } from "../src/core/request.ts";
+import { upstreamTemplate } from "../src/core/catalogue.ts";
+import type { Bytes } from "../src/lib/body.ts";
+import { formatError, GatewayError } from "../src/core/errors.ts";
 import { type UpstreamAnswer, UpstreamError } from "../src/upstream/mod.ts";
 
 const decoder = new TextDecoder();
@@ -52,28 +54,6 @@ function compileTemplate(template: string): (params: Record<string, string>) => 
     }
     return out;
   };
-}
-
-/** The upstream path template of an operation: its own, or the public path under the prefix. */
-export function upstreamTemplate(
-  operation: { path: string; upstreamPath?: string },
-  prefix: string,
-): string {
-  return operation.upstreamPath ?? prefix + operation.path.replace(/^\/v1(?=\/|$)/, "");
-}
-
-/**
- * The address of the connection's peer (the client, or the TLS terminator in front), read once
- * per request: `remoteAddr` asks the runtime and builds a new object each time.
- */
-export function clientAddress(c: GatewayContext): string | undefined {
-  let address = c.get("clientAddress");
-  if (address === undefined) {
-    const info = c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined;
-    address = info?.remoteAddr?.hostname ?? "";
-    c.set("clientAddress", address);
-  }
-  return address || undefined;
 }
 
 function forwardedHeaders(c: GatewayContext, strip: Set<string>): [string, string][] {

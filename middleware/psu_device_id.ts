@@ -1,6 +1,7 @@
 /** `psu_device_id`: PSU-Device-ID, wherever it is sent, is a UUID. */
-import { defineCheck, modal, requestHeaders } from "../src/check.ts";
-import { headerError, takes, UUID } from "../src/headers.ts";
+import { defineCheck, modal } from "../src/core/check.ts";
+import { requestHeaders } from "../src/core/request.ts";
+import { headerError, takes, UUID } from "./_headers.ts";
 
 export const psuDeviceId = defineCheck({
   key: "psu_device_id",

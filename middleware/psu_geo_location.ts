@@ -4,8 +4,9 @@
  * optional minus, 1-3 integer digits, dot, decimals), with latitude and longitude in range.
  */
 import { z } from "zod";
-import { defineCheck, modal, requestHeaders } from "../src/check.ts";
-import { headerError, takes } from "../src/headers.ts";
+import { defineCheck, modal } from "../src/core/check.ts";
+import { requestHeaders } from "../src/core/request.ts";
+import { headerError, takes } from "./_headers.ts";
 
 const NAME = "psu-geo-location";
 

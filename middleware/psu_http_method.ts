@@ -1,6 +1,7 @@
 /** `psu_http_method`: PSU-Http-Method, wherever it is sent, is GET, POST, PUT, PATCH or DELETE. */
-import { defineCheck, modal, requestHeaders } from "../src/check.ts";
-import { headerError, takes } from "../src/headers.ts";
+import { defineCheck, modal } from "../src/core/check.ts";
+import { requestHeaders } from "../src/core/request.ts";
+import { headerError, takes } from "./_headers.ts";
 
 const METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE"]);
 

@@ -5,9 +5,10 @@
  * valid address, which is what the consent frequency count relies on.
  */
 import { z } from "zod";
-import { defineCheck, modal, requestHeaders } from "../src/check.ts";
-import { headerError, missingHeader, requires, takes } from "../src/headers.ts";
-import { isIpv4, isIpv6 } from "../src/ip.ts";
+import { defineCheck, modal } from "../src/core/check.ts";
+import { requestHeaders } from "../src/core/request.ts";
+import { headerError, missingHeader, requires, takes } from "./_headers.ts";
+import { isIpv4, isIpv6 } from "../src/lib/ip.ts";
 
 export const psuIpAddress = defineCheck({
   key: "psu_ip_address",

@@ -1,6 +1,7 @@
 /** `psu_ip_port`: PSU-IP-Port, wherever it is sent, is a TCP port number (1-65535). */
-import { defineCheck, modal, requestHeaders } from "../src/check.ts";
-import { headerError, takes } from "../src/headers.ts";
+import { defineCheck, modal } from "../src/core/check.ts";
+import { requestHeaders } from "../src/core/request.ts";
+import { headerError, takes } from "./_headers.ts";
 
 export const psuIpPort = defineCheck({
   key: "psu_ip_port",

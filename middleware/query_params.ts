@@ -8,13 +8,13 @@
  * checked), and parameters the operation does not define are refused or let through (policy).
  */
 import { z } from "zod";
-import { defineCheck, modal } from "../src/check.ts";
-import type { Operation } from "../src/catalogue.ts";
-import { formatError, GatewayError } from "../src/errors.ts";
-import { isIsoDate } from "../src/dates.ts";
-import { idProblem } from "../src/ids.ts";
+import { defineCheck, modal } from "../src/core/check.ts";
+import type { Operation } from "../src/core/catalogue.ts";
+import { formatError, GatewayError } from "../src/core/errors.ts";
+import { isIsoDate } from "../src/lib/dates.ts";
+import { idProblem } from "../src/lib/ids.ts";
 import { AMOUNT } from "../src/bodies/amount.ts";
-import { hasControl } from "../src/controls.ts";
+import { hasControl } from "../src/lib/controls.ts";
 
 const BOOKING_STATUS = ["information", "booked", "pending", "both", "all"];
 const INT32_MAX = 2_147_483_647;

@@ -8,8 +8,9 @@
  * override limits.
  */
 import { z } from "zod";
-import { answerHeader, defineCheck, type GatewayContext, header, modal } from "../src/check.ts";
-import { GatewayError } from "../src/errors.ts";
+import { answerHeader, header } from "../src/core/request.ts";
+import { defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
+import { GatewayError } from "../src/core/errors.ts";
 import {
   callerId,
   decide,
@@ -18,9 +19,9 @@ import {
   failField,
   keyPart,
   storeUnavailable,
-} from "../src/shared_state.ts";
-import type { LimitPart } from "../src/store/mod.ts";
-import { clientAddress } from "./proxy.ts";
+} from "./_shared_state.ts";
+import type { LimitPart } from "../src/store/types.ts";
+import { clientAddress } from "../src/core/request.ts";
 
 const KEY = "rate_limit";
 

@@ -3,8 +3,9 @@
  * payment, account and consent interface) and, wherever it is sent, a UUID. Its uniqueness is the
  * idempotency check's business.
  */
-import { defineCheck, modal, requestHeaders } from "../src/check.ts";
-import { headerError, missingHeader, requires, takes, UUID } from "../src/headers.ts";
+import { defineCheck, modal } from "../src/core/check.ts";
+import { requestHeaders } from "../src/core/request.ts";
+import { headerError, missingHeader, requires, takes, UUID } from "./_headers.ts";
 
 export const requestId = defineCheck({
   key: "request_id",

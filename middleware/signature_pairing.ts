@@ -3,9 +3,10 @@
  * HTTP Signature header) is. Verifying them is the signature checks' business; this rule only
  * refuses one without the other.
  */
-import { defineCheck, modal, requestHeaders } from "../src/check.ts";
-import { headerError, takes } from "../src/headers.ts";
-import { GatewayError } from "../src/errors.ts";
+import { defineCheck, modal } from "../src/core/check.ts";
+import { requestHeaders } from "../src/core/request.ts";
+import { headerError, takes } from "./_headers.ts";
+import { GatewayError } from "../src/core/errors.ts";
 
 const SIGNATURES = ["x-jws-signature", "signature"];
 

@@ -4,14 +4,9 @@
  * Both redirect and decoupled preferred is not an error (the interface says so). The last three
  * may be ignored by the bank, so a malformed one is dropped, not rejected (policy `ignorable`).
  */
-import { defineCheck, modal, requestHeaders } from "../src/check.ts";
-import {
-  displayName,
-  headerError,
-  headerViolation,
-  ignorableField,
-  takes,
-} from "../src/headers.ts";
+import { defineCheck, modal } from "../src/core/check.ts";
+import { requestHeaders } from "../src/core/request.ts";
+import { displayName, headerError, headerViolation, ignorableField, takes } from "./_headers.ts";
 
 const FLAGS = [
   "tpp-redirect-preferred",

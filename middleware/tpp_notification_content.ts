@@ -4,8 +4,9 @@
  * comma is accepted, as the interface writes it). The bank may ignore the header, so a malformed
  * one is dropped before forwarding, not rejected (policy `ignorable`).
  */
-import { defineCheck, modal, requestHeaders } from "../src/check.ts";
-import { headerError, headerViolation, ignorableField, takes } from "../src/headers.ts";
+import { defineCheck, modal } from "../src/core/check.ts";
+import { requestHeaders } from "../src/core/request.ts";
+import { headerError, headerViolation, ignorableField, takes } from "./_headers.ts";
 
 const NAME = "tpp-notification-content-preferred";
 const VALUES = new Set(["SCA", "PROCESS", "LAST"]);

@@ -7,14 +7,9 @@
  * `ASPSP-Notification-Support: false`, as the interface describes.
  */
 import { z } from "zod";
-import { answerHeader, defineCheck, modal, requestHeaders } from "../src/check.ts";
-import {
-  displayName,
-  headerError,
-  headerViolation,
-  ignorableField,
-  takes,
-} from "../src/headers.ts";
+import { answerHeader, requestHeaders } from "../src/core/request.ts";
+import { defineCheck, modal } from "../src/core/check.ts";
+import { displayName, headerError, headerViolation, ignorableField, takes } from "./_headers.ts";
 
 const URIS = ["tpp-redirect-uri", "tpp-nok-redirect-uri", "tpp-notification-uri"];
 

@@ -7,9 +7,10 @@
  * certificate there are no domains to judge by, and the check does nothing.
  */
 import { z } from "zod";
-import { answerHeader, defineCheck, modal, requestHeaders } from "../src/check.ts";
-import { formatError, type GatewayError } from "../src/errors.ts";
-import { dropHeader } from "../src/headers.ts";
+import { answerHeader, requestHeaders } from "../src/core/request.ts";
+import { defineCheck, modal } from "../src/core/check.ts";
+import { formatError, type GatewayError } from "../src/core/errors.ts";
+import { dropHeader } from "../src/core/request.ts";
 import { hostInDomains, uriHost } from "../src/pki/domains.ts";
 
 const REDIRECT_HEADERS = [

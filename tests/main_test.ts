@@ -3,10 +3,11 @@ import { startMain } from "./support/main_process.ts";
 import { closedPort } from "./support/upstream.ts";
 
 /**
- * main.ts as the container and the binary run it: a policy file on the command line, the sandbox
- * bank behind it, a flow served, SIGHUP reloads, SIGTERM stops it cleanly.
+ * The gateway as `deno task start` runs it (src/sandbox/start.ts: the sandbox bank, then main.ts in
+ * front of it): a policy file on the command line, a flow served, SIGHUP reloads, SIGTERM stops it
+ * cleanly.
  */
-Deno.test("main.ts serves a flow with --policy, reloads on SIGHUP and stops cleanly on SIGTERM", async () => {
+Deno.test("deno task start serves a flow with --policy, reloads on SIGHUP and stops cleanly on SIGTERM", async () => {
   const port = closedPort();
   const file = await Deno.makeTempFile({ suffix: ".yaml" });
   await Deno.copyFile("config/policy.yaml", file);
@@ -20,6 +21,7 @@ Deno.test("main.ts serves a flow with --policy, reloads on SIGHUP and stops clea
   const { child, stderr, said: started } = await startMain(["--policy", file], {
     env,
     clearEnv: true,
+    entry: "src/sandbox/start.ts",
   });
   let said = started;
   assert.match(said, new RegExp(`xs2a-edge on http://127.0.0.1:${port} \\(policy ${file}\\)`));
@@ -62,4 +64,20 @@ Deno.test("main.ts serves a flow with --policy, reloads on SIGHUP and stops clea
     said += value;
   }
   assert.match(said, /policy reload refused/);
+});
+
+Deno.test("main.ts never starts the sandbox bank: without UPSTREAM_URL it refuses to start and names the variable", async () => {
+  const env: Record<string, string> = {
+    ...Deno.env.toObject(),
+    PORT: String(closedPort()),
+    SANDBOX_PORT: "0",
+  };
+  delete env.UPSTREAM_URL;
+  delete env.GATEWAY_POLICY;
+  const { child, said } = await startMain([], { env, clearEnv: true });
+  const exit = await child.status;
+  await child.stdout.cancel();
+  assert.equal(exit.code, 1);
+  assert.match(said, /environment variable "UPSTREAM_URL" is not set/);
+  assert.doesNotMatch(said, /sandbox bank on/);
 });

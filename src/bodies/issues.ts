@@ -7,7 +7,7 @@
  * FORMAT_ERROR with `params: { code, status }`.
  */
 import type { z } from "zod";
-import { type ErrorCode, GatewayError } from "../errors.ts";
+import { type ErrorCode, GatewayError } from "../core/errors.ts";
 
 /** `["items", 0, "amount"]` to `items[0].amount`; the root is `body`. */
 export function jsonPath(path: readonly PropertyKey[]): string {

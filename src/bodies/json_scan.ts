@@ -5,7 +5,7 @@
  * overflow the stack.
  */
 import { jsonPath } from "./issues.ts";
-import { hasControl } from "../controls.ts";
+import { hasControl } from "../lib/controls.ts";
 
 /** A problem found in the text: the JSON path and the end of a sentence about it. */
 export interface JsonProblem {

@@ -3,7 +3,7 @@
  * text in the interface character set, dates and URLs, all with phrases for the error text.
  */
 import { z } from "zod";
-import { isIsoDate } from "../dates.ts";
+import { isIsoDate } from "../lib/dates.ts";
 
 /** How the body schemas are built, from the `body_schema` options. */
 export interface BodyOptions {

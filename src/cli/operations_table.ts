@@ -2,8 +2,8 @@
  * `deno task docs:operations`: prints the README's table of operations, generated from the
  * catalogue (a test fails when the README's copy differs).
  */
-import { OPERATIONS } from "../catalogue.ts";
-import { upstreamTemplate } from "../../middleware/proxy.ts";
+import { OPERATIONS } from "../core/catalogue.ts";
+import { upstreamTemplate } from "../core/catalogue.ts";
 
 /** The markdown table of every operation with its public and upstream paths. */
 export function operationsTable(prefix = "/psd2/v1"): string {

@@ -4,10 +4,11 @@
  * overrides), so that a reviewer sees exactly what runs without reading code.
  */
 import { stringify } from "yaml";
-import { CHECKS } from "../chain.ts";
-import { loadPolicy, type Policy, PolicyError } from "../policy.ts";
-import { defaultServices, memoryLogger } from "../services.ts";
-import { upstreamTemplate } from "../../middleware/proxy.ts";
+import type { Check } from "../core/check.ts";
+import { loadPolicy, type Policy, PolicyError } from "../policy/load.ts";
+import { defaultServices } from "../core/services.ts";
+import { memoryLogger } from "../lib/log.ts";
+import { upstreamTemplate } from "../core/catalogue.ts";
 
 /** The explanation of one policy, for some or all operations. */
 export function explain(policy: Policy, only?: string): Record<string, unknown> {
@@ -15,7 +16,7 @@ export function explain(policy: Policy, only?: string): Record<string, unknown> 
   const out: Record<string, unknown> = {};
   for (const { operation, options } of policy.operations) {
     if (only && operation.id !== only) continue;
-    const chain = CHECKS.map((check) => {
+    const chain = policy.checks.map((check) => {
       const { mode, ...rest } = options[check.key] as Record<string, unknown>;
       const applies = mode === "off" ||
         check.create(options[check.key], { operation, services, sections: policy }) !== undefined;
@@ -35,26 +36,29 @@ export function explain(policy: Policy, only?: string): Record<string, unknown> 
   return out;
 }
 
-if (import.meta.main) {
-  const [file, only] = Deno.args;
+/** Prints the explanation of the policy file named in `args`; returns the exit code. */
+export async function policyExplain(args: string[], checks: readonly Check[]): Promise<number> {
+  const [file, only] = args;
   if (!file) {
     console.error("usage: deno task policy:explain <policy file> [operationId]");
-    Deno.exit(2);
+    return 2;
   }
   try {
     // Unset names without a `:-default` get a placeholder; `${NAME:-default}` keeps its default
     // (the default policy's `${METRICS_PORT:-}` and `${STORE_KIND:-memory}` were refused).
     const policy = await loadPolicy(file, {
+      checks,
       placeholder: (name) => name.endsWith("_URL") ? "http://upstream.invalid" : `\${${name}}`,
     });
     if (only && !policy.operations.some((r) => r.operation.id === only)) {
       console.error(`Unknown operation "${only}"`);
-      Deno.exit(2);
+      return 2;
     }
     console.log(stringify(explain(policy, only), { lineWidth: 120 }));
+    return 0;
   } catch (error) {
     if (!(error instanceof PolicyError)) throw error;
     console.error(error.message);
-    Deno.exit(1);
+    return 1;
   }
 }

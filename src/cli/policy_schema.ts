@@ -2,8 +2,13 @@
  * `deno task policy:schema`: writes the policy file's JSON Schema (generated from the zod schema)
  * to config/policy.schema.json, where editors find it.
  */
-import { policyJsonSchema } from "../policy.ts";
+import type { Check } from "../core/check.ts";
+import { policyJsonSchema } from "../policy/load.ts";
 
-const target = Deno.args[0] ?? "config/policy.schema.json";
-await Deno.writeTextFile(target, policyJsonSchema());
-console.log(`wrote ${target}`);
+/** Writes the schema to the file named in `args` (default: config/policy.schema.json). */
+export async function policySchemaFile(args: string[], checks: readonly Check[]): Promise<number> {
+  const target = args[0] ?? "config/policy.schema.json";
+  await Deno.writeTextFile(target, policyJsonSchema(checks));
+  console.log(`wrote ${target}`);
+  return 0;
+}

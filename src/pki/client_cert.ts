@@ -4,8 +4,8 @@
  * or RFC 9440 `Client-Cert: :<base64 DER>:`. The terminator must overwrite the header, so that
  * a client cannot send its own.
  */
-import { type HeaderLookup } from "../check.ts";
-import { GatewayError } from "../errors.ts";
+import { type HeaderLookup } from "../lib/header_pairs.ts";
+import { GatewayError } from "../core/errors.ts";
 
 /** The header forms the gateway reads. */
 export const CLIENT_CERT_FORMS = ["nginx", "envoy", "rfc9440"] as const;

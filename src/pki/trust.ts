@@ -5,9 +5,9 @@
  * (bounded cache); per request only the dates and the blocked list are compared.
  */
 import { importX509 } from "jose";
-import type { Group } from "../catalogue.ts";
-import { GatewayError } from "../errors.ts";
-import type { PolicySections } from "../sections.ts";
+import type { Group } from "../core/catalogue.ts";
+import { GatewayError } from "../core/errors.ts";
+import type { PolicySections } from "../policy/sections.ts";
 import {
   CertificateFormatError,
   type CertificateInfo,

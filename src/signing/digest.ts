@@ -2,9 +2,8 @@
  * The Digest header (RFC 3230 as the interface uses it): `SHA-256=<base64>` or `SHA-512=<base64>`
  * of the exact body bytes; an empty body has the hash of the empty byte string.
  */
-import { type GatewayContext, requestHeaders } from "../check.ts";
-import { formatError, GatewayError } from "../errors.ts";
-import type { Bytes } from "../body.ts";
+import { formatError } from "../core/errors.ts";
+import type { Bytes } from "../lib/body.ts";
 
 /** Digest algorithms the gateway computes. */
 export const DIGEST_ALGORITHMS = ["SHA-256", "SHA-512"] as const;
@@ -55,26 +54,4 @@ export async function checkDigest(
       throw formatError("Digest", `Header "Digest" does not match the request body (${algorithm})`);
     }
   }
-}
-
-/**
- * For the signature checks: the signed Digest must match the body. Done once per request (the
- * `digest` check marks it done); a mismatch here is 401 SIGNATURE_INVALID.
- */
-export async function requireMatchingDigest(c: GatewayContext, path: string): Promise<void> {
-  if (c.get("digestVerified")) return;
-  const value = requestHeaders(c).get("digest");
-  if (value === null) return;
-  try {
-    await checkDigest(value, c.get("body"));
-  } catch (error) {
-    if (!(error instanceof GatewayError)) throw error;
-    throw new GatewayError(
-      401,
-      "SIGNATURE_INVALID",
-      `The signed "digest" header does not match the request body: ${error.message}`,
-      { path },
-    );
-  }
-  c.set("digestVerified", true);
 }

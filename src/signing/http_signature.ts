@@ -4,8 +4,8 @@
  * signer's certificate in `TPP-Signature-Certificate` (base64 DER). The signing string is one
  * `name: value` line per entry of `headers`, joined by "\n".
  */
-import type { Group } from "../catalogue.ts";
-import { GatewayError } from "../errors.ts";
+import type { Group } from "../core/catalogue.ts";
+import { GatewayError } from "../core/errors.ts";
 import type { CertificateInfo } from "../pki/certificate.ts";
 import { normalSerial } from "../pki/certificate.ts";
 import type { TrustStore } from "../pki/trust.ts";

@@ -5,8 +5,8 @@
  * per `pars` entry, `<lowercase name>: <trimmed value>`, joined by "\n".
  */
 import { flattenedVerify } from "jose";
-import type { Group } from "../catalogue.ts";
-import { GatewayError } from "../errors.ts";
+import type { Group } from "../core/catalogue.ts";
+import { GatewayError } from "../core/errors.ts";
 import type { CertificateInfo } from "../pki/certificate.ts";
 import type { TrustStore } from "../pki/trust.ts";
 import {

@@ -3,10 +3,8 @@
  * checks on the signer's certificate (trust store, roles, same TPP as the transport certificate).
  */
 import { z } from "zod";
-import type { Group } from "../catalogue.ts";
-import { type Middleware, requestHeaders } from "../check.ts";
-import { requireMatchingDigest } from "./digest.ts";
-import { GatewayError } from "../errors.ts";
+import type { Group } from "../core/catalogue.ts";
+import { GatewayError } from "../core/errors.ts";
 import type { CertificateInfo } from "../pki/certificate.ts";
 import type { TrustStore } from "../pki/trust.ts";
 
@@ -151,44 +149,4 @@ export interface SignatureVerifier {
     request: SignedRequest,
     beforeCrypto: () => Promise<void>,
   ): Promise<CertificateInfo>;
-}
-
-/**
- * The middleware of a signature check: verifies the signature header when sent (the signed
- * Digest against the body before the signature value), requires it where the policy says, and
- * lets the signer identify the TPP when nothing else did.
- */
-export function signatureMiddleware(options: {
-  verifier: SignatureVerifier;
-  /** The signature header as the documents write it, for example `x-jws-signature`. */
-  header: string;
-  required: boolean;
-  now: () => number;
-}): Middleware {
-  const { verifier, header } = options;
-  const missing = new GatewayError(
-    401,
-    "SIGNATURE_MISSING",
-    `Header "${header}" is required for this operation`,
-    { path: header },
-  );
-  return async (c, next) => {
-    const value = requestHeaders(c).get(header);
-    if (value === null) {
-      if (options.required) throw missing;
-      return next();
-    }
-    const url = c.req.url;
-    const signer = await verifier.verify(value, {
-      method: c.req.method,
-      target: url.slice(url.indexOf("/", url.indexOf("//") + 2)),
-      headers: c.req.raw.headers,
-      now: options.now(),
-      transportTpp: c.get("tppCertificate")?.organizationId,
-    }, () => requireMatchingDigest(c, header));
-    if (!c.get("tpp") && signer.organizationId) {
-      c.set("tpp", { id: signer.organizationId, roles: signer.roles, domains: signer.domains });
-    }
-    return next();
-  };
 }

@@ -14,7 +14,7 @@ import {
   type Store,
   type StoreStats,
   type Verdict,
-} from "./mod.ts";
+} from "./types.ts";
 
 interface IdempotencyRecord {
   s: "inflight" | "done" | "gone" | "seen";

@@ -6,8 +6,8 @@
  * but answers none (a frozen or half-open peer) is replaced by a new one.
  */
 import { createClient } from "redis";
-import type { StoreSection } from "../sections.ts";
-import type { Store, StoreOptions } from "./mod.ts";
+import type { StoreSection } from "../policy/sections.ts";
+import type { Store, StoreOptions } from "./types.ts";
 import { scriptedStore, storeDeadline } from "./script.ts";
 
 /** Longest pause between two reconnection attempts, in milliseconds. */

@@ -9,8 +9,8 @@
  * arrival time in microseconds; a consent is `recurring|frequencyPerDay`; a day counter is an
  * integer.
  */
-import { withDeadline } from "../deadline.ts";
-import type { Logger } from "../services.ts";
+import { withDeadline } from "../lib/deadline.ts";
+import type { Logger } from "../lib/log.ts";
 import {
   type Completion,
   type Decision,
@@ -21,7 +21,7 @@ import {
   type StoreStats,
   StoreUnavailableError,
   type Verdict,
-} from "./mod.ts";
+} from "./types.ts";
 
 /** Decides one request; the layout of KEYS and ARGV is the one {@link encodeDecision} writes. */
 export const DECIDE_SCRIPT = `

@@ -4,8 +4,8 @@
  * (a retry would hide an outage behind latency), a deadline on every request.
  */
 import { Redis } from "@upstash/redis";
-import type { StoreSection } from "../sections.ts";
-import type { Store, StoreOptions } from "./mod.ts";
+import type { StoreSection } from "../policy/sections.ts";
+import type { Store, StoreOptions } from "./types.ts";
 import { scriptedStore, type ScriptTransport } from "./script.ts";
 
 /** A store on the Upstash REST endpoint `section.url` with `section.token`. */

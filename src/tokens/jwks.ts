@@ -10,7 +10,7 @@ import {
   type JSONWebKeySet,
   type JWTVerifyGetKey,
 } from "jose";
-import type { Services } from "../services.ts";
+import type { Services } from "../core/services.ts";
 
 /** A JWKS source and its caching, from the policy. */
 export interface JwksSource {

@@ -2,7 +2,7 @@
  * What the proxy asks of an upstream client, and how an exchange fails: the contract both clients
  * (src/upstream/http1.ts, src/upstream/fetch.ts) keep.
  */
-import type { Bytes } from "../body.ts";
+import type { Bytes } from "../lib/body.ts";
 
 /** One exchange with the upstream. */
 export interface UpstreamRequest {

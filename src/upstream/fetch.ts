@@ -2,8 +2,8 @@
  * The upstream client over the runtime's `fetch` (`upstream.client: fetch`): HTTP/2 where the
  * core offers it, the platform's outbound proxy settings, and runtimes without outbound TCP.
  */
-import { BodyLimitError, readBody } from "../body.ts";
-import { deadlineSignal } from "../deadline.ts";
+import { BodyLimitError, readBody } from "../lib/body.ts";
+import { deadlineSignal } from "../lib/deadline.ts";
 import { type Upstream, UpstreamError } from "./exchange.ts";
 
 /** The connection to the upstream could not be opened: the request never reached it. */

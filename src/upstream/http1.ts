@@ -10,8 +10,8 @@
  * connection is then not reused. A pooled connection keeps a read pending while idle, so that one
  * the upstream closed is dropped at once instead of failing the next exchange.
  */
-import type { Bytes } from "../body.ts";
-import { onDeadline } from "../deadline.ts";
+import type { Bytes } from "../lib/body.ts";
+import { onDeadline } from "../lib/deadline.ts";
 import {
   type Upstream,
   type UpstreamAnswer,

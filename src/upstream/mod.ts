@@ -7,8 +7,8 @@
 import { Http1Upstream } from "./http1.ts";
 import { fetchUpstream } from "./fetch.ts";
 import { tracedUpstream } from "./traced.ts";
-import { TRACING } from "../tracing.ts";
-import type { UPSTREAM_CLIENTS } from "../sections.ts";
+import { TRACING } from "../lib/tracing.ts";
+import type { UPSTREAM_CLIENTS } from "../policy/sections.ts";
 
 export {
   type Upstream,

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { exportJWK, generateKeyPair } from "jose";
-import { CHECKS } from "../../src/chain.ts";
+import { CHECKS } from "../../middleware/mod.ts";
 import { digestOf } from "../../src/signing/digest.ts";
 import { policy, rig } from "../support/hardening.ts";
 import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";

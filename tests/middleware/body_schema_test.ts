@@ -13,10 +13,11 @@ import {
   singlePayment,
 } from "../support/requests.ts";
 import { bodySchema } from "../../middleware/body_schema.ts";
-import { operation } from "../../src/catalogue.ts";
-import type { GatewayEnv } from "../../src/check.ts";
-import { renderError } from "../../src/errors.ts";
-import { defaultServices, memoryLogger } from "../../src/services.ts";
+import { operation } from "../../src/core/catalogue.ts";
+import type { GatewayEnv } from "../../src/core/check.ts";
+import { renderError } from "../../src/core/errors.ts";
+import { defaultServices } from "../../src/core/services.ts";
+import { memoryLogger } from "../../src/lib/log.ts";
 
 type Json = Record<string, unknown>;
 

@@ -3,7 +3,7 @@ import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
 import { storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
 import { MemoryStore } from "../../src/store/memory.ts";
-import type { Services } from "../../src/services.ts";
+import type { Services } from "../../src/core/services.ts";
 
 function policy(options = "", store = "") {
   return `

@@ -10,7 +10,7 @@ import { DEFAULT_POLICY, startGateway, type TestGateway } from "./gateway.ts";
 import { type Recorded, startUpstream, type TestUpstream } from "./upstream.ts";
 import { bytesOf, dayFromToday, FRESH_ID, type FuzzRequest, upstreamRoute } from "./arbitraries.ts";
 import { DISPLAY_NAMES } from "./mutations.ts";
-import type { Operation } from "../../src/catalogue.ts";
+import type { Operation } from "../../src/core/catalogue.ts";
 
 /** Runs per property: `FUZZ_RUNS` when set (deno task fuzz), else the bounded default. */
 export function runs(fallback: number): number {

@@ -2,10 +2,13 @@
  * Starts the real gateway on 127.0.0.1 for tests: a policy (the default file, or YAML of the
  * test's), in front of a given upstream or of a fresh sandbox bank served over HTTP.
  */
-import { parsePolicy } from "../../src/policy.ts";
-import { createApp } from "../../src/app.ts";
-import { defaultServices, memoryLogger, type Services } from "../../src/services.ts";
-import { createStore, type Store } from "../../src/store/mod.ts";
+import { CHECKS } from "../../middleware/mod.ts";
+import { parsePolicy } from "../../src/policy/load.ts";
+import { createApp } from "../../src/http/app.ts";
+import { defaultServices, type Services } from "../../src/core/services.ts";
+import { memoryLogger } from "../../src/lib/log.ts";
+import { createStore } from "../../src/store/mod.ts";
+import { type Store } from "../../src/store/types.ts";
 import { createUpstream } from "../../src/upstream/mod.ts";
 
 /** The default policy file's text. */
@@ -41,10 +44,11 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
   // Loaded only when needed, so that proxy tests do not depend on the sandbox bank.
   const sandbox = options.upstream
     ? undefined
-    : (await import("../../src/sandbox_server.ts")).serveSandbox(0);
+    : (await import("../../src/sandbox/serve.ts")).serveSandbox(0);
   const upstream = options.upstream ?? sandbox!.url;
   const env = { UPSTREAM_URL: upstream, ...options.env };
   const policy = parsePolicy("test-policy.yaml", options.policy ?? DEFAULT_POLICY, {
+    checks: CHECKS,
     env: (name) => env[name as keyof typeof env] ?? Deno.env.get(name),
   });
   const log = memoryLogger();

@@ -1,7 +1,7 @@
 /**
  * main.ts as its own process, as the container and the binary run it.
  */
-import { V8_FLAGS } from "../../src/v8_flags.ts";
+import { V8_FLAGS } from "../../src/lib/v8_flags.ts";
 
 /** A running main.ts, its stderr so far and a reader for the rest. */
 export interface MainProcess {
@@ -11,13 +11,16 @@ export interface MainProcess {
   stderr: ReadableStreamDefaultReader<string>;
 }
 
-/** Starts `main.ts` with the given arguments and environment; waits until it listens. */
+/**
+ * Starts `main.ts` (or another entry, such as `deno task start`'s) with the given arguments and
+ * environment; waits until it listens.
+ */
 export async function startMain(
   args: string[],
-  options: { env: Record<string, string>; clearEnv?: boolean },
+  options: { env: Record<string, string>; clearEnv?: boolean; entry?: string },
 ): Promise<MainProcess> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", V8_FLAGS, "--allow-all", "main.ts", ...args],
+    args: ["run", V8_FLAGS, "--allow-all", options.entry ?? "main.ts", ...args],
     env: options.env,
     clearEnv: options.clearEnv ?? false,
     stdout: "piped",

@@ -3,7 +3,7 @@
  * the options the test cares about.
  */
 import { stringify } from "yaml";
-import { CHECKS } from "../../src/chain.ts";
+import { CHECKS } from "../../middleware/mod.ts";
 
 type Level = Record<string, Record<string, unknown>>;
 

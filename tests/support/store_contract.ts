@@ -9,7 +9,7 @@ import type {
   IdempotencyPart,
   LimitPart,
   Store,
-} from "../../src/store/mod.ts";
+} from "../../src/store/types.ts";
 
 /** Makes a fresh store (its own key space) for one test. */
 export type StoreFactory = () => Promise<Store>;

@@ -1,0 +1,140 @@
+/**
+ * One store decision per request, shared by the checks of shared state (`idempotency`,
+ * `rate_limit`, `consent_frequency`).
+ *
+ * At start-up each of these checks registers its part of the decision in the operation's
+ * {@link DecisionPlan}. At request time the first of them to run builds the whole decision and
+ * asks the store once (one round trip: the X-Request-ID, every limit and the consent counter
+ * together); each check then reads its own part of the answer and throws its own error, so
+ * modes and findings stay per check.
+ */
+import { z } from "zod";
+import type { BuildContext, GatewayContext } from "../src/core/check.ts";
+import { GatewayError } from "../src/core/errors.ts";
+import type { Services } from "../src/core/services.ts";
+import {
+  type Decision,
+  type DecisionOutcome,
+  type FrequencyPart,
+  type IdempotencyPart,
+  type LimitPart,
+  StoreUnavailableError,
+} from "../src/store/types.ts";
+import { clientAddress } from "../src/core/request.ts";
+
+/** The parts one operation's checks contribute, each built from the request. */
+export interface DecisionPlan {
+  idempotency?: (c: GatewayContext) => Promise<IdempotencyPart | undefined>;
+  limits?: (c: GatewayContext) => LimitPart[];
+  frequency?: (c: GatewayContext) => FrequencyPart | undefined;
+}
+
+// The checks of one operation share its BuildContext object (one per operation and app).
+const plans = new WeakMap<BuildContext, DecisionPlan>();
+
+/** The decision plan of the operation being built. */
+export function decisionPlan(context: BuildContext): DecisionPlan {
+  let plan = plans.get(context);
+  if (!plan) plans.set(context, plan = {});
+  return plan;
+}
+
+async function ask(services: Services, decision: Decision): Promise<DecisionOutcome> {
+  const started = performance.now();
+  try {
+    return { decision, verdict: await services.store.decide(decision) };
+  } catch (error) {
+    if (!(error instanceof StoreUnavailableError)) throw error;
+    return { decision, error };
+  } finally {
+    services.metrics.storeSeconds.observe({}, (performance.now() - started) / 1000);
+  }
+}
+
+async function build(c: GatewayContext, plan: DecisionPlan): Promise<Decision> {
+  return {
+    idempotency: await plan.idempotency?.(c),
+    limits: plan.limits?.(c) ?? [],
+    frequency: plan.frequency?.(c),
+  };
+}
+
+/** The request's decision, asked of the store once and shared by the checks. */
+export function decide(
+  c: GatewayContext,
+  plan: DecisionPlan,
+  services: Services,
+): Promise<DecisionOutcome> {
+  let outcome = c.get("decision");
+  if (!outcome) {
+    outcome = build(c, plan).then((decision) => ask(services, decision));
+    c.set("decision", outcome);
+  }
+  return outcome;
+}
+
+/** Asks the same decision again (an in-flight duplicate polling for the first request). */
+export async function decideAgain(c: GatewayContext, services: Services): Promise<DecisionOutcome> {
+  const { decision } = await c.get("decision")!;
+  const outcome = ask(services, decision);
+  c.set("decision", outcome);
+  return await outcome;
+}
+
+/** The `fail` option of the checks of shared state. */
+export function failField(fallback: "open" | "closed") {
+  return z.enum(["open", "closed"]).default(fallback).describe(
+    "When the store is unavailable: open: forward the request, log and count it; closed: 503 STORE_UNAVAILABLE with Retry-After",
+  );
+}
+
+/** Applies a check's `fail` policy to a store outage: throws when closed, logs when open. */
+export function storeUnavailable(
+  c: GatewayContext,
+  services: Services,
+  how: { check: string; fail: "open" | "closed" },
+): void {
+  services.metrics.storeErrors.inc({ check: how.check });
+  if (how.fail === "closed") {
+    throw new GatewayError(
+      503,
+      "STORE_UNAVAILABLE",
+      "The gateway cannot check this request against its shared state now; retry later",
+      { headers: { "retry-after": "2" } },
+    );
+  }
+  services.store.stats.failOpen++;
+  services.log.error({
+    msg: "store unavailable, request let through",
+    check: how.check,
+    op: c.get("op").id,
+    request_id: c.get("requestId") || undefined,
+  });
+}
+
+/**
+ * Who is calling, for keys: the TPP id when a check established it, else the client address
+ * (`ip:<address>`), else `anonymous`.
+ */
+export function callerId(c: GatewayContext): string {
+  const tpp = c.get("tpp")?.id;
+  if (tpp) return tpp;
+  const address = clientAddress(c);
+  return address ? `ip:${address}` : "anonymous";
+}
+
+/** A key component: never contains the `:` separator. */
+export function keyPart(value: string): string {
+  return encodeURIComponent(value);
+}
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** A duration such as `500ms`, `30s`, `5m`, `24h` or `1d`, in milliseconds. */
+export function duration() {
+  return z.string().regex(/^[1-9][0-9]*(ms|s|m|h|d)$/, "a duration like 30s, 5m, 24h or 1d")
+    .transform((text) => {
+      const [, amount, unit] = /^(\d+)(ms|s|m|h|d)$/.exec(text)!;
+      return Number(amount) * UNITS[unit];
+    });
+}

@@ -1,0 +1,108 @@
+/**
+ * The assembly of each operation's chain, built once at start-up from the resolved policy and the
+ * checks it was resolved with (their order is `middleware/mod.ts`).
+ */
+import type { BuildContext, Check, Finding, GatewayContext, Middleware, Mode } from "./check.ts";
+import { GatewayError } from "./errors.ts";
+function finding(check: string, mode: Mode, error: GatewayError): Finding {
+  return {
+    check,
+    mode,
+    status: error.status,
+    code: error.code,
+    path: error.path,
+    text: error.message,
+  };
+}
+
+/** One check of an operation's chain and the mode it runs in. */
+interface Layer {
+  key: string;
+  mode: Mode;
+  run: Middleware;
+}
+
+/** Turns an error into the response (the app's error handler). */
+export type ErrorResponder = (error: unknown, c: GatewayContext) => Response;
+
+const DONE: Promise<void> = Promise.resolve();
+
+/**
+ * One request's walk through a chain. A check that throws before it passed the request on
+ * (called `next`) has its error recorded as a finding; in `report` mode the request then goes on,
+ * otherwise the error becomes the response, which the checks before it see as `c.res` (as in
+ * Hono's compose: `next()` never rejects). A check that only validates and returns `next()` costs
+ * one call: its result is the downstream promise itself and is passed up as it is.
+ */
+class Walk {
+  /** Index of the check running now. */
+  #cursor = -1;
+  /** Highest index started: a check at index i passed the request on when this exceeds i. */
+  #reached = -1;
+  /** The promise the latest `dispatch` returned. */
+  #last: Promise<void> = DONE;
+  readonly next = (): Promise<void> => this.dispatch(this.#cursor + 1);
+
+  constructor(
+    readonly c: GatewayContext,
+    readonly layers: readonly Layer[],
+    readonly respond: ErrorResponder,
+  ) {}
+
+  dispatch(i: number): Promise<void> {
+    if (i >= this.layers.length) return this.#last = DONE;
+    this.#cursor = i;
+    if (i > this.#reached) this.#reached = i;
+    let result;
+    try {
+      result = this.layers[i].run(this.c, this.next);
+    } catch (error) {
+      return this.#last = this.#failed(i, error);
+    }
+    if (result === this.#last && this.#reached > i) return result as Promise<void>;
+    if (result instanceof Response) {
+      this.c.res = result;
+      return this.#last = DONE;
+    }
+    if (result === undefined) return this.#last = DONE;
+    return this.#last = result.then(
+      (response) => {
+        if (response instanceof Response) this.c.res = response;
+      },
+      (error) => this.#failed(i, error),
+    );
+  }
+
+  #failed(i: number, error: unknown): Promise<void> {
+    const layer = this.layers[i];
+    if (error instanceof GatewayError && this.#reached === i) {
+      this.c.get("findings").push(finding(layer.key, layer.mode, error));
+      if (layer.mode === "report") return this.dispatch(i + 1);
+    }
+    this.c.res = this.respond(error, this.c);
+    return DONE;
+  }
+}
+
+/** An operation's chain, run as one function per request. */
+export type Chain = (c: GatewayContext) => Promise<void>;
+
+/** Builds one operation's chain: each factory runs once, with that operation's options. */
+export function buildChain(
+  { checks, options }: {
+    checks: readonly Check[];
+    options: Record<string, Record<string, unknown>>;
+  },
+  context: BuildContext,
+  respond: ErrorResponder,
+): Chain {
+  const layers: Layer[] = [];
+  for (const check of checks) {
+    const resolved = options[check.key];
+    const mode = resolved.mode as Mode | undefined;
+    if (mode === "off") continue;
+    const run = check.create(resolved, context);
+    if (run) layers.push({ key: check.key, mode: mode ?? "enforce", run });
+  }
+  return (c) => new Walk(c, layers, respond).dispatch(0);
+}

@@ -1,0 +1,273 @@
+/**
+ * The policy file: its zod schema, assembled from the checks' own option schemas, and its
+ * loading (YAML, `${ENV}` references, validation, resolution per operation).
+ *
+ * Options are given at three levels: `defaults` (every operation), `groups.<group>` and
+ * `operations.<operationId>`; for each check, the fields set at a more specific level replace the
+ * same fields of a less specific one. The result is one options object per check and operation,
+ * parsed by the check's schema (so defaults apply and the factory never sees invalid options).
+ */
+import { z } from "zod";
+import { parseDocument } from "yaml";
+import { GROUPS, type Operation, OPERATIONS, templateParams } from "../core/catalogue.ts";
+import type { Check } from "../core/check.ts";
+import { type PolicySections, SECTIONS } from "./sections.ts";
+
+/** A policy file that cannot be used; `problems` lists every problem found. */
+export class PolicyError extends Error {
+  readonly problems: string[];
+  constructor(file: string, problems: string[]) {
+    super(`Policy file "${file}" is invalid:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "PolicyError";
+    this.problems = problems;
+  }
+}
+
+/** An operation with the options of every check of its chain, resolved. */
+export interface ResolvedOperation {
+  operation: Operation;
+  /** Options per check key, after defaults, group and operation overrides. */
+  options: Record<string, Record<string, unknown>>;
+}
+
+/** A loaded policy. */
+export type Policy = PolicySections & {
+  file: string;
+  /** The checks the policy was resolved with, in the order they run. */
+  checks: readonly Check[];
+  operations: ResolvedOperation[];
+};
+
+const routeSchema = z.object({
+  path: z.string().startsWith("/").optional().describe(
+    "Public path template of the operation, with the same {parameters} as the catalogue's",
+  ),
+  upstream_path: z.string().startsWith("/").optional().describe(
+    "Path template on the upstream, with the same {parameters}; default: the public path under upstream.prefix",
+  ),
+}).strict().describe("Where the operation is served and forwarded");
+
+/** The options of one check at one level: every field optional, nothing else allowed. */
+function levelOf(check: Check) {
+  const shape = Object.fromEntries(
+    Object.entries(check.options.shape).map(([name, field]) => [
+      name,
+      (field as z.ZodType).optional(),
+    ]),
+  );
+  return z.object(shape).strict().describe(check.description);
+}
+
+function levelSchema(checks: readonly Check[]) {
+  return z.object(
+    Object.fromEntries(checks.map((check) => [check.key, levelOf(check).optional()])),
+  ).strict();
+}
+
+/** The schema of a whole policy file (what `z.toJSONSchema` turns into the editor schema). */
+export function policySchema(checks: readonly Check[]) {
+  const level = levelSchema(checks);
+  const operationLevel = level.extend({ route: routeSchema.optional() });
+  return z.object({
+    $schema: z.string().optional().describe("The JSON Schema of this file, for editors"),
+    ...SECTIONS,
+    defaults: level.default({}).describe("Check options for every operation"),
+    groups: z.object(Object.fromEntries(GROUPS.map((g) => [g, level.optional()]))).strict()
+      .default({}).describe("Check options per operation group, over the defaults"),
+    operations: z.object(
+      Object.fromEntries(OPERATIONS.map((op) => [op.id, operationLevel.optional()])),
+    ).strict().default({}).describe("Check options and route per operation id, over the group"),
+  }).strict();
+}
+
+/** The JSON Schema of the policy file, as committed in `config/policy.schema.json`. */
+export function policyJsonSchema(checks: readonly Check[]): string {
+  const schema = z.toJSONSchema(policySchema(checks), {
+    io: "input",
+    unrepresentable: "any",
+    reused: "ref",
+  });
+  return JSON.stringify({ title: "xs2a-edge policy", ...schema }, null, 2) + "\n";
+}
+
+const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+/** Replaces `${NAME}` and `${NAME:-default}` in every string; unset names are problems. */
+function substituteEnv(
+  value: unknown,
+  env: (name: string, fallback?: string) => string | undefined,
+  where: { path: string; problems: string[] },
+): unknown {
+  if (typeof value === "string") {
+    return value.replace(ENV_REF, (_, name: string, fallback?: string) => {
+      const found = env(name, fallback);
+      if (found === undefined) {
+        where.problems.push(`${where.path || "(root)"}: environment variable "${name}" is not set`);
+        return "";
+      }
+      return found;
+    });
+  }
+  if (Array.isArray(value)) {
+    return value.map((v, i) => substituteEnv(v, env, { ...where, path: `${where.path}[${i}]` }));
+  }
+  if (value && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [
+        k,
+        substituteEnv(v, env, { ...where, path: where.path ? `${where.path}.${k}` : k }),
+      ]),
+    );
+  }
+  return value;
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const path = issue.path.map(String).join(".") || "(root)";
+  if (issue.code === "unrecognized_keys" && issue.path.length === 1) {
+    const kind = issue.path[0] === "operations"
+      ? "operation"
+      : issue.path[0] === "groups"
+      ? "group"
+      : "key";
+    return `${path}: unknown ${kind} ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
+  }
+  return `${path}: ${issue.message}`;
+}
+
+function checkTemplate(op: Operation, template: string, where: string): string[] {
+  const want = templateParams(op.path).sort().join(",");
+  const got = templateParams(template).sort().join(",");
+  return want === got
+    ? []
+    : [`${where}: must use the parameters {${want.split(",").join("}, {")}}, got "${template}"`];
+}
+
+type Level = Record<string, Record<string, unknown> | undefined>;
+
+/** Problems of resolved options: the same problem of a check is listed once, with its operations. */
+class OptionProblems {
+  readonly #byText = new Map<string, string[]>();
+
+  add(check: string, operation: string, text: string) {
+    const key = `${check}: ${text}`;
+    this.#byText.set(key, [...this.#byText.get(key) ?? [], operation]);
+  }
+
+  list(): string[] {
+    return [...this.#byText].map(([key, ops]) => {
+      const [check, ...text] = key.split(": ");
+      const where = ops.length === OPERATIONS.length
+        ? "every operation"
+        : ops.length > 5
+        ? `${ops.slice(0, 5).join(", ")} and ${ops.length - 5} more`
+        : ops.join(", ");
+      return `${check} for ${where}: ${text.join(": ")}`;
+    });
+  }
+}
+
+function resolveOperation(
+  checks: readonly Check[],
+  op: Operation,
+  levels: { defaults: Level; group: Level; operation: Level },
+  problems: string[],
+  optionProblems: OptionProblems,
+): ResolvedOperation {
+  const route = levels.operation.route as z.output<typeof routeSchema> | undefined;
+  const where = `operations.${op.id}.route`;
+  if (route?.path) problems.push(...checkTemplate(op, route.path, `${where}.path`));
+  if (route?.upstream_path) {
+    problems.push(...checkTemplate(op, route.upstream_path, `${where}.upstream_path`));
+  }
+  const operation = {
+    ...op,
+    path: route?.path ?? op.path,
+    upstreamPath: route?.upstream_path ?? op.upstreamPath,
+  };
+  const options: ResolvedOperation["options"] = {};
+  for (const check of checks) {
+    const merged = {
+      ...levels.defaults[check.key],
+      ...levels.group[check.key],
+      ...levels.operation[check.key],
+    };
+    const parsed = check.options.safeParse(merged);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) {
+        optionProblems.add(check.key, op.id, describeIssue(issue));
+      }
+      continue;
+    }
+    for (const problem of check.validate?.(parsed.data) ?? []) {
+      optionProblems.add(check.key, op.id, problem);
+    }
+    options[check.key] = parsed.data;
+  }
+  return { operation, options };
+}
+
+/** Options of a policy load. */
+export interface LoadOptions {
+  /** The checks to resolve the policy with (the gateway's are `middleware/mod.ts`). */
+  checks: readonly Check[];
+  /** Environment lookup for `${NAME}` references (default: `Deno.env.get`). */
+  env?: (name: string) => string | undefined;
+  /** Value of a `${NAME}` that is neither set nor has a `:-default` (default: a problem). */
+  placeholder?: (name: string) => string | undefined;
+}
+
+/**
+ * Parses and validates a policy from its YAML text; throws {@link PolicyError} listing every
+ * problem with its path in the file.
+ */
+export function parsePolicy(file: string, text: string, options: LoadOptions): Policy {
+  const lookup = options.env ?? ((name: string) => Deno.env.get(name));
+  const env = (name: string, fallback?: string) =>
+    lookup(name) ?? fallback ?? options.placeholder?.(name);
+  const document = parseDocument(text);
+  if (document.errors.length > 0) {
+    throw new PolicyError(
+      file,
+      document.errors.map((e) => `line ${e.linePos?.[0].line ?? "?"}: ${e.message.split("\n")[0]}`),
+    );
+  }
+  const problems: string[] = [];
+  const raw = substituteEnv(document.toJS() ?? {}, env, { path: "", problems });
+  const parsed = policySchema(options.checks).safeParse(raw);
+  if (!parsed.success) {
+    problems.push(...parsed.error.issues.map(describeIssue));
+    throw new PolicyError(file, problems);
+  }
+  // Merge the raw (not defaulted) levels, so that a default never hides a less specific value.
+  const input = raw as { defaults?: Level; groups?: Record<string, Level>; operations?: Level };
+  const optionProblems = new OptionProblems();
+  const operations = OPERATIONS.map((op) =>
+    resolveOperation(
+      options.checks,
+      op,
+      {
+        defaults: input.defaults ?? {},
+        group: input.groups?.[op.group] ?? {},
+        operation: (input.operations?.[op.id] ?? {}) as Level,
+      },
+      problems,
+      optionProblems,
+    )
+  );
+  problems.push(...optionProblems.list());
+  if (problems.length > 0) throw new PolicyError(file, problems);
+  const { defaults: _d, groups: _g, operations: _o, $schema: _s, ...sections } = parsed.data;
+  return { ...sections, file, checks: options.checks, operations } as Policy;
+}
+
+/** Reads, parses and validates a policy file. */
+export async function loadPolicy(file: string, options: LoadOptions): Promise<Policy> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (error) {
+    throw new PolicyError(file, [`cannot read the file: ${(error as Error).message}`]);
+  }
+  return parsePolicy(file, text, options);
+}

@@ -1,0 +1,112 @@
+/**
+ * The policy file's global sections (everything that is not per-operation check options).
+ * Each section is a zod schema; `policy.ts` puts them at the top level of the file.
+ */
+import { z } from "zod";
+import { tppKeysSection, trustSection } from "../pki/sections.ts";
+
+/** The upstream clients (src/upstream/): the gateway's own HTTP/1.1 client, the runtime's fetch. */
+export const UPSTREAM_CLIENTS = ["http1", "fetch"] as const;
+
+/**
+ * The upstream client when the policy names none: `fetch` on Deno Deploy, which refuses raw TCP
+ * to ports 80 and 443, the gateway's own `http1` client everywhere else.
+ */
+function defaultClient(): typeof UPSTREAM_CLIENTS[number] {
+  try {
+    return Deno.env.get("DENO_DEPLOYMENT_ID") ? "fetch" : "http1";
+  } catch {
+    return "http1";
+  }
+}
+
+/** Where the legacy core lives. */
+export const upstreamSection = z.object({
+  url: z.url({ protocol: /^https?$/ }).describe(
+    "Base URL of the bank's core API, for example ${UPSTREAM_URL}",
+  ),
+  prefix: z.string().regex(/^(\/[A-Za-z0-9._~-]+)*$/).default("/psd2/v1").describe(
+    "Path prefix of the Berlin Group operations on the upstream; it replaces the public /v1",
+  ),
+  client: z.enum(UPSTREAM_CLIENTS).default(defaultClient).describe(
+    "http1: the gateway's own HTTP/1.1 client with keep-alive connections (about half the CPU per request; the default, except on Deno Deploy); fetch: the runtime's fetch (HTTP/2, HTTP_PROXY settings, Deno Deploy). Takes effect at the next start",
+  ),
+}).strict().describe("The upstream (legacy core banking API)");
+
+/** An optional value from an environment reference: an empty string means "not set". */
+function unsetWhenEmpty<T extends z.ZodType>(schema: T) {
+  return z.preprocess((v) => (v === "" || v === null ? undefined : v), schema.optional());
+}
+
+/** Where Prometheus scrapes the metrics. */
+export const metricsSection = z.object({
+  port: unsetWhenEmpty(z.coerce.number().int().min(1).max(65535)).describe(
+    "Serve /metrics on this separate port (on the gateway's host), for example ${METRICS_PORT:-}",
+  ),
+  token: unsetWhenEmpty(z.string().min(16)).describe(
+    "Serve /metrics on the main port to requests with Authorization: Bearer <token>, for example ${METRICS_TOKEN:-}",
+  ),
+}).strict().default({}).describe("Prometheus metrics; off unless a port or a token is set");
+
+/** Where shared state lives (idempotency records, rate limits, consent frequency). */
+export const storeSection = z.object({
+  kind: z.enum(["memory", "redis", "upstash"]).default("memory").describe(
+    "memory: in-process, for one instance; redis: Redis over TCP; upstash: Redis over HTTP (edge runtimes)",
+  ),
+  url: z.string().default("").describe(
+    "redis: redis://host:6379 (rediss:// for TLS); upstash: the REST URL; from ${ENV}, for example ${STORE_URL}",
+  ),
+  token: z.string().default("").describe("upstash: the REST token, from ${ENV}"),
+  prefix: z.string().regex(/^[A-Za-z0-9:._-]*$/).default("xs2a:").describe(
+    "Prefix of every key, so that several gateways (or environments) can share one Redis",
+  ),
+  timeout_ms: z.number().int().positive().default(500).describe(
+    "Deadline of one store call; past it the store counts as unavailable and each check's `fail` applies",
+  ),
+  max_entries: z.number().int().positive().default(100_000).describe(
+    "memory: most entries kept; past it the oldest is evicted, so memory stays flat",
+  ),
+}).strict().superRefine((store, context) => {
+  if (store.kind === "memory") return;
+  if (store.url === "") {
+    context.addIssue({
+      code: "custom",
+      path: ["url"],
+      message: `a ${store.kind} store needs a url`,
+    });
+  } else if (!URL.canParse(store.url)) {
+    context.addIssue({ code: "custom", path: ["url"], message: "must be a URL" });
+  } else {
+    const scheme = new URL(store.url).protocol;
+    const want = store.kind === "redis" ? ["redis:", "rediss:"] : ["https:", "http:"];
+    if (!want.includes(scheme)) {
+      context.addIssue({
+        code: "custom",
+        path: ["url"],
+        message: `a ${store.kind} store needs a ${want.join(" or ")} URL, got "${scheme}"`,
+      });
+    }
+  }
+  if (store.kind === "upstash" && store.token === "") {
+    context.addIssue({
+      code: "custom",
+      path: ["token"],
+      message: "an upstash store needs a token",
+    });
+  }
+}).prefault({}).describe("The shared-state store (default: in-process memory)");
+
+/** The parsed `store` section. */
+export type StoreSection = z.output<typeof storeSection>;
+
+/** Every global section, by its key in the policy file. */
+export const SECTIONS = {
+  upstream: upstreamSection,
+  metrics: metricsSection,
+  trust: trustSection,
+  tpp_keys: tppKeysSection,
+  store: storeSection,
+};
+
+/** The global sections of a loaded policy, parsed. */
+export type PolicySections = { [K in keyof typeof SECTIONS]: z.output<typeof SECTIONS[K]> };

@@ -1,0 +1,203 @@
+/**
+ * The shared-state store's contract: one small interface with three backends (memory, Redis over
+ * TCP, Upstash over HTTP), chosen by the policy's `store` section (see `mod.ts`).
+ *
+ * Everything the hot path needs (X-Request-ID idempotency, every rate limit, consent frequency)
+ * is one {@link Decision}, decided atomically in one round trip with the store's clock.
+ */
+import type { Logger } from "../lib/log.ts";
+
+/** The idempotency part of a decision: claim an X-Request-ID, or find its earlier use. */
+export interface IdempotencyPart {
+  /** Logical key (TPP and X-Request-ID). */
+  key: string;
+  /** replay: the same request gets the stored answer; unique: any reuse is a duplicate. */
+  mode: "replay" | "unique";
+  /** Digest of method, path and body. */
+  fingerprint: string;
+  /** Owner token of the in-flight marker this request would set. */
+  token: string;
+  /** False in report mode: a reuse does not stop the rest of the decision. */
+  enforce: boolean;
+  /**
+   * How long the request may stay in flight, in milliseconds. A marker still in flight after
+   * that belongs to a request whose end was never recorded (its instance died, or the store was
+   * down when the answer came): its outcome is unknown, and the id is never executed again.
+   */
+  inflightMs: number;
+  /** How long a used id is remembered (a marker included), in milliseconds. */
+  retentionMs: number;
+}
+
+/** One rate limit (GCRA): at most `burst` at once, refilling at `limit` per `windowMs`. */
+export interface LimitPart {
+  /** The limit's name in the policy (for texts; not used by the store). */
+  name: string;
+  key: string;
+  limit: number;
+  windowMs: number;
+  burst: number;
+  enforce: boolean;
+}
+
+/** One calendar day of the bank's time zone, with the counter key of that day. */
+export interface DayWindow {
+  key: string;
+  /** Start of the day, milliseconds since the epoch. */
+  start: number;
+  /** Start of the next day. */
+  end: number;
+}
+
+/** The consent frequency part: count one read of a resource under a consent. */
+export interface FrequencyPart {
+  /** Key of the learnt consent record. */
+  consentKey: string;
+  /** Candidate days around the gateway's clock; the store's clock picks one. */
+  days: DayWindow[];
+  /** The largest frequencyPerDay allowed for this TPP. */
+  max: number;
+  /** Reads a day for consents never seen; 0: not counted. */
+  unknownLimit: number;
+  psuInitiated: boolean;
+  enforce: boolean;
+}
+
+/** Everything one request asks of the store before it is forwarded. */
+export interface Decision {
+  idempotency?: IdempotencyPart;
+  limits: LimitPart[];
+  frequency?: FrequencyPart;
+}
+
+/** A stored upstream answer, replayed for a repeated request. */
+export interface StoredResponse {
+  status: number;
+  headers: [string, string][];
+  /** Base64 of the body bytes. */
+  body: string;
+}
+
+/**
+ * What the store found for an X-Request-ID:
+ * - `claimed`: first use, now marked in flight for this request
+ * - `free`: first use, not claimed because another part of the decision rejected the request
+ * - `replay`: the same request was answered before (`response`)
+ * - `mismatch`: the id was used for another request
+ * - `inflight`: the same request is still being processed
+ * - `duplicate`: the id was used before (unique mode)
+ * - `gone`: the same request was answered, but the answer was too large to keep
+ * - `unknown`: the same request was in flight longer than `inflightMs` and its end was never
+ *   recorded: it may have been executed, so it is not executed again
+ */
+export type IdempotencyOutcome =
+  | "claimed"
+  | "free"
+  | "replay"
+  | "mismatch"
+  | "inflight"
+  | "duplicate"
+  | "gone"
+  | "unknown";
+
+export interface LimitVerdict {
+  allowed: boolean;
+  /** Requests still allowed now (after this one, when allowed). */
+  remaining: number;
+  /** Milliseconds until the quota is full again. */
+  resetMs: number;
+  /** Milliseconds until a request would be allowed (0 when allowed). */
+  retryMs: number;
+}
+
+export interface FrequencyVerdict {
+  /** False when the read is not counted (PSU-initiated on a recurring consent, unknown consent). */
+  counted: boolean;
+  allowed: boolean;
+  /** The effective limit for the day. */
+  limit: number;
+  /** Reads counted today, this one included when allowed. */
+  used: number;
+  /** Milliseconds until the day ends. */
+  retryMs: number;
+  /** The consent was learnt by the gateway. */
+  known: boolean;
+}
+
+/** The store's answer to a {@link Decision}. */
+export interface Verdict {
+  /** The store's clock, milliseconds since the epoch. */
+  now: number;
+  /** An enforcing part rejected the request: nothing was counted or claimed. */
+  blocked: boolean;
+  idempotency?: { outcome: IdempotencyOutcome; response?: StoredResponse };
+  /** One per limit of the decision; empty when the idempotency part stopped the decision. */
+  limits: LimitVerdict[];
+  frequency?: FrequencyVerdict;
+}
+
+/** The second write of an idempotent request, once the upstream answered (or failed). */
+export interface Completion {
+  key: string;
+  token: string;
+  /** done: keep the answer for replay; gone: remember it was answered; release: forget the id. */
+  action: "done" | "gone" | "release";
+  response?: StoredResponse;
+  retentionMs: number;
+}
+
+/** Counters of a store, for the bench and the logs. */
+export interface StoreStats {
+  /** Requests sent to the store (a script fallback after NOSCRIPT counts twice). */
+  roundTrips: number;
+  /** Store calls that failed (timeouts, connection errors). */
+  errors: number;
+  /** Requests let through by a `fail: open` check while the store was unavailable. */
+  failOpen: number;
+}
+
+/** The store could not be reached or did not answer in time. */
+export class StoreUnavailableError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "StoreUnavailableError";
+  }
+}
+
+/** The shared-state store. */
+export interface Store {
+  readonly kind: "memory" | "redis" | "upstash";
+  readonly stats: StoreStats;
+  /** Entries held, where the backend knows without a round trip (memory). */
+  readonly size?: number;
+  /** Decides a request atomically, in one round trip. */
+  decide(decision: Decision): Promise<Verdict>;
+  /** Stores or releases an idempotency record, if `token` still owns it. */
+  complete(completion: Completion): Promise<void>;
+  /** Keeps a small value for `ttlMs` (the learnt consents). */
+  put(key: string, value: string, ttlMs: number): Promise<void>;
+  delete(key: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Options of {@link createStore}. */
+export interface StoreOptions {
+  log?: Logger;
+  /** Clock of the memory backend (the others use the store's clock). */
+  now?: () => number;
+}
+
+/** The GCRA emission interval of a limit, in whole microseconds (rounded up: never looser). */
+export function limitPeriod(limit: LimitPart): number {
+  return Math.ceil(limit.windowMs * 1000 / limit.limit);
+}
+
+/** New counters. */
+export function newStats(): StoreStats {
+  return { roundTrips: 0, errors: 0, failOpen: 0 };
+}
+
+/** A request's decision: the verdict, or why the store could not give one. */
+export type DecisionOutcome =
+  | { decision: Decision; verdict: Verdict; error?: undefined }
+  | { decision: Decision; verdict?: undefined; error: StoreUnavailableError };

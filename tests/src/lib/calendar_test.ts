@@ -1,0 +1,27 @@
+import assert from "node:assert/strict";
+import { bankCalendar, isTimeZone } from "../../../src/lib/calendar.ts";
+
+Deno.test("bankCalendar() starts the day at midnight of the bank's time zone", () => {
+  const tbilisi = bankCalendar("Asia/Tbilisi");
+  // 2026-03-10 21:00 UTC is already 2026-03-11 01:00 in Tbilisi (UTC+4).
+  const [yesterday, today, tomorrow] = tbilisi.around(Date.parse("2026-03-10T21:00:00Z"));
+  assert.equal(today.label, "2026-03-11");
+  assert.equal(today.start, Date.parse("2026-03-10T20:00:00Z"));
+  assert.equal(today.end, Date.parse("2026-03-11T20:00:00Z"));
+  assert.equal(yesterday.label, "2026-03-10");
+  assert.equal(tomorrow.start, today.end);
+  assert.equal(tbilisi.startOf("2026-12-31"), Date.parse("2026-12-30T20:00:00Z"));
+});
+
+Deno.test("bankCalendar() knows a day of 23 hours when clocks go forward", () => {
+  const berlin = bankCalendar("Europe/Berlin");
+  const [, day] = berlin.around(Date.parse("2026-03-29T12:00:00Z"));
+  assert.equal(day.start, Date.parse("2026-03-28T23:00:00Z"));
+  assert.equal(day.end, Date.parse("2026-03-29T22:00:00Z"));
+  assert.equal(day.end - day.start, 23 * 3_600_000);
+});
+
+Deno.test("isTimeZone() tells IANA names from anything else", () => {
+  assert.equal(isTimeZone("Asia/Tbilisi"), true);
+  assert.equal(isTimeZone("Mars/Olympus"), false);
+});

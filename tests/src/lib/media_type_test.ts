@@ -1,0 +1,20 @@
+import assert from "node:assert/strict";
+import { acceptable, parseMediaType } from "../../../src/lib/media_type.ts";
+
+Deno.test("parseMediaType() reads type, subtype and parameters", () => {
+  const media = parseMediaType('Application/JSON; charset="UTF-8"')!;
+  assert.equal(media.essence, "application/json");
+  assert.equal(media.params.get("charset"), "UTF-8");
+  assert.equal(parseMediaType("json"), undefined);
+  assert.equal(parseMediaType("a/b/c"), undefined);
+});
+
+Deno.test("acceptable() honours wildcards and q=0", () => {
+  const json = ["application/json"];
+  assert.equal(acceptable("*/*", json), true);
+  assert.equal(acceptable("application/*;q=0.1", json), true);
+  assert.equal(acceptable("text/*", json), false);
+  assert.equal(acceptable("application/json;q=0", json), false);
+  assert.equal(acceptable("application/json;q=0.0, text/html", json), false);
+  assert.equal(acceptable(", ,application/json", json), true);
+});

@@ -1,0 +1,32 @@
+import assert from "node:assert/strict";
+import { Counter, Histogram } from "../../../src/lib/metrics.ts";
+
+Deno.test("Histogram renders cumulative buckets, +Inf, sum and count per label set", () => {
+  const histogram = new Histogram("t_seconds", "test", [0.01, 0.1, 1]);
+  const series = histogram.series({ op: "a" });
+  for (const seconds of [0.005, 0.01, 0.05, 0.5, 3]) series.observe(seconds);
+  histogram.observe({ op: "b" }, 0.2);
+  const lines = histogram.render().split("\n");
+  for (
+    const expected of [
+      't_seconds_bucket{op="a",le="0.01"} 2',
+      't_seconds_bucket{op="a",le="0.1"} 3',
+      't_seconds_bucket{op="a",le="1"} 4',
+      't_seconds_bucket{op="a",le="+Inf"} 5',
+      't_seconds_sum{op="a"} 3.565',
+      't_seconds_count{op="a"} 5',
+      't_seconds_bucket{op="b",le="0.1"} 0',
+      't_seconds_bucket{op="b",le="1"} 1',
+    ]
+  ) assert.ok(lines.includes(expected), `${expected} in\n${lines.join("\n")}`);
+  assert.equal(histogram.count({ op: "a" }), 5);
+});
+
+Deno.test("Counter cells and labelled increments count the same series", () => {
+  const counter = new Counter("t_total", "test");
+  const cell = counter.cell({ op: "a", status: "200" });
+  cell.value++;
+  counter.inc({ op: "a", status: "200" }, 2);
+  assert.equal(counter.value({ op: "a", status: "200" }), 3);
+  assert.match(counter.render(), /^t_total\{op="a",status="200"\} 3$/m);
+});

@@ -1,0 +1,212 @@
+import { CHECKS } from "../../../middleware/mod.ts";
+import assert from "node:assert/strict";
+import { parsePolicy, PolicyError, policyJsonSchema } from "../../../src/policy/load.ts";
+import { createCa } from "../../support/pki.ts";
+import { OPERATIONS } from "../../../src/core/catalogue.ts";
+
+const env = (name: string) =>
+  ({ UPSTREAM_URL: "http://127.0.0.1:9" } as Record<string, string>)[name];
+
+function problems(text: string): string[] {
+  try {
+    parsePolicy("bad.yaml", text, { checks: CHECKS, env });
+  } catch (error) {
+    assert.ok(error instanceof PolicyError);
+    assert.match(error.message, /bad\.yaml/);
+    return error.problems;
+  }
+  assert.fail("the policy was accepted");
+}
+
+const BASE = "upstream:\n  url: ${UPSTREAM_URL}\n";
+
+Deno.test("parsePolicy() resolves defaults, group and operation overrides field by field", () => {
+  const policy = parsePolicy(
+    "p.yaml",
+    BASE + `
+defaults:
+  proxy: { timeout_ms: 1000, retry_reads: false }
+groups:
+  ais:
+    proxy: { timeout_ms: 2000 }
+operations:
+  getBalances:
+    proxy: { timeout_ms: 3000 }
+`,
+    { checks: CHECKS, env },
+  );
+  const options = (id: string) =>
+    policy.operations.find((r) => r.operation.id === id)!.options.proxy;
+  assert.equal(options("initiatePayment").timeout_ms, 1000);
+  assert.equal(options("getAccountList").timeout_ms, 2000);
+  assert.equal(options("getBalances").timeout_ms, 3000);
+  assert.equal(options("getBalances").retry_reads, false);
+  assert.equal(options("getBalances").max_response_bytes, 10_485_760);
+});
+
+Deno.test("parsePolicy() lists every problem with its path", () => {
+  const found = problems(
+    BASE + `
+defaults:
+  proxy: { timeout_ms: -1, retrys: true }
+  rate_limt: {}
+groups:
+  payments: {}
+operations:
+  initiatePaymnt: {}
+`,
+  );
+  assert.ok(
+    found.includes('defaults: unknown key "rate_limt"') ||
+      found.some((p) => p.includes('"rate_limt"')),
+    found.join("\n"),
+  );
+  assert.ok(found.some((p) => p.startsWith("defaults.proxy.timeout_ms:")), found.join("\n"));
+  assert.ok(
+    found.some((p) => p.startsWith("defaults.proxy") && p.includes('"retrys"')),
+    found.join("\n"),
+  );
+  assert.ok(found.includes('groups: unknown group "payments"'), found.join("\n"));
+  assert.ok(found.includes('operations: unknown operation "initiatePaymnt"'), found.join("\n"));
+});
+
+Deno.test("parsePolicy() refuses an unset environment variable and YAML syntax errors", () => {
+  assert.deepEqual(problems("upstream:\n  url: ${NOT_SET_ANYWHERE}\n").slice(0, 1), [
+    'upstream.url: environment variable "NOT_SET_ANYWHERE" is not set',
+  ]);
+  assert.match(problems("upstream: [unclosed\n")[0], /^line \d+:/);
+});
+
+Deno.test("parsePolicy() accepts ${NAME:-default} references", () => {
+  const policy = parsePolicy("p.yaml", "upstream:\n  url: ${NOPE:-http://127.0.0.1:7}\n", {
+    checks: CHECKS,
+    env,
+  });
+  assert.equal(policy.upstream.url, "http://127.0.0.1:7");
+});
+
+Deno.test("parsePolicy() applies route overrides and checks their parameters", () => {
+  const policy = parsePolicy(
+    "p.yaml",
+    BASE + `
+operations:
+  getTransactionDetails:
+    route:
+      upstream_path: /core/accounts/{account-id}/tx/{transactionId}
+`,
+    { checks: CHECKS, env },
+  );
+  const op = policy.operations.find((r) => r.operation.id === "getTransactionDetails")!;
+  assert.equal(op.operation.upstreamPath, "/core/accounts/{account-id}/tx/{transactionId}");
+  const found = problems(
+    BASE + `
+operations:
+  getBalances:
+    route: { path: "/v1/balances/{accountId}" }
+`,
+  );
+  assert.match(
+    found[0],
+    /^operations\.getBalances\.route\.path: must use the parameters \{account-id\}/,
+  );
+});
+
+Deno.test("parsePolicy() runs cross-field rules of a check", () => {
+  const found = problems(
+    BASE + `
+defaults:
+  deprecation: { since: "2026-05-01", sunset: "2026-01-01" }
+`,
+  );
+  assert.ok(
+    found.some((p) => p.includes('sunset "2026-01-01" is before since "2026-05-01"')),
+    found.join("\n"),
+  );
+});
+
+Deno.test("parsePolicy() keeps an idempotency marker at least as long as a request may be in flight", () => {
+  const found = problems(BASE + "defaults:\n  idempotency: { inflight: 2m, retention: 1m }\n");
+  assert.ok(
+    found.some((p) => p.includes("retention must not be shorter than inflight")),
+    found.join("\n"),
+  );
+});
+
+Deno.test("the default and production example policy files are valid", async () => {
+  const ca = await createCa();
+  const bundle = await Deno.makeTempFile({ suffix: ".pem" });
+  await Deno.writeTextFile(bundle, ca.pem);
+  const production: Record<string, string> = {
+    UPSTREAM_URL: "https://core.bank.internal",
+    STORE_URL: "redis://redis.bank.internal:6379",
+    QTSP_CA_BUNDLE: bundle,
+    OAUTH_JWKS_URL: "https://auth.bank.internal/jwks.json",
+    OAUTH_ISSUER: "https://auth.bank.internal",
+    METRICS_TOKEN: "a-long-enough-metrics-token",
+  };
+  const policy = parsePolicy("config/policy.yaml", await Deno.readTextFile("config/policy.yaml"), {
+    checks: CHECKS,
+    env,
+  });
+  assert.equal(policy.operations.length, OPERATIONS.length);
+  const strict = parsePolicy(
+    "config/production.example.yaml",
+    await Deno.readTextFile("config/production.example.yaml"),
+    { checks: CHECKS, env: (name) => production[name] },
+  );
+  const options = (id: string, key: string) =>
+    strict.operations.find((r) => r.operation.id === id)!.options[key];
+  assert.equal(options("initiatePayment", "jws_signature").required, true);
+  assert.equal(options("initiatePayment", "tpp_certificate").required, true);
+  assert.equal(options("getProducts", "tpp_certificate").required, false);
+  assert.equal(options("getBalances", "jws_signature").required, false);
+  assert.equal(strict.store.kind, "redis");
+});
+
+Deno.test("config/policy.schema.json is the schema generated from the zod schemas", async () => {
+  const committed = await Deno.readTextFile("config/policy.schema.json");
+  assert.equal(
+    committed,
+    policyJsonSchema(CHECKS),
+    "config/policy.schema.json is stale: run deno task policy:schema",
+  );
+});
+
+Deno.test("parsePolicy() lists a problem shared by many operations once", () => {
+  const found = problems(
+    BASE + `
+defaults:
+  deprecation: { since: "2026-05-01", sunset: "2026-01-01" }
+groups:
+  ais:
+    deprecation: { since: "2026-01-01" }
+`,
+  );
+  const lines = found.filter((p) => p.startsWith("deprecation for"));
+  assert.equal(lines.length, 1, found.join("\n"));
+  assert.match(
+    lines[0],
+    /^deprecation for initiatePayment, getPaymentInformation, .* and \d+ more: sunset/,
+  );
+  assert.doesNotMatch(lines[0], /getAccountList/);
+});
+
+Deno.test("parsePolicy() picks the http1 upstream client by default and fetch on Deno Deploy", () => {
+  assert.equal(parsePolicy("p.yaml", BASE, { checks: CHECKS, env }).upstream.client, "http1");
+  assert.equal(
+    parsePolicy("p.yaml", BASE + "  client: fetch\n", { checks: CHECKS, env }).upstream.client,
+    "fetch",
+  );
+  Deno.env.set("DENO_DEPLOYMENT_ID", "test-deployment");
+  try {
+    // Deploy refuses raw TCP to ports 80 and 443: the runtime's fetch is the default there.
+    assert.equal(parsePolicy("p.yaml", BASE, { checks: CHECKS, env }).upstream.client, "fetch");
+    assert.equal(
+      parsePolicy("p.yaml", BASE + "  client: http1\n", { checks: CHECKS, env }).upstream.client,
+      "http1",
+    );
+  } finally {
+    Deno.env.delete("DENO_DEPLOYMENT_ID");
+  }
+  assert.deepEqual(problems(BASE + "  client: curl\n").length, 1);
+});
