@@ -248,6 +248,19 @@ Deno.test("jwsSignature() rejects a stale sigT and a malformed one", async () =>
   });
 });
 
+Deno.test("jwsSignature() rejects a sigT in the future beyond the skew", async () => {
+  // A signature dated ahead could be held back and replayed for longer than the window.
+  const ahead = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d{3}Z$/, "Z");
+  await rejected(await signed({ sigT: ahead }), {
+    code: "SIGNATURE_INVALID",
+    text: /"sigT" .* is more than 300 s away/,
+    path: "x-jws-signature",
+  });
+  const near = new Date(Date.now() + 60_000).toISOString().replace(/\.\d{3}Z$/, "Z");
+  const { response } = await run(await signed({ sigT: near }));
+  assert.equal(response.status, 201, "a minute ahead is within the skew");
+});
+
 Deno.test("jwsSignature() rejects a certificate from another CA", async () => {
   await rejected(await signed({}, rogue), {
     code: "CERTIFICATE_INVALID",

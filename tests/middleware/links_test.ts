@@ -19,6 +19,12 @@ Deno.test("hrefRewriter() maps legacy prefixes and upstream origins to the publi
   );
 });
 
+Deno.test("hrefRewriter() maps the upstream's bare origin to the root, never to an empty href", () => {
+  assert.equal(rewrite("http://core.internal:9000"), "/");
+  assert.equal(rewrite("http://core.internal:9000/"), "/");
+  assert.equal(rewrite("http://core.internal:9000?page=2"), "?page=2");
+});
+
 Deno.test("hrefRewriter() leaves links elsewhere alone", () => {
   assert.equal(rewrite("https://bank.example/sca/1"), "https://bank.example/sca/1");
   assert.equal(rewrite("/psd2/v10/x"), "/psd2/v10/x");

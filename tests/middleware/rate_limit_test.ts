@@ -119,6 +119,44 @@ Deno.test("rateLimit() counts by the configured key and skips requests without i
   await balances.body?.cancel();
 });
 
+Deno.test("rateLimit() counts by the last value of client_ip_header", async () => {
+  // A client may send its own X-Forwarded-For; the terminator appends the address it saw.
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: policy(
+      "      per_client: { key: [client_ip], limit: 1, window: 1h }",
+      "",
+      "    client_ip_header: X-Forwarded-For",
+    ),
+    upstream: upstream.url,
+  });
+  const from = (value: string) => read(gateway, { "x-forwarded-for": value });
+  assert.deepEqual(
+    await statuses([() => from("6.6.6.1, 10.0.0.1"), () => from("6.6.6.2, 10.0.0.1")]),
+    [200, 429],
+    "a forged first value does not give a new counter",
+  );
+  assert.deepEqual(await statuses([() => from("10.0.0.1, 10.0.0.2")]), [200]);
+});
+
+Deno.test("rateLimit() answers with the longest wait when several limits reject at once", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: policy(`      per_minute: { key: [tpp], limit: 1, window: 1m }
+      per_hour: { key: [tpp], limit: 1, window: 1h }
+      per_second: { key: [tpp], limit: 1, window: 10s }`),
+    upstream: upstream.url,
+  });
+  assert.deepEqual(await statuses([() => read(gateway)]), [200]);
+  const limited = await read(gateway);
+  assert.equal(limited.status, 429);
+  const retry = Number(limited.headers.get("retry-after"));
+  assert.ok(retry > 3000 && retry <= 3600, `Retry-After ${retry}: the hour's wait`);
+  assert.equal(limited.headers.get("ratelimit-limit"), "1");
+  assert.equal(limited.headers.get("ratelimit-reset"), "3600");
+  assert.match((await limited.json()).tppMessages[0].text, /limit "per_hour" allows 1 per 1h/);
+});
+
 Deno.test("rateLimit() applies a caller's tier", async () => {
   await using upstream = startUpstream();
   await using gateway = await startGateway({
