@@ -13,7 +13,7 @@ import {
   checkCoverage,
   checkSigner,
   type Coverage,
-  signedLines,
+  signedBytes,
   type SignedRequest,
 } from "./signer.ts";
 
@@ -24,7 +24,6 @@ export type HttpSignatureAlgorithm = keyof typeof HTTP_SIGNATURE_ALGORITHMS;
 const HEADER = "Signature";
 const CERTIFICATE_HEADER = "TPP-Signature-Certificate";
 const PARAM = /\s*([A-Za-z]+)\s*=\s*"([^"]*)"\s*(?:,|$)/y;
-const encoder = new TextEncoder();
 
 /** Options of an {@link HttpSignatureVerifier}, from the policy. */
 export interface HttpSignatureOptions {
@@ -144,7 +143,7 @@ export class HttpSignatureVerifier {
       "RSASSA-PKCS1-v1_5",
       key,
       signature,
-      encoder.encode(signedLines(names, request)),
+      signedBytes(names, request),
     );
     if (!ok) {
       throw invalid(

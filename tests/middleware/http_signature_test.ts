@@ -97,6 +97,19 @@ Deno.test("httpSignature() accepts a Berlin Group rsa-sha256 signature and ident
   assert.equal(log.find((l) => l.op === "initiatePayment")?.tpp, "PSDGE-NBG-123456");
 });
 
+Deno.test("httpSignature() verifies a UTF-8 PSU-ID as the bytes that were sent", async () => {
+  // The TPP signs the header's UTF-8 bytes; the gateway reads header values one character per
+  // byte and must verify those bytes, not encode them to UTF-8 a second time.
+  const psuId = "ნინო ბერიძე";
+  const sent = String.fromCharCode(...new TextEncoder().encode(psuId));
+  const { response, body, reached } = await run({
+    ...await signHttpSignature(tpp, input({ "psu-id": psuId })),
+    "psu-id": sent,
+  });
+  assert.equal(response.status, 201, JSON.stringify(body));
+  assert.equal(reached, 1);
+});
+
 Deno.test("httpSignature() accepts (request-target) in the headers list and a reordered issuer DN", async () => {
   const names = ["(request-target)", "digest", "x-request-id", "psu-id", "tpp-redirect-uri"];
   assert.equal((await run(await signed({ headers: names }))).response.status, 201);

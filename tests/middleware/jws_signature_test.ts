@@ -102,6 +102,19 @@ Deno.test("jwsSignature() accepts a PS256 signature with x5c and identifies the 
   assert.equal(log.find((l) => l.op === "initiatePayment")?.tpp, "PSDGE-NBG-123456");
 });
 
+Deno.test("jwsSignature() verifies a UTF-8 PSU-ID as the bytes that were sent", async () => {
+  // The TPP signs the header's UTF-8 bytes; the gateway reads header values one character per
+  // byte and must verify those bytes, not encode them to UTF-8 a second time.
+  const psuId = "ნინო ბერიძე";
+  const sent = String.fromCharCode(...new TextEncoder().encode(psuId));
+  const { response, body, received } = await run({
+    ...await signed({}, tpp, { "psu-id": psuId }),
+    "psu-id": sent,
+  });
+  assert.equal(response.status, 201, JSON.stringify(body));
+  assert.equal(received, 1);
+});
+
 Deno.test("jwsSignature() accepts RS256 and ES256 signatures", async () => {
   assert.equal((await run(await signed({ alg: "RS256" }))).response.status, 201);
   assert.equal((await run(await signed({}, tppEc))).response.status, 201);
