@@ -18,6 +18,16 @@ export interface SignInput {
   target: string;
   headers: Record<string, string>;
   body?: string;
+  /**
+   * Header values and body are byte strings (one character per byte, as sent on the wire): the
+   * Digest and the signed lines take them byte for byte. Default: text, signed as its UTF-8.
+   */
+  binary?: boolean;
+}
+
+/** A string's bytes: byte for byte when `binary` (a byte string), else its UTF-8. */
+function bytesFrom(text: string, binary = false): Uint8Array<ArrayBuffer> {
+  return binary ? Uint8Array.from(text, (ch) => ch.charCodeAt(0)) : encoder.encode(text);
 }
 
 const encoder = new TextEncoder();
@@ -43,7 +53,7 @@ function lines(names: string[], input: SignInput, headers: Record<string, string
 
 async function withDigest(input: SignInput): Promise<Record<string, string>> {
   const headers = { ...input.headers };
-  headers.digest ??= await digestOf(encoder.encode(input.body ?? ""));
+  headers.digest ??= await digestOf(bytesFrom(input.body ?? "", input.binary));
   return headers;
 }
 
@@ -123,7 +133,7 @@ export async function signJws(
     else protectedHeader[name] = value;
   }
   const encodedHeader = b64url(encoder.encode(JSON.stringify(protectedHeader)));
-  const signingInput = encoder.encode(`${encodedHeader}.${lines(pars, input, headers)}`);
+  const signingInput = bytesFrom(`${encodedHeader}.${lines(pars, input, headers)}`, input.binary);
   let signature: ArrayBuffer;
   if (options.hmacKey) {
     const key = await crypto.subtle.importKey(
@@ -160,7 +170,11 @@ export async function signHttpSignature(
   const headers = await withDigest(input);
   const names = options.headers ??
     ["digest", "x-request-id", ...CONDITIONAL.filter((h) => h in headers)];
-  const signature = await signBytes(signer, "RS256", encoder.encode(lines(names, input, headers)));
+  const signature = await signBytes(
+    signer,
+    "RS256",
+    bytesFrom(lines(names, input, headers), input.binary),
+  );
   const keyId = options.keyId ??
     `SN=${signer.cert.serialNumber.toUpperCase()},CA=${signer.cert.issuer}`;
   return {
