@@ -20,7 +20,8 @@ export default {
   timeoutMS: 20_000,
   timeoutFactor: 2,
   dryRunTimeoutMinutes: 10,
-  tempDirName: "tests/mutation/.stryker-tmp",
+  // Outside the project: `deno check tests/` would type-check the instrumented sandbox copies.
+  tempDirName: process.env.MUTATE_TMP ?? "tests/mutation/.stryker-tmp",
   ignorePatterns: ["/bench", "/dist", "/.bench", "/.scratch", "/tests/mutation/reports"],
   symlinkNodeModules: false,
   disableTypeChecks: false,
