@@ -183,6 +183,77 @@ Deno.test("rateLimit() applies a caller's tier", async () => {
   );
 });
 
+Deno.test("rateLimit() lets a burst through at once, then refills at the limit's pace", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: policy("      per_tpp: { key: [tpp], limit: 1, window: 1h, burst: 3 }"),
+    upstream: upstream.url,
+  });
+  const four = Array.from({ length: 4 }, () => () => read(gateway));
+  assert.deepEqual(await statuses(four), [200, 200, 200, 429], "burst 3");
+  const limited = await read(gateway);
+  assert.equal(limited.headers.get("ratelimit-limit"), "1");
+  assert.equal(limited.headers.get("retry-after"), "3600", "one request per hour refills");
+  await limited.body?.cancel();
+});
+
+Deno.test("rateLimit() tier overrides: a limit without burst allows that many at once, a window of its own", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: policy(
+      "      per_tpp: { key: [tpp], limit: 1, window: 1h, burst: 5 }",
+      "",
+      "    tiers:\n      small: { per_tpp: { limit: 2, window: 1d } }\n" +
+        '    tpps:\n      "ip:127.0.0.1": small',
+    ),
+    upstream: upstream.url,
+  });
+  const three = Array.from({ length: 3 }, () => () => read(gateway));
+  assert.deepEqual(await statuses(three), [200, 200, 429], "the tier's limit 2 is its burst");
+  const limited = await read(gateway);
+  assert.equal(limited.headers.get("retry-after"), "43200", "2 per day: one every 12 h");
+  assert.match((await limited.json()).tppMessages[0].text, /allows 2 per 1d; retry in 43200 s/);
+});
+
+Deno.test("rateLimit() counts a consent by Consent-ID or by the consent in the path", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: policy("      per_consent: { key: [consent], limit: 2, window: 1h }"),
+    upstream: upstream.url,
+  });
+  const byHeader = (consent: string) => () => read(gateway, { "consent-id": consent });
+  const byPath = (consent: string) => () =>
+    gateway.fetch(`/v1/consents/${consent}/status`, {
+      headers: { "x-request-id": crypto.randomUUID() },
+    });
+  assert.deepEqual(
+    await statuses([byHeader("c-1"), byPath("c-1"), byHeader("c-1"), byPath("c-2")]),
+    [200, 200, 429, 200],
+  );
+});
+
+Deno.test("rateLimit() names the window of the limit in its 429 text", async () => {
+  await using upstream = startUpstream();
+  for (
+    const [window, text] of [
+      ["1d", "1d"],
+      ["2h", "2h"],
+      ["90s", "90s"],
+      ["90m", "90m"],
+      ["1500ms", "1500ms"],
+    ]
+  ) {
+    await using gateway = await startGateway({
+      policy: policy(`      per_tpp: { key: [tpp], limit: 1, window: ${window} }`),
+      upstream: upstream.url,
+    });
+    await (await read(gateway)).body?.cancel();
+    const limited = await read(gateway);
+    assert.equal(limited.status, 429, window);
+    assert.match((await limited.json()).tppMessages[0].text, new RegExp(`allows 1 per ${text};`));
+  }
+});
+
 Deno.test("rateLimit() in report mode forwards over the limit and records the finding", async () => {
   await using upstream = startUpstream();
   await using gateway = await startGateway({
