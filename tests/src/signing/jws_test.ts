@@ -137,6 +137,8 @@ Deno.test("JwsVerifier.verify() takes sigT as UTC seconds or fractions, and noth
       at(now).replace(/\.\d+Z$/, ".1234567890Z"),
       "2026-13-01T12:00:00Z",
       1700000000,
+      // A list whose text is a valid time: still no string.
+      [at(now).replace(/\.\d+Z$/, "Z")],
     ]
   ) {
     await invalid(verify(await signed({ sigT: sigT as string }), { now }), text);
@@ -162,6 +164,7 @@ Deno.test("JwsVerifier.verify() refuses a sigD that is not the HTTP headers mech
   for (
     const sigD of [
       undefined,
+      null,
       "http://uri.etsi.org/19182/HttpHeaders",
       { pars: ["(request-target)", "digest", "x-request-id"] },
       { mId: "http://uri.etsi.org/19182/ObjectIdByURI", pars: ["digest"] },
