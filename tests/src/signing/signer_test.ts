@@ -122,6 +122,7 @@ Deno.test("signatureFields() and coverageProblems(): the policy's cover lists", 
     "tpp-nok-redirect-uri",
   ]);
   assert.throws(() => fields.cover.parse(["Digest"]), /a lower-case header name/);
+  assert.throws(() => fields.cover.parse(["digest x"]), /a lower-case header name/);
   assert.deepEqual(fields.cover.parse(["(request-target)", "x-a-1"]), [
     "(request-target)",
     "x-a-1",
