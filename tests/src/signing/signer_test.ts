@@ -21,7 +21,12 @@ const COVERAGE = { always: ["(request-target)", "digest"], whenPresent: ["psu-id
 
 function coverage(covered: string[], headers: Record<string, string>): string | undefined {
   try {
-    checkCoverage(covered, request(headers), COVERAGE, (text) => new GatewayError(401, "SIGNATURE_INVALID", text));
+    checkCoverage(
+      covered,
+      request(headers),
+      COVERAGE,
+      (text) => new GatewayError(401, "SIGNATURE_INVALID", text),
+    );
     return undefined;
   } catch (error) {
     return (error as Error).message;
