@@ -401,3 +401,255 @@ Deno.test("idempotency() frees the X-Request-ID of a write that never reached th
   assert.equal(again.headers.get("x-idempotent-replay"), null, "nothing was kept for the id");
   assert.equal(again.status, 503);
 });
+
+Deno.test("idempotency() replays the first answer without the headers of that one exchange", async () => {
+  await using upstream = startUpstream(() =>
+    new Response(JSON.stringify({ paymentId: "p-1", transactionStatus: "RCVD" }), {
+      status: 201,
+      headers: {
+        "content-type": "application/json",
+        "set-cookie": "session=first",
+        "retry-after": "7",
+        "ratelimit-limit": "99",
+        "ratelimit-remaining": "98",
+        "ratelimit-reset": "60",
+        "x-bank-reference": "kept",
+      },
+    })
+  );
+  await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
+  const id = crypto.randomUUID();
+  const first = await gateway.fetch(PAYMENT, post(id));
+  await first.body?.cancel();
+  assert.equal(first.headers.get("set-cookie"), "session=first");
+  // A second later, so that a stored Date would show.
+  await new Promise((r) => setTimeout(r, 1100));
+  const replay = await gateway.fetch(PAYMENT, post(id));
+  assert.equal(replay.headers.get("x-idempotent-replay"), "true");
+  assert.deepEqual(await replay.json(), { paymentId: "p-1", transactionStatus: "RCVD" });
+  assert.equal(replay.headers.get("x-bank-reference"), "kept");
+  for (const name of ["set-cookie", "retry-after", "ratelimit-limit", "ratelimit-remaining"]) {
+    assert.equal(replay.headers.get(name), null, `${name} belongs to the first exchange`);
+  }
+  assert.equal(replay.headers.get("ratelimit-reset"), null);
+  assert.notEqual(replay.headers.get("date"), first.headers.get("date"), "a Date of its own");
+  assert.equal(upstream.received.length, 1);
+});
+
+Deno.test("idempotency() releases the id after the bank's 408, 425 and 429: a retry is executed", async () => {
+  for (const status of [408, 425, 429]) {
+    let answer = status;
+    await using upstream = startUpstream(() =>
+      Response.json({ note: "try later" }, { status: answer })
+    );
+    await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
+    const id = crypto.randomUUID();
+    assert.equal((await json(await gateway.fetch(PAYMENT, post(id)))).status, status);
+    answer = 201;
+    const retry = await gateway.fetch(PAYMENT, post(id));
+    await retry.body?.cancel();
+    assert.equal(retry.status, 201, `after ${status}`);
+    assert.equal(retry.headers.get("x-idempotent-replay"), null);
+    assert.equal(upstream.received.length, 2, `after ${status}`);
+  }
+});
+
+Deno.test("idempotency() replays an answer without a body (204) as one", async () => {
+  await using upstream = startUpstream(() => new Response(null, { status: 204 }));
+  await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
+  const id = crypto.randomUUID();
+  const cancel = () =>
+    gateway.fetch("/v1/payments/domestic/p-1", {
+      method: "DELETE",
+      headers: { "x-request-id": id },
+    });
+  assert.equal((await cancel()).status, 204);
+  const again = await cancel();
+  assert.equal(again.status, 204);
+  assert.equal(again.headers.get("x-idempotent-replay"), "true");
+  assert.equal(await again.text(), "");
+  assert.equal(upstream.received.length, 1);
+});
+
+Deno.test("idempotency() refuses inconsistent times: poll over wait, inflight under wait, retention under inflight", async () => {
+  await using upstream = startUpstream();
+  for (
+    const [options, problem] of [
+      ["    wait: 1s\n    poll: 2s", "poll must not be longer than wait"],
+      ["    inflight: 1s", "inflight must not be shorter than wait"],
+      ["    retention: 30s", "retention must not be shorter than inflight"],
+    ]
+  ) {
+    await assert.rejects(
+      startGateway({
+        policy: policy(options).replace("    wait: 2s\n    poll: 20ms\n", ""),
+        upstream: upstream.url,
+      }),
+      new RegExp(problem),
+      options,
+    );
+  }
+  // Equal is fine.
+  await using gateway = await startGateway({
+    policy: policy("    inflight: 2s\n    retention: 2s").replace("poll: 20ms", "poll: 2s"),
+    upstream: upstream.url,
+  });
+  assert.ok(gateway.url);
+});
+
+Deno.test("idempotency() consumes no rate limit for a reused X-Request-ID it refuses", async () => {
+  await using upstream = paymentUpstream();
+  await using gateway = await startGateway({
+    policy: policy(`  rate_limit:
+    limits:
+      per_tpp: { key: [tpp], limit: 2, window: 1h }`),
+    upstream: upstream.url,
+  });
+  const id = crypto.randomUUID();
+  assert.equal((await json(await gateway.fetch(PAYMENT, post(id)))).status, 201);
+  const reused = await json(await gateway.fetch(PAYMENT, post(id, BODY.replace("12.50", "13.00"))));
+  assert.equal(reused.status, 400);
+  assert.equal(reused.body.tppMessages[0].path, "X-Request-ID");
+  const next = await json(await gateway.fetch(PAYMENT, post(crypto.randomUUID())));
+  assert.equal(next.status, 201, "the refused request used none of the limit");
+});
+
+Deno.test("idempotency() never replays requests without an X-Request-ID (request_id off)", async () => {
+  await using upstream = paymentUpstream();
+  await using gateway = await startGateway({
+    policy: policy("  request_id: { mode: off }"),
+    upstream: upstream.url,
+  });
+  const { "x-request-id": _, ...headers } = post("").headers as Record<string, string>;
+  for (const n of [1, 2]) {
+    const response = await gateway.fetch(PAYMENT, { method: "POST", headers, body: BODY });
+    assert.equal(response.status, 201);
+    assert.equal(response.headers.get("x-idempotent-replay"), null, `request ${n}`);
+    await response.body?.cancel();
+  }
+  assert.equal(upstream.received.length, 2);
+});
+
+Deno.test("idempotency() answers 409 with the X-Request-ID path for an id still in flight or gone", async () => {
+  await using slow = paymentUpstream(600);
+  await using gateway = await startGateway({
+    policy: policy().replace("wait: 2s", "wait: 100ms"),
+    upstream: slow.url,
+  });
+  const id = crypto.randomUUID();
+  const first = gateway.fetch(PAYMENT, post(id));
+  await new Promise((r) => setTimeout(r, 50));
+  const inflight = await json(await gateway.fetch(PAYMENT, post(id)));
+  assert.deepEqual([inflight.status, inflight.body.tppMessages[0].code], [409, "STATUS_INVALID"]);
+  assert.equal(inflight.body.tppMessages[0].path, "X-Request-ID");
+  await (await first).body?.cancel();
+
+  await using small = await startGateway({
+    policy: policy("    max_body_bytes: 16"),
+    upstream: slow.url,
+  });
+  const big = crypto.randomUUID();
+  await (await small.fetch(PAYMENT, post(big))).body?.cancel();
+  const gone = await json(await small.fetch(PAYMENT, post(big)));
+  assert.deepEqual(gone.body.tppMessages[0], {
+    category: "ERROR",
+    code: "STATUS_INVALID",
+    path: "X-Request-ID",
+    text:
+      `The request with X-Request-ID "${big}" was processed but its answer is too large to repeat; read the resource instead`,
+  });
+});
+
+Deno.test("idempotency() keeps an answer of exactly max_body_bytes", async () => {
+  const body = JSON.stringify({ paymentId: "p-1" });
+  await using upstream = startUpstream(() =>
+    new Response(body, { status: 201, headers: { "content-type": "application/json" } })
+  );
+  await using gateway = await startGateway({
+    policy: policy(`    max_body_bytes: ${new TextEncoder().encode(body).byteLength}`),
+    upstream: upstream.url,
+  });
+  const id = crypto.randomUUID();
+  await (await gateway.fetch(PAYMENT, post(id))).body?.cancel();
+  const again = await gateway.fetch(PAYMENT, post(id));
+  assert.equal(again.headers.get("x-idempotent-replay"), "true");
+  assert.equal(await again.text(), body);
+});
+
+Deno.test("idempotency() answers 409 'not seen to finish' once a request outlived its in-flight time", async () => {
+  await using upstream = paymentUpstream(1500);
+  await using gateway = await startGateway({
+    policy: policy("    inflight: 1s").replace("wait: 2s", "wait: 200ms"),
+    upstream: upstream.url,
+  });
+  const id = crypto.randomUUID();
+  const first = gateway.fetch(PAYMENT, post(id));
+  await new Promise((r) => setTimeout(r, 1150));
+  const repeat = await json(await gateway.fetch(PAYMENT, post(id)));
+  assert.deepEqual(repeat.body.tppMessages[0], {
+    category: "ERROR",
+    code: "STATUS_INVALID",
+    path: "X-Request-ID",
+    text:
+      `The request with X-Request-ID "${id}" was not seen to finish; it may have been executed. Read the resource's status, and send a new X-Request-ID if it has to be repeated`,
+  });
+  assert.equal(repeat.status, 409);
+  assert.equal((await first).status, 201);
+  assert.equal(upstream.received.length, 1);
+});
+
+Deno.test("idempotency() logs the release of an id with the request and the bank's status", async () => {
+  await using upstream = startUpstream(() => Response.json({}, { status: 503 }));
+  await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
+  const id = crypto.randomUUID();
+  await (await gateway.fetch(PAYMENT, post(id))).body?.cancel();
+  const line = gateway.log.lines.find((l) => l.msg === "idempotency key released");
+  assert.deepEqual(
+    [line?.op, line?.request_id, line?.status, line?.upstream_status],
+    ["initiatePayment", id, 503, 503],
+  );
+});
+
+Deno.test("idempotency() replays a write with a query through another gateway instance", async () => {
+  await using upstream = paymentUpstream();
+  const options = {
+    policy: policy("  query_params: { unknown_params: forward }"),
+    upstream: upstream.url,
+    services: { store: new MemoryStore() },
+  };
+  await using one = await startGateway(options);
+  await using two = await startGateway(options);
+  const id = crypto.randomUUID();
+  await (await one.fetch(`${PAYMENT}?batch=1`, post(id))).body?.cancel();
+  const again = await two.fetch(`${PAYMENT}?batch=1`, post(id));
+  await again.body?.cancel();
+  assert.equal(again.headers.get("x-idempotent-replay"), "true");
+  assert.equal(upstream.received.length, 1);
+});
+
+Deno.test({
+  name:
+    "idempotency() answers the client when the store fails after the bank answered, and logs it",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    await using redis = await startRedisServer();
+    await using store = await storeSetup("redis", { url: redis.url, timeoutMs: 300 });
+    // The bank answers after Redis died: the answer cannot be kept.
+    await using upstream = startUpstream(async () => {
+      await redis.kill();
+      return Response.json({ paymentId: "p-1" }, { status: 201 });
+    });
+    await using gateway = await startGateway({
+      policy: policy("", store.yaml),
+      upstream: upstream.url,
+      env: store.env,
+    });
+    const id = crypto.randomUUID();
+    const response = await json(await gateway.fetch(PAYMENT, post(id)));
+    assert.equal(response.status, 201);
+    assert.equal(response.body.paymentId, "p-1");
+    const line = gateway.log.lines.find((l) => l.msg === "idempotency record not updated");
+    assert.deepEqual([line?.op, line?.request_id, line?.action], ["initiatePayment", id, "done"]);
+    assert.equal(typeof line?.error, "string");
+  },
+});

@@ -54,6 +54,7 @@ export const COVERED_BY: Record<string, string[]> = {
   ],
   "middleware/links.ts": ["tests/middleware/proxy_test.ts"],
   "src/store/script.ts": ["tests/src/store/redis_test.ts", "tests/src/store/upstash_test.ts"],
+  "middleware/idempotency.ts": ["tests/faults/idempotency_faults_test.ts"],
 };
 
 /**
