@@ -8,6 +8,7 @@
  *   deno task mutate middleware/links.ts src/signing/digest.ts
  *   MUTATE_CONCURRENCY=1 deno task mutate middleware/rate_limit.ts
  *   deno task mutate middleware/links.ts:29-35 middleware/links.ts:70   # only the mutants on these lines
+ *   deno task mutate middleware/links.ts:survivors     # again, the lines of the stored survivors
  */
 import { existsSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -194,12 +195,17 @@ interface Target {
 export function targetsOf(args: string[]): Target[] {
   const byFile = new Map<string, Target>();
   for (const arg of args) {
-    const match = /^(.+?\.ts)(?::(\d+)(?:-(\d+))?)?$/.exec(arg);
-    if (!match) throw new Error(`Not a file or file:line[-line]: "${arg}"`);
-    const [, file, from, to] = match;
+    const match = /^(.+?\.ts)(?::(?:(\d+)(?:-(\d+))?|(survivors)))?$/.exec(arg);
+    if (!match) throw new Error(`Not a file, file:line[-line] or file:survivors: "${arg}"`);
+    const [, file, from, to, survivors] = match;
     const target = byFile.get(file) ?? { file, ranges: [] };
     byFile.set(file, target);
     if (from) target.ranges.push(`${file}:${from}-${to ?? from}`);
+    if (survivors) {
+      const left = summary().find((s) => s.file === file)?.survivors ?? [];
+      if (left.length === 0) throw new Error(`No survivors of "${file}" in the stored reports`);
+      target.ranges.push(...survivorRanges(file, left));
+    }
   }
   return [...byFile.values()];
 }
@@ -235,6 +241,13 @@ async function stryker(
     },
   ).finally(() => Deno.remove(tmp, { recursive: true }).catch(() => {}));
   if (code !== 0) throw new Error(`Stryker failed on ${file} (exit ${code})`);
+}
+
+/** The lines of the given mutants, as Stryker ranges. */
+function survivorRanges(file: string, mutants: MutantResult[]): string[] {
+  return [
+    ...new Set(mutants.map((m) => `${file}:${m.location.start.line}-${m.location.end.line}`)),
+  ];
 }
 
 /** A run on some lines; its mutants are added to the file's earlier runs on lines. */
@@ -290,10 +303,7 @@ async function mutate(target: Target, redisUrl: string): Promise<FileScore | und
   await Deno.remove(lines).catch(() => {});
   const survivors = score(file, tests, whole).survivors;
   if (survivors.length > 0) {
-    const ranges = [
-      ...new Set(survivors.map((m) => `${file}:${m.location.start.line}-${m.location.end.line}`)),
-    ];
-    await linesRun(file, { tests, ranges, lines, redisUrl });
+    await linesRun(file, { tests, ranges: survivorRanges(file, survivors), lines, redisUrl });
   }
   return summary().find((s) => s.file === file);
 }
