@@ -70,13 +70,14 @@ async function call(
 
 async function rejected(
   headers: Record<string, string>,
-  expected: { code: string; text?: RegExp },
+  expected: { code: string; text?: RegExp; path?: string },
   options: { policy?: string; request?: { path: string; init: RequestInit } } = {},
 ) {
   const { response, body, upstream } = await call(headers, options);
   assert.equal(response.status, 401, JSON.stringify(body));
   assert.equal(body.tppMessages[0].code, expected.code, body.tppMessages[0].text);
   if (expected.text) assert.match(body.tppMessages[0].text, expected.text);
+  if (expected.path) assert.equal(body.tppMessages[0].path, expected.path);
   assert.equal(upstream.length, 0, "a rejected request reached the upstream");
 }
 
@@ -109,7 +110,11 @@ Deno.test("tppCertificate() reads RFC 9440 Client-Cert", async () => {
 });
 
 Deno.test("tppCertificate() answers CERTIFICATE_MISSING where required, and passes where not", async () => {
-  await rejected({}, { code: "CERTIFICATE_MISSING", text: /X-SSL-Client-Cert/ });
+  await rejected({}, {
+    code: "CERTIFICATE_MISSING",
+    text: /^Header "X-SSL-Client-Cert" must carry the TPP's certificate$/,
+    path: "X-SSL-Client-Cert",
+  });
   const optional = policy().replace("required: true", "required: false");
   assert.equal((await call({}, { policy: optional })).response.status, 200);
 });

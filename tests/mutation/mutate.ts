@@ -43,6 +43,8 @@ export const COVERED_BY: Record<string, string[]> = {
     "tests/middleware/http_signature_test.ts",
   ],
   "src/pki/client_cert.ts": ["tests/middleware/tpp_certificate_test.ts"],
+  // The transport certificate's TPP is what a signer must match.
+  "middleware/tpp_certificate.ts": ["tests/middleware/jws_signature_test.ts"],
   "src/tokens/jwks.ts": ["tests/middleware/bearer_token_test.ts"],
   "middleware/_signature.ts": [
     "tests/middleware/jws_signature_test.ts",
