@@ -13,6 +13,7 @@ import type { Context, Hono } from "hono";
 import {
   answerHeaders,
   mountAuthorisations,
+  preferredApproach,
   scaLinks,
   startAuthorisation,
   tppPreferences,
@@ -69,7 +70,7 @@ export function cancellationAuthorisations(payment: Payment): AuthorisationHost 
     base: `${paymentHref(payment)}/cancellation-authorisations`,
     items: payment.cancellationAuthorisations,
     subject: { kind: "cancellation", payment },
-    tpp: payment.tpp,
+    tpp: payment.cancellationTpp ?? payment.tpp,
     checkStart() {
       if (payment.transactionStatus !== "ACTC") {
         throw statusInvalid(payment, "has no cancellation waiting for authorisation");
@@ -143,6 +144,14 @@ export function mountPayments(app: Hono, state: SandboxState) {
       });
     }
     payment.transactionStatus = "ACTC";
+    // The cancellation's own preferences, over those the payment was initiated with.
+    const given = tppPreferences(c);
+    payment.cancellationTpp = {
+      approach: preferredApproach(c) ?? payment.tpp.approach,
+      redirectUri: given.redirectUri ?? payment.tpp.redirectUri,
+      nokRedirectUri: given.nokRedirectUri ?? payment.tpp.nokRedirectUri,
+    };
+    answerHeaders(c, { approach: payment.cancellationTpp.approach });
     const href = paymentHref(payment);
     const links = {
       self: { href },

@@ -78,6 +78,8 @@ export interface Payment {
   /** The PSU-ID the payment was initiated with. */
   psuId?: string;
   tpp: TppPreferences;
+  /** What the TPP asked for with the DELETE that needs a cancellation authorisation. */
+  cancellationTpp?: TppPreferences;
   /** Finalised authorisations needed: 2 for multilevel SCA, else 1. */
   requiredAuthorisations: number;
   /** Set when the funds check ran: false rejects the payment (RJCT). */

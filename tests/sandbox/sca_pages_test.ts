@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { Hono } from "hono";
 import { createSandbox } from "../../src/sandbox/mod.ts";
-import { sendJson } from "./helpers.ts";
+import { send, sendJson } from "./helpers.ts";
 
 const TPP_OK = "https://tpp.example/ok";
 const TPP_NOK = "https://tpp.example/nok";
@@ -233,4 +233,30 @@ Deno.test("mountScaPages() an unknown link is a 404 page", async () => {
   assert.match(await res.text(), /This link is unknown/);
   const post = await app.request("/sca/unknown-token", { method: "POST" });
   assert.equal(post.status, 404);
+});
+
+Deno.test("mountScaPages() a payment cancellation is authorised on the page and returns to the DELETE's redirect URI", async () => {
+  const app = createSandbox();
+  const payment = await redirectPayment(app);
+  await send(app, payment.scaStatus, { method: "PUT", body: { scaAuthenticationData: "1" } });
+  const self = payment.status.replace(/\/status$/, "");
+  const cancel = await sendJson(app, self, {
+    method: "DELETE",
+    headers: { "TPP-Redirect-URI": "https://tpp.example/cancelled" },
+  });
+  assert.equal(cancel.status, 202);
+  assert.equal(cancel.headers.get("ASPSP-SCA-Approach"), "REDIRECT");
+  const started = await sendJson(app, cancel.body._links.startAuthorisation.href, {
+    method: "POST",
+  });
+  assert.equal(started.status, 201);
+  const page = browser(app, started.body._links.scaRedirect.href);
+  const first = await page.get();
+  assert.match(first.html, /<h1>Authorise payment cancellation<\/h1>/);
+  assert.match(first.res.headers.get("content-security-policy") ?? "", /https:\/\/tpp\.example/);
+  const csrf = csrfOf(first.html);
+  await page.post({ csrf, action: "login", psuId: "PSU-OK", password: "x" });
+  const approved = await page.post({ csrf, action: "approve", otp: "123456" });
+  assert.equal(approved.headers.get("location"), "https://tpp.example/cancelled");
+  assert.equal((await sendJson(app, payment.status)).body.transactionStatus, "CANC");
 });
