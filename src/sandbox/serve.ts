@@ -26,7 +26,7 @@ export function serveSandbox(
   port = 0,
   options: ServeOptions = {},
 ): { server: Deno.HttpServer<Deno.NetAddr>; url: string } {
-  const { scaOrigin, ...rest } = options;
+  const { scaOrigin = localOrigin, ...rest } = options;
   const app = createSandbox({
     ...rest,
     scaOrigin: typeof scaOrigin === "function" ? () => scaOrigin(server.addr.port) : scaOrigin,
