@@ -127,14 +127,3 @@ export function callerId(c: GatewayContext): string {
 export function keyPart(value: string): string {
   return encodeURIComponent(value);
 }
-
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** A duration such as `500ms`, `30s`, `5m`, `24h` or `1d`, in milliseconds. */
-export function duration() {
-  return z.string().regex(/^[1-9][0-9]*(ms|s|m|h|d)$/, "a duration like 30s, 5m, 24h or 1d")
-    .transform((text) => {
-      const [, amount, unit] = /^(\d+)(ms|s|m|h|d)$/.exec(text)!;
-      return Number(amount) * UNITS[unit];
-    });
-}

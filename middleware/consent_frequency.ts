@@ -19,11 +19,11 @@ import {
   callerId,
   decide,
   decisionPlan,
-  duration,
   failField,
   keyPart,
   storeUnavailable,
 } from "./_shared_state.ts";
+import { duration } from "../src/policy/fields.ts";
 import type { Services } from "../src/core/services.ts";
 
 const KEY = "consent_frequency";

@@ -17,11 +17,11 @@ import {
   decide,
   decideAgain,
   decisionPlan,
-  duration,
   failField,
   keyPart,
   storeUnavailable,
 } from "./_shared_state.ts";
+import { byteSize, duration } from "../src/policy/fields.ts";
 import type { IdempotencyPart, StoredResponse } from "../src/store/types.ts";
 import type { Services } from "../src/core/services.ts";
 
@@ -86,7 +86,7 @@ export const idempotency = defineCheck({
     retention: duration().prefault("24h").describe(
       "How long an X-Request-ID and its answer are kept, for example 24h",
     ),
-    max_body_bytes: z.number().int().positive().default(65_536).describe(
+    max_body_bytes: byteSize().default(65_536).describe(
       "Largest answer body kept for replay; a repeat of a request with a larger answer gets 409 STATUS_INVALID",
     ),
     wait: duration().prefault("5s").describe(

@@ -15,11 +15,11 @@ import {
   callerId,
   decide,
   decisionPlan,
-  duration,
   failField,
   keyPart,
   storeUnavailable,
 } from "./_shared_state.ts";
+import { duration, headerName } from "../src/policy/fields.ts";
 import type { LimitPart } from "../src/store/types.ts";
 import { clientAddress } from "../src/core/request.ts";
 
@@ -78,7 +78,7 @@ export const rateLimit = defineCheck({
     tpps: z.record(z.string().min(1), name).default({}).describe(
       "The tier of each caller: by TPP id (PSDGE-NBG-123456: gold), or ip:<address> for callers without a TPP identity",
     ),
-    client_ip_header: z.string().regex(/^[A-Za-z0-9-]+$/).optional().describe(
+    client_ip_header: headerName().optional().describe(
       "Header in which the TLS terminator passes the client address (its last value counts); default: the connection's address",
     ),
   }),
