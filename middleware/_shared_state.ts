@@ -11,6 +11,7 @@
 import { z } from "zod";
 import type { BuildContext, GatewayContext } from "../src/core/check.ts";
 import { GatewayError } from "../src/core/errors.ts";
+import { RETRY_AFTER_SECONDS } from "../src/core/retry_after.ts";
 import type { Services } from "../src/core/services.ts";
 import {
   type Decision,
@@ -100,7 +101,7 @@ export function storeUnavailable(
       503,
       "STORE_UNAVAILABLE",
       "The gateway cannot check this request against its shared state now; retry later",
-      { headers: { "retry-after": "2" } },
+      { headers: { "retry-after": String(RETRY_AFTER_SECONDS.storeUnavailable) } },
     );
   }
   services.store.stats.failOpen++;

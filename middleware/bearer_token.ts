@@ -15,6 +15,7 @@ import { type ErrorCode, GatewayError } from "../src/core/errors.ts";
 import { JWS_ALGORITHMS } from "../src/signing/jws.ts";
 import { keySet, readJwksFile } from "../src/tokens/jwks.ts";
 import { duration, httpUrl, TIMER_MAX } from "../src/policy/fields.ts";
+import { RETRY_AFTER_SECONDS } from "../src/core/retry_after.ts";
 
 /** Groups whose operations take a bearer token by the documents. */
 const TOKEN_GROUPS: readonly Group[] = ["checkout", "installment"];
@@ -91,7 +92,7 @@ function fromJose(error: unknown, realm: string): GatewayError {
     "UPSTREAM_UNAVAILABLE",
     "The keys to check bearer tokens are unavailable",
     {
-      headers: { "retry-after": "5" },
+      headers: { "retry-after": String(RETRY_AFTER_SECONDS.keysUnavailable) },
     },
   );
 }

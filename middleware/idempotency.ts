@@ -22,6 +22,7 @@ import {
   storeUnavailable,
 } from "./_shared_state.ts";
 import { byteSize, duration } from "../src/policy/fields.ts";
+import { RETRY_AFTER_SECONDS } from "../src/core/retry_after.ts";
 import type { IdempotencyPart, StoredResponse } from "../src/store/types.ts";
 import type { Services } from "../src/core/services.ts";
 
@@ -163,7 +164,10 @@ export const idempotency = defineCheck({
             409,
             "STATUS_INVALID",
             `A request with X-Request-ID "${id}" is still being processed; retry it later`,
-            { path: "X-Request-ID", headers: { "retry-after": "1" } },
+            {
+              path: "X-Request-ID",
+              headers: { "retry-after": String(RETRY_AFTER_SECONDS.inFlight) },
+            },
           );
         case "unknown":
           throw new GatewayError(

@@ -13,6 +13,7 @@ import type { Bytes } from "../src/lib/body.ts";
 import { formatError, GatewayError } from "../src/core/errors.ts";
 import { type UpstreamAnswer, UpstreamError } from "../src/upstream/mod.ts";
 import { byteSize, duration, headerName, TIMER_MAX } from "../src/policy/fields.ts";
+import { RETRY_AFTER_SECONDS } from "../src/core/retry_after.ts";
 
 const decoder = new TextDecoder();
 /** Decodes an answer whose links are rewritten: bytes that are not UTF-8 must not be replaced. */
@@ -81,7 +82,9 @@ function forwardedHeaders(c: GatewayContext, strip: Set<string>): [string, strin
 }
 
 function unavailable(code: "UPSTREAM_UNAVAILABLE" | "UPSTREAM_TIMEOUT", text: string) {
-  return new GatewayError(503, code, text, { headers: { "retry-after": "5" } });
+  return new GatewayError(503, code, text, {
+    headers: { "retry-after": String(RETRY_AFTER_SECONDS.upstreamUnavailable) },
+  });
 }
 
 /**

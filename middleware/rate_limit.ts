@@ -20,6 +20,7 @@ import {
   storeUnavailable,
 } from "./_shared_state.ts";
 import { duration, headerName } from "../src/policy/fields.ts";
+import { retryAfter } from "../src/core/retry_after.ts";
 import type { LimitPart } from "../src/store/types.ts";
 import { clientAddress } from "../src/core/request.ts";
 
@@ -171,7 +172,7 @@ export const rateLimit = defineCheck({
       if (rejected >= 0) {
         const limit = decision.limits[rejected];
         const result = verdict.limits[rejected];
-        const retry = String(Math.max(1, Math.ceil(result.retryMs / 1000)));
+        const retry = retryAfter(result.retryMs);
         throw new GatewayError(
           429,
           "ACCESS_EXCEEDED",
@@ -183,7 +184,7 @@ export const rateLimit = defineCheck({
               "retry-after": retry,
               "ratelimit-limit": String(limit.limit),
               "ratelimit-remaining": "0",
-              "ratelimit-reset": String(Math.max(1, Math.ceil(result.resetMs / 1000))),
+              "ratelimit-reset": retryAfter(result.resetMs),
             },
           },
         );
