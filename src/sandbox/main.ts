@@ -2,12 +2,9 @@
  * Serves the sandbox bank on 127.0.0.1 and port `SANDBOX_PORT` (default 8081).
  */
 import { createSandbox } from "./mod.ts";
+import { readEnv, sandboxEnv } from "../policy/env.ts";
 
-const raw = Deno.env.get("SANDBOX_PORT") ?? "8081";
-const port = Number(raw);
-if (!/^\d+$/.test(raw) || port > 65535) {
-  throw new Error(`Environment variable "SANDBOX_PORT" must be a port number, got "${raw}"`);
-}
+const port = readEnv(sandboxEnv).SANDBOX_PORT;
 
 Deno.serve({
   hostname: "127.0.0.1",

@@ -5,8 +5,17 @@
  */
 import { main } from "../../main.ts";
 import { serveSandbox } from "./serve.ts";
+import { EnvError, readEnv, sandboxEnv } from "../policy/env.ts";
 
-const sandbox = serveSandbox(Number(Deno.env.get("SANDBOX_PORT") ?? 8081));
+let port: number;
+try {
+  port = readEnv(sandboxEnv).SANDBOX_PORT;
+} catch (error) {
+  if (!(error instanceof EnvError)) throw error;
+  console.error(error.message);
+  Deno.exit(1);
+}
+const sandbox = serveSandbox(port);
 Deno.env.set("UPSTREAM_URL", sandbox.url);
 console.error(`sandbox bank on ${sandbox.url}`);
 const code = await main(Deno.args);
