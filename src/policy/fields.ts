@@ -119,7 +119,10 @@ export function hasDotSegment(path: string): boolean {
   );
 }
 
-const NO_DOT_SEGMENTS = "must not contain a . or .. segment (also percent-encoded)";
+const NO_DOT_SEGMENTS = {
+  error: (issue: { input?: unknown }) =>
+    `must not contain a . or .. segment (also percent-encoded), got ${JSON.stringify(issue.input)}`,
+};
 
 /**
  * A path prefix such as `/psd2/v1`: segments of unreserved characters, no dot segments;

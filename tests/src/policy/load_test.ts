@@ -268,6 +268,6 @@ defaults:
 Deno.test("parsePolicy() refuses an upstream prefix with a dot segment", () => {
   assert.deepEqual(
     problems("upstream:\n  url: ${UPSTREAM_URL}\n  prefix: /psd2/../admin\n"),
-    ["upstream.prefix: must not contain a . or .. segment (also percent-encoded)"],
+    ['upstream.prefix: must not contain a . or .. segment (also percent-encoded), got "/psd2/../admin"'],
   );
 });
