@@ -184,7 +184,7 @@ export const rateLimit = defineCheck({
               "retry-after": retry,
               "ratelimit-limit": String(limit.limit),
               "ratelimit-remaining": "0",
-              "ratelimit-reset": retryAfter(result.resetMs),
+              "ratelimit-reset": String(Math.max(1, Math.ceil(result.resetMs / 1000))),
             },
           },
         );
