@@ -11,6 +11,7 @@
  */
 import { CHECKS } from "./middleware/mod.ts";
 import { PolicyError } from "./src/policy/load.ts";
+import { EnvError, gatewayEnv, readEnv } from "./src/policy/env.ts";
 import { serveGateway } from "./src/http/server.ts";
 import { defaultServices } from "./src/core/services.ts";
 import { policyCheck } from "./src/cli/policy_check.ts";
@@ -28,29 +29,29 @@ export async function main(args: string[]): Promise<number | undefined> {
   const command = COMMANDS[args[0] as keyof typeof COMMANDS];
   if (command) return await command(args.slice(1), CHECKS);
   const flag = args.indexOf("--policy");
-  const file = (flag >= 0 ? args[flag + 1] : undefined) ?? Deno.env.get("GATEWAY_POLICY") ??
-    "config/policy.yaml";
   try {
-    const hostname = Deno.env.get("HOST") ?? "127.0.0.1";
+    const env = readEnv(gatewayEnv);
+    const file = (flag >= 0 ? args[flag + 1] : undefined) ?? env.GATEWAY_POLICY;
+    const hostname = env.HOST;
     const server = await serveGateway({
       file,
       checks: CHECKS,
       hostname,
-      port: Number(Deno.env.get("PORT") ?? 8080),
+      port: env.PORT,
       services: defaultServices(),
-      watch: Deno.env.get("GATEWAY_WATCH") !== "false",
+      watch: env.GATEWAY_WATCH,
     });
     console.error(`xs2a-edge on http://${hostname}:${server.addr.port} (policy ${file})`);
     Deno.addSignalListener("SIGHUP", () => server.reload());
     for (const signal of ["SIGTERM", "SIGINT"] as const) {
       Deno.addSignalListener(signal, async () => {
-        await server.shutdown(Number(Deno.env.get("SHUTDOWN_GRACE_MS") ?? 10_000));
+        await server.shutdown(env.SHUTDOWN_GRACE_MS);
         Deno.exit(0);
       });
     }
     return undefined;
   } catch (error) {
-    if (!(error instanceof PolicyError)) throw error;
+    if (!(error instanceof PolicyError || error instanceof EnvError)) throw error;
     console.error(error.message);
     return 1;
   }

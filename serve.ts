@@ -12,8 +12,9 @@ import { CHECKS } from "./middleware/mod.ts";
 import { createApp } from "./src/http/app.ts";
 import { loadPolicy } from "./src/policy/load.ts";
 import { defaultServices, withPolicyClients } from "./src/core/services.ts";
+import { gatewayEnv, readEnv } from "./src/policy/env.ts";
 
-const policy = await loadPolicy(Deno.env.get("GATEWAY_POLICY") ?? "config/policy.yaml", {
+const policy = await loadPolicy(readEnv(gatewayEnv.pick({ GATEWAY_POLICY: true })).GATEWAY_POLICY, {
   checks: CHECKS,
 });
 // The store and the upstream client the policy names: under --parallel, exact shared state needs

@@ -11,6 +11,7 @@
 import { z } from "zod";
 import type { BuildContext, GatewayContext } from "../src/core/check.ts";
 import { GatewayError } from "../src/core/errors.ts";
+import { RETRY_AFTER_SECONDS } from "../src/core/retry_after.ts";
 import type { Services } from "../src/core/services.ts";
 import {
   type Decision,
@@ -100,7 +101,7 @@ export function storeUnavailable(
       503,
       "STORE_UNAVAILABLE",
       "The gateway cannot check this request against its shared state now; retry later",
-      { headers: { "retry-after": "2" } },
+      { headers: { "retry-after": String(RETRY_AFTER_SECONDS.storeUnavailable) } },
     );
   }
   services.store.stats.failOpen++;
@@ -126,15 +127,4 @@ export function callerId(c: GatewayContext): string {
 /** A key component: never contains the `:` separator. */
 export function keyPart(value: string): string {
   return encodeURIComponent(value);
-}
-
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** A duration such as `500ms`, `30s`, `5m`, `24h` or `1d`, in milliseconds. */
-export function duration() {
-  return z.string().regex(/^[1-9][0-9]*(ms|s|m|h|d)$/, "a duration like 30s, 5m, 24h or 1d")
-    .transform((text) => {
-      const [, amount, unit] = /^(\d+)(ms|s|m|h|d)$/.exec(text)!;
-      return Number(amount) * UNITS[unit];
-    });
 }

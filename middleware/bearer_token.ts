@@ -14,6 +14,8 @@ import { requestHeaders } from "../src/core/request.ts";
 import { type ErrorCode, GatewayError } from "../src/core/errors.ts";
 import { JWS_ALGORITHMS } from "../src/signing/jws.ts";
 import { keySet, readJwksFile } from "../src/tokens/jwks.ts";
+import { duration, httpUrl, TIMER_MAX } from "../src/policy/fields.ts";
+import { RETRY_AFTER_SECONDS } from "../src/core/retry_after.ts";
 
 /** Groups whose operations take a bearer token by the documents. */
 const TOKEN_GROUPS: readonly Group[] = ["checkout", "installment"];
@@ -90,7 +92,7 @@ function fromJose(error: unknown, realm: string): GatewayError {
     "UPSTREAM_UNAVAILABLE",
     "The keys to check bearer tokens are unavailable",
     {
-      headers: { "retry-after": "5" },
+      headers: { "retry-after": String(RETRY_AFTER_SECONDS.keysUnavailable) },
     },
   );
 }
@@ -102,7 +104,7 @@ export const bearerToken = defineCheck({
     required: z.boolean().optional().describe(
       "Reject requests without a bearer token; default true for the checkout and installment groups, false elsewhere (a token present is always checked)",
     ),
-    jwks_url: z.url({ protocol: /^https?$/ }).optional().describe(
+    jwks_url: httpUrl().optional().describe(
       "URL of the authorisation server's JWKS (one of jwks_url and jwks_file)",
     ),
     jwks_file: z.string().min(1).optional().describe("Path of a JWKS file, read at start-up"),
@@ -112,8 +114,8 @@ export const bearerToken = defineCheck({
     audience: z.array(z.string().min(1)).optional().describe(
       "Accepted aud values (one must match); unset: aud is not checked",
     ),
-    leeway_seconds: z.number().int().min(0).max(600).default(30).describe(
-      "Clock tolerance on exp, nbf and iat, in seconds",
+    leeway: duration({ min: "0s", max: "10m" }).prefault("30s").describe(
+      "Clock tolerance on exp, nbf and iat, for example 30s",
     ),
     scopes: z.array(z.string().min(1)).default([]).describe(
       "Scopes the token must all grant (set per group, for example ais: [accounts])",
@@ -127,13 +129,15 @@ export const bearerToken = defineCheck({
     client_id_claim: z.string().min(1).default("client_id").describe(
       "Claim naming the TPP, used as TPP id when no certificate identified it",
     ),
-    refetch_interval_seconds: z.number().int().min(1).default(60).describe(
-      "Least time between two JWKS fetches caused by an unknown kid",
+    refetch_interval: duration({ min: "1s" }).prefault("60s").describe(
+      "Least time between two JWKS fetches caused by an unknown kid, for example 60s",
     ),
-    cache_seconds: z.number().int().min(1).default(600).describe(
-      "Age after which the fetched JWKS is fetched again",
+    cache_max_age: duration({ min: "1s" }).prefault("10m").describe(
+      "Age after which the fetched JWKS is fetched again, for example 10m",
     ),
-    fetch_timeout_ms: z.number().int().min(1).default(2000).describe("Deadline of one JWKS fetch"),
+    fetch_timeout: duration({ max: TIMER_MAX }).prefault("2s").describe(
+      "Deadline of one JWKS fetch, for example 2s",
+    ),
     realm: z.string().min(1).default("xs2a-edge").describe(
       "Realm of the WWW-Authenticate challenge",
     ),
@@ -152,16 +156,16 @@ export const bearerToken = defineCheck({
     const keys = keySet({
       url: options.jwks_url,
       file: options.jwks_file,
-      cooldownMs: options.refetch_interval_seconds * 1000,
-      maxAgeMs: options.cache_seconds * 1000,
-      timeoutMs: options.fetch_timeout_ms,
+      cooldownMs: options.refetch_interval,
+      maxAgeMs: options.cache_max_age,
+      timeoutMs: options.fetch_timeout,
     }, services);
     const realm = options.realm;
     const verify = {
       algorithms: options.algorithms,
       issuer: options.issuer,
       audience: options.audience,
-      clockTolerance: options.leeway_seconds,
+      clockTolerance: options.leeway / 1000,
     };
     const scopeText = options.scopes.join(" ");
     return async (c, next) => {

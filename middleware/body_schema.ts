@@ -1,9 +1,10 @@
 /**
  * `body_schema`: the request body fits the operation. The schema is chosen by the catalogue's
  * body kind (and, for payments, by payment-service and payment-product): single, bulk or periodic
- * payment, pain.001 XML (well-formed), consent, authorisation (POST, PUT) or checkout order.
- * Operations without a body refuse one. Every JSON body is also scanned for duplicate keys, deep
- * nesting and control characters. Unknown fields are rejected or let through, as the policy says.
+ * payment, pain.001 XML (well-formed, without XInclude or schema locations), consent,
+ * authorisation (POST, PUT) or checkout order. Operations without a body refuse one. Every JSON
+ * body is also scanned for duplicate keys, deep nesting and control characters. Unknown fields are
+ * rejected or let through, as the policy says.
  */
 import { z } from "zod";
 import { defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
@@ -66,6 +67,9 @@ export const bodySchema = defineCheck({
     max_xml_depth: z.number().int().min(2).max(1024).default(64).describe(
       "Deepest nesting of elements accepted in a pain.001 XML body",
     ),
+    allow_xml_schema_location: z.boolean().default(false).describe(
+      "Accept xsi:schemaLocation and xsi:noNamespaceSchemaLocation in pain.001 XML bodies (some payment software writes them); refused by default, since a validator behind the gateway may fetch the schema they name. XInclude is always refused",
+    ),
     allow_http_urls: z.boolean().default(false).describe(
       "Accept http URLs where https ones are expected (checkout redirect_url); for a sandbox only",
     ),
@@ -109,7 +113,9 @@ export const bodySchema = defineCheck({
         if (c.get("body").byteLength === 0) {
           throw formatError("body", "The request body is required");
         }
-        const problem = xmlProblem(bodyText(c), options.max_xml_depth);
+        const problem = xmlProblem(bodyText(c), options.max_xml_depth, {
+          allowSchemaLocation: options.allow_xml_schema_location,
+        });
         if (problem) throw formatError("body", problem);
         return next();
       }

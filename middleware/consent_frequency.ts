@@ -19,11 +19,12 @@ import {
   callerId,
   decide,
   decisionPlan,
-  duration,
   failField,
   keyPart,
   storeUnavailable,
 } from "./_shared_state.ts";
+import { duration } from "../src/policy/fields.ts";
+import { retryAfter } from "../src/core/retry_after.ts";
 import type { Services } from "../src/core/services.ts";
 
 const KEY = "consent_frequency";
@@ -183,7 +184,7 @@ export const consentFrequency = defineCheck({
         }; the count starts again at midnight ${options.time_zone}`,
         {
           path: "Consent-ID",
-          headers: { "retry-after": String(Math.max(1, Math.ceil(result.retryMs / 1000))) },
+          headers: { "retry-after": retryAfter(result.retryMs) },
         },
       );
     };

@@ -11,8 +11,9 @@ import { requestHeaders } from "../src/core/request.ts";
 import { GatewayError } from "../src/core/errors.ts";
 import { missingHeader, requires } from "./_headers.ts";
 import { parseMediaType } from "../src/lib/media_type.ts";
+import { mediaType } from "../src/policy/fields.ts";
 
-const mediaTypes = z.array(z.string().regex(/^[a-z0-9.+-]+\/[a-z0-9.+-]+$/)).min(1);
+const mediaTypes = z.array(mediaType()).min(1);
 
 /** Whether the request carries a body, judged from its framing headers. */
 function hasBody(headers: HeaderLookup): boolean {

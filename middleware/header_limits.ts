@@ -10,6 +10,7 @@ import { headerList } from "../src/core/request.ts";
 import { displayName, headerError, headerViolation, ignorableField } from "./_headers.ts";
 import { formatError } from "../src/core/errors.ts";
 import { hasC0, hasControl } from "../src/lib/controls.ts";
+import { byteSize, headerName } from "../src/policy/fields.ts";
 
 /** Caps used in practice for the interface's headers (characters). */
 export const DEFAULT_CAPS: Record<string, number> = {
@@ -62,15 +63,15 @@ export const headerLimits = defineCheck({
   key: "header_limits",
   description: "Length caps per header and overall; no control characters in header values",
   options: modal({
-    caps: z.record(z.string().regex(/^[A-Za-z0-9-]+$/), z.number().int().positive()).default(
+    caps: z.record(headerName(), z.number().int().positive()).default(
       DEFAULT_CAPS,
     ).describe(
       "Longest value per header name, in characters (replaces the whole default map when set)",
     ),
-    max_header_bytes: z.number().int().positive().default(16_384).describe(
+    max_header_bytes: byteSize().default(16_384).describe(
       "Longest value of any other header, in bytes (a signature with a certificate chain needs several kilobytes)",
     ),
-    max_total_bytes: z.number().int().positive().default(65_536).describe(
+    max_total_bytes: byteSize().default(65_536).describe(
       "Largest size of all header names and values together, in bytes",
     ),
     ascii_only: z.boolean().default(false).describe(

@@ -17,11 +17,12 @@ import {
   decide,
   decideAgain,
   decisionPlan,
-  duration,
   failField,
   keyPart,
   storeUnavailable,
 } from "./_shared_state.ts";
+import { byteSize, duration } from "../src/policy/fields.ts";
+import { RETRY_AFTER_SECONDS } from "../src/core/retry_after.ts";
 import type { IdempotencyPart, StoredResponse } from "../src/store/types.ts";
 import type { Services } from "../src/core/services.ts";
 
@@ -86,7 +87,7 @@ export const idempotency = defineCheck({
     retention: duration().prefault("24h").describe(
       "How long an X-Request-ID and its answer are kept, for example 24h",
     ),
-    max_body_bytes: z.number().int().positive().default(65_536).describe(
+    max_body_bytes: byteSize().default(65_536).describe(
       "Largest answer body kept for replay; a repeat of a request with a larger answer gets 409 STATUS_INVALID",
     ),
     wait: duration().prefault("5s").describe(
@@ -163,7 +164,10 @@ export const idempotency = defineCheck({
             409,
             "STATUS_INVALID",
             `A request with X-Request-ID "${id}" is still being processed; retry it later`,
-            { path: "X-Request-ID", headers: { "retry-after": "1" } },
+            {
+              path: "X-Request-ID",
+              headers: { "retry-after": String(RETRY_AFTER_SECONDS.inFlight) },
+            },
           );
         case "unknown":
           throw new GatewayError(

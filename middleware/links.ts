@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { defineCheck } from "../src/core/check.ts";
+import { pathPrefix } from "../src/policy/fields.ts";
 
 /** Rewrites one href, or returns it unchanged. */
 export type HrefRewriter = (href: string) => string;
@@ -84,7 +85,7 @@ export function rewriteLinks(text: string, rewrite: HrefRewriter): string | unde
   return changed ? out : undefined;
 }
 
-const prefix = z.string().regex(/^(\/[A-Za-z0-9._~-]+)+$/, "a path prefix like /psd2/v1");
+const prefix = pathPrefix();
 
 export const links = defineCheck({
   key: "links",

@@ -12,6 +12,8 @@ import { upstreamTemplate } from "../src/core/catalogue.ts";
 import type { Bytes } from "../src/lib/body.ts";
 import { formatError, GatewayError } from "../src/core/errors.ts";
 import { type UpstreamAnswer, UpstreamError } from "../src/upstream/mod.ts";
+import { byteSize, duration, headerName, TIMER_MAX } from "../src/policy/fields.ts";
+import { RETRY_AFTER_SECONDS } from "../src/core/retry_after.ts";
 
 const decoder = new TextDecoder();
 /** Decodes an answer whose links are rewritten: bytes that are not UTF-8 must not be replaced. */
@@ -80,7 +82,9 @@ function forwardedHeaders(c: GatewayContext, strip: Set<string>): [string, strin
 }
 
 function unavailable(code: "UPSTREAM_UNAVAILABLE" | "UPSTREAM_TIMEOUT", text: string) {
-  return new GatewayError(503, code, text, { headers: { "retry-after": "5" } });
+  return new GatewayError(503, code, text, {
+    headers: { "retry-after": String(RETRY_AFTER_SECONDS.upstreamUnavailable) },
+  });
 }
 
 /**
@@ -116,16 +120,16 @@ export const proxy = defineCheck({
   key: "proxy",
   description: "Forwards the request to the upstream and returns its answer",
   options: z.object({
-    timeout_ms: z.number().int().positive().default(10_000).describe(
-      "Deadline for the whole upstream exchange (request, answer and its body), in milliseconds (kept to within 50 ms)",
+    timeout: duration({ max: TIMER_MAX }).prefault("10s").describe(
+      "Deadline for the whole upstream exchange (request, answer and its body), for example 10s (kept to within 50 ms)",
     ),
     retry_reads: z.boolean().default(true).describe(
       "Retry a GET once when the connection to the upstream fails before any answer (writes are never retried)",
     ),
-    max_response_bytes: z.number().int().positive().default(10_485_760).describe(
+    max_response_bytes: byteSize().default(10_485_760).describe(
       "Largest upstream response body passed on; larger answers become 503 UPSTREAM_UNAVAILABLE",
     ),
-    hide_headers: z.array(z.string().regex(/^[A-Za-z0-9-]+$/)).default([]).describe(
+    hide_headers: z.array(headerName()).default([]).describe(
       "Further upstream response headers to remove (Server, X-Powered-By and hop-by-hop ones always are)",
     ),
     no_store: z.enum(["sensitive", "always", "never"]).default("sensitive").describe(
@@ -158,7 +162,7 @@ export const proxy = defineCheck({
      * timers by their length (src/deadline.ts), so lengths must come from a small set.
      */
     function remaining(started: number): number {
-      const left = options.timeout_ms - (performance.now() - started);
+      const left = options.timeout - (performance.now() - started);
       return Math.max(100, Math.ceil(left / 100) * 100);
     }
 
@@ -176,7 +180,7 @@ export const proxy = defineCheck({
             target,
             headers: forwardedHeaders(c, stripRequest),
             body: writes ? c.get("body") : undefined,
-            timeoutMs: attempt === 0 ? options.timeout_ms : remaining(started),
+            timeoutMs: attempt === 0 ? options.timeout : remaining(started),
             maxBytes: options.max_response_bytes,
           });
         } catch (error) {

@@ -15,11 +15,12 @@ import {
   callerId,
   decide,
   decisionPlan,
-  duration,
   failField,
   keyPart,
   storeUnavailable,
 } from "./_shared_state.ts";
+import { duration, headerName } from "../src/policy/fields.ts";
+import { retryAfter } from "../src/core/retry_after.ts";
 import type { LimitPart } from "../src/store/types.ts";
 import { clientAddress } from "../src/core/request.ts";
 
@@ -78,7 +79,7 @@ export const rateLimit = defineCheck({
     tpps: z.record(z.string().min(1), name).default({}).describe(
       "The tier of each caller: by TPP id (PSDGE-NBG-123456: gold), or ip:<address> for callers without a TPP identity",
     ),
-    client_ip_header: z.string().regex(/^[A-Za-z0-9-]+$/).optional().describe(
+    client_ip_header: headerName().optional().describe(
       "Header in which the TLS terminator passes the client address (its last value counts); default: the connection's address",
     ),
   }),
@@ -171,7 +172,7 @@ export const rateLimit = defineCheck({
       if (rejected >= 0) {
         const limit = decision.limits[rejected];
         const result = verdict.limits[rejected];
-        const retry = String(Math.max(1, Math.ceil(result.retryMs / 1000)));
+        const retry = retryAfter(result.retryMs);
         throw new GatewayError(
           429,
           "ACCESS_EXCEEDED",

@@ -10,6 +10,7 @@ import { requestHeaders } from "../src/core/request.ts";
 import { GatewayError } from "../src/core/errors.ts";
 import { CLIENT_CERT_FORMS, clientCertificate, DEFAULT_HEADER } from "../src/pki/client_cert.ts";
 import { trustStore } from "../src/pki/trust.ts";
+import { headerName } from "../src/policy/fields.ts";
 
 export const tppCertificate = defineCheck({
   key: "tpp_certificate",
@@ -22,7 +23,7 @@ export const tppCertificate = defineCheck({
     form: z.enum(CLIENT_CERT_FORMS).default("nginx").describe(
       "How the TLS terminator passes the certificate: nginx (URL-encoded PEM), envoy (X-Forwarded-Client-Cert) or rfc9440 (Client-Cert)",
     ),
-    header: z.string().regex(/^[A-Za-z0-9-]+$/).optional().describe(
+    header: headerName().optional().describe(
       "Header carrying the certificate; default X-SSL-Client-Cert (nginx), X-Forwarded-Client-Cert (envoy), Client-Cert (rfc9440)",
     ),
   }),

@@ -81,3 +81,34 @@ Deno.test("main.ts never starts the sandbox bank: without UPSTREAM_URL it refuse
   assert.match(said, /environment variable "UPSTREAM_URL" is not set/);
   assert.doesNotMatch(said, /sandbox bank on/);
 });
+
+Deno.test("main.ts refuses PORT=abc with a message naming the variable, before it loads the policy", async () => {
+  const env: Record<string, string> = {
+    ...Deno.env.toObject(),
+    UPSTREAM_URL: "http://127.0.0.1:9",
+    PORT: "abc",
+    GATEWAY_WATCH: "false",
+  };
+  delete env.GATEWAY_POLICY;
+  const { child, said } = await startMain([], { env, clearEnv: true });
+  const exit = await child.status;
+  await child.stdout.cancel();
+  assert.equal(exit.code, 1);
+  assert.match(said, /Environment variable "PORT" must be a port number \(0 to 65535\), got "abc"/);
+  assert.doesNotMatch(said, /xs2a-edge on|NaN/);
+});
+
+Deno.test("deno task start refuses SANDBOX_PORT=abc with a message naming the variable", async () => {
+  const env: Record<string, string> = { ...Deno.env.toObject(), SANDBOX_PORT: "abc" };
+  delete env.UPSTREAM_URL;
+  const { child, said } = await startMain([], {
+    env,
+    clearEnv: true,
+    entry: "src/sandbox/start.ts",
+  });
+  const exit = await child.status;
+  await child.stdout.cancel();
+  assert.equal(exit.code, 1);
+  assert.match(said, /Environment variable "SANDBOX_PORT" must be a port number .*, got "abc"/);
+  assert.doesNotMatch(said, /sandbox bank on/);
+});

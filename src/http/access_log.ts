@@ -1,19 +1,57 @@
 /**
  * Around every handler of the interface's paths: starts the findings list, echoes X-Request-ID on
  * every response, and records each request once: one JSON access-log line, the metrics, the trace
- * span's attributes. PSU identifiers and account numbers are masked; secrets, tokens and signatures
- * never appear.
+ * span's attributes. PSU identifiers and account numbers are masked, also in the paths of 404s and
+ * 405s; secrets, tokens and signatures never appear.
  */
 import { answerHeader, requestHeaders } from "../core/request.ts";
 import { type GatewayContext } from "../core/check.ts";
 import type { ErrorResponder } from "../core/chain.ts";
 import type { Services } from "../core/services.ts";
 import type { CounterCell, HistogramSeries } from "../lib/metrics.ts";
-import { mask, maskedPath } from "../lib/mask.ts";
+import { mask, maskedPath, maskedUnknownPath } from "../lib/mask.ts";
+import {
+  type Operation,
+  OPERATIONS,
+  PAYMENT_PRODUCTS,
+  PAYMENT_SERVICES,
+  PRODUCT_LOCALES,
+} from "../core/catalogue.ts";
 import { annotateSpan, TRACING } from "../lib/tracing.ts";
 
 /** Longest X-Request-ID echoed back (a valid one is a 36-character UUID). */
 const MAX_ECHO = 128;
+
+/** The literal segments of the interface's paths: what the path of a 404 or 405 logs as sent. */
+const KNOWN_SEGMENTS: ReadonlySet<string> = new Set([
+  ...OPERATIONS.flatMap((op) => op.path.split("/").filter((s) => s && !s.startsWith("{"))),
+  ...PAYMENT_SERVICES,
+  ...PAYMENT_PRODUCTS,
+  ...PRODUCT_LOCALES,
+]);
+
+/**
+ * The request path as the access log shows it. An operation's path has its account ids masked. A
+ * path no operation has (a 404, a 405), or one that fits a template only with a payment service,
+ * product or locale the interface does not have (`/v1/accounts/<IBAN>/balancez` fits
+ * `/v1/{payment-service}/{payment-product}/{paymentId}`), may carry an IBAN anywhere: every
+ * segment but the interface's own words is masked.
+ */
+function loggedPath(c: GatewayContext): string {
+  const op = c.get("op");
+  const params = c.get("params");
+  if (!op || !knownValues(op, params)) return maskedUnknownPath(c.req.path, KNOWN_SEGMENTS);
+  return op.sensitive ? maskedPath(c.req.path, op.path, params) : c.req.path;
+}
+
+/** Whether every parameter with a list of values has one of them. */
+function knownValues(op: Operation, params: Record<string, string>): boolean {
+  for (const name in op.params) {
+    const values = op.params[name].values;
+    if (values && !values.includes(params[name])) return false;
+  }
+  return true;
+}
 
 /** The metric series of one operation, looked up once instead of by labels per request. */
 interface OperationSeries {
@@ -47,7 +85,7 @@ function logLine(c: GatewayContext, time: string, ms: number, requestId?: string
     request_id: requestId,
     op: op?.id,
     method: c.req.method,
-    path: op?.sensitive ? maskedPath(c.req.path, op.path, c.get("params")) : c.req.path,
+    path: loggedPath(c),
     status: c.res.status,
     ms,
     tpp: c.get("tpp")?.id,

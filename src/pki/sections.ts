@@ -9,6 +9,7 @@ import { X509Certificate } from "@peculiar/x509";
 import { ORGANIZATION_IDENTIFIER_OID } from "./certificate.ts";
 import { pemList, pemSource, readPemSource } from "./pem_source.ts";
 import { ROLE_NAMES, type RoleName } from "./qc_statement.ts";
+import { duration } from "../policy/fields.ts";
 
 const role = z.enum(ROLE_NAMES);
 const roleList = (fallback: RoleName[], group: string) =>
@@ -38,8 +39,8 @@ export const trustSection = z.object({
       note: z.string().optional().describe("Why the certificate is blocked, for operators"),
     }).strict().refine((b) => b.sha256 || b.serial, "give sha256 or serial"),
   ).default([]).describe("Certificates the bank has blocked (CERTIFICATE_BLOCKED)"),
-  clock_skew_seconds: z.number().int().min(0).max(3600).default(60).describe(
-    "Tolerance on certificate validity dates, in seconds",
+  clock_skew: duration({ min: "0s", max: "1h" }).prefault("60s").describe(
+    "Tolerance on certificate validity dates, for example 60s",
   ),
   roles: z.object({
     pis: roleList(["PSP_PI"], "payment"),

@@ -228,7 +228,7 @@ export class TrustStore {
         { path },
       );
     }
-    const skew = this.#trust.clock_skew_seconds * 1000;
+    const skew = this.#trust.clock_skew;
     if (options.now > result.notAfter + skew) {
       const own = info.cert.notAfter.getTime() === result.notAfter;
       throw new GatewayError(

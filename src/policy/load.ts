@@ -12,6 +12,7 @@ import { parseDocument } from "yaml";
 import { GROUPS, type Operation, OPERATIONS, templateParams } from "../core/catalogue.ts";
 import type { Check } from "../core/check.ts";
 import { type PolicySections, SECTIONS } from "./sections.ts";
+import { pathTemplate } from "./fields.ts";
 
 /** A policy file that cannot be used; `problems` lists every problem found. */
 export class PolicyError extends Error {
@@ -39,10 +40,10 @@ export type Policy = PolicySections & {
 };
 
 const routeSchema = z.object({
-  path: z.string().startsWith("/").optional().describe(
+  path: pathTemplate().optional().describe(
     "Public path template of the operation, with the same {parameters} as the catalogue's",
   ),
-  upstream_path: z.string().startsWith("/").optional().describe(
+  upstream_path: pathTemplate().optional().describe(
     "Path template on the upstream, with the same {parameters}; default: the public path under upstream.prefix",
   ),
 }).strict().describe("Where the operation is served and forwarded");
@@ -122,15 +123,33 @@ function substituteEnv(
   return value;
 }
 
+/**
+ * Options that were renamed when every duration became a text with a unit: an old policy is
+ * refused with the new name rather than a bare "unknown key".
+ */
+const RENAMED: Record<string, string> = {
+  timeout_ms: 'timeout, a duration such as "10s"',
+  read_timeout_ms: 'read_timeout, a duration such as "10s"',
+  fetch_timeout_ms: 'fetch_timeout, a duration such as "2s"',
+  leeway_seconds: 'leeway, a duration such as "30s"',
+  refetch_interval_seconds: 'refetch_interval, a duration such as "60s"',
+  cache_seconds: 'cache_max_age, a duration such as "10m"',
+  sigt_skew_seconds: 'sigt_skew, a duration such as "5m"',
+  clock_skew_seconds: 'clock_skew, a duration such as "60s"',
+};
+
 function describeIssue(issue: z.core.$ZodIssue): string {
   const path = issue.path.map(String).join(".") || "(root)";
-  if (issue.code === "unrecognized_keys" && issue.path.length === 1) {
-    const kind = issue.path[0] === "operations"
+  if (issue.code === "unrecognized_keys") {
+    const kind = issue.path.length > 1
+      ? "key"
+      : issue.path[0] === "operations"
       ? "operation"
       : issue.path[0] === "groups"
       ? "group"
       : "key";
-    return `${path}: unknown ${kind} ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
+    const keys = issue.keys.map((k) => `"${k}"${RENAMED[k] ? ` (now ${RENAMED[k]})` : ""}`);
+    return `${path}: unknown ${kind} ${keys.join(", ")}`;
   }
   return `${path}: ${issue.message}`;
 }
@@ -144,6 +163,34 @@ function checkTemplate(op: Operation, template: string, where: string): string[]
 }
 
 type Level = Record<string, Record<string, unknown> | undefined>;
+
+/**
+ * Operations that share a method and a public path (parameter names aside): the router would
+ * serve the first and never the other, so the policy is refused. The operations whose route the
+ * policy moved are named.
+ */
+function sharedRoutes(operations: ResolvedOperation[], moved: (id: string) => boolean): string[] {
+  const byRoute = Map.groupBy(
+    operations,
+    ({ operation }) => `${operation.method} ${operation.path.replace(/\{[^}]*\}/g, "{}")}`,
+  );
+  const problems: string[] = [];
+  for (const shared of byRoute.values()) {
+    if (shared.length < 2) continue;
+    const blamed = shared.some((r) => moved(r.operation.id))
+      ? shared.filter((r) => moved(r.operation.id))
+      : shared;
+    for (const { operation } of blamed) {
+      const others = shared.filter((r) => r.operation !== operation).map((r) => r.operation.id);
+      problems.push(
+        `operations.${operation.id}.route.path: ${operation.method} "${operation.path}" is already the route of ${
+          others.join(", ")
+        }`,
+      );
+    }
+  }
+  return problems;
+}
 
 /** Problems of resolved options: the same problem of a check is listed once, with its operations. */
 class OptionProblems {
@@ -255,7 +302,13 @@ export function parsePolicy(file: string, text: string, options: LoadOptions): P
       optionProblems,
     )
   );
-  problems.push(...optionProblems.list());
+  problems.push(
+    ...sharedRoutes(operations, (id) => {
+      const route = input.operations?.[id]?.route as { path?: string } | undefined;
+      return route?.path !== undefined;
+    }),
+    ...optionProblems.list(),
+  );
   if (problems.length > 0) throw new PolicyError(file, problems);
   const { defaults: _d, groups: _g, operations: _o, $schema: _s, ...sections } = parsed.data;
   return { ...sections, file, checks: options.checks, operations } as Policy;

@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { tppKeysSection, trustSection } from "../pki/sections.ts";
+import { duration, httpUrl, pathPrefix, port, TIMER_MAX } from "./fields.ts";
 
 /** The upstream clients (src/upstream/): the gateway's own HTTP/1.1 client, the runtime's fetch. */
 export const UPSTREAM_CLIENTS = ["http1", "fetch"] as const;
@@ -22,10 +23,10 @@ function defaultClient(): typeof UPSTREAM_CLIENTS[number] {
 
 /** Where the legacy core lives. */
 export const upstreamSection = z.object({
-  url: z.url({ protocol: /^https?$/ }).describe(
+  url: httpUrl().describe(
     "Base URL of the bank's core API, for example ${UPSTREAM_URL}",
   ),
-  prefix: z.string().regex(/^(\/[A-Za-z0-9._~-]+)*$/).default("/psd2/v1").describe(
+  prefix: pathPrefix({ optional: true }).default("/psd2/v1").describe(
     "Path prefix of the Berlin Group operations on the upstream; it replaces the public /v1",
   ),
   client: z.enum(UPSTREAM_CLIENTS).default(defaultClient).describe(
@@ -40,7 +41,7 @@ function unsetWhenEmpty<T extends z.ZodType>(schema: T) {
 
 /** Where Prometheus scrapes the metrics. */
 export const metricsSection = z.object({
-  port: unsetWhenEmpty(z.coerce.number().int().min(1).max(65535)).describe(
+  port: unsetWhenEmpty(port()).describe(
     "Serve /metrics on this separate port (on the gateway's host), for example ${METRICS_PORT:-}",
   ),
   token: unsetWhenEmpty(z.string().min(16)).describe(
@@ -60,8 +61,8 @@ export const storeSection = z.object({
   prefix: z.string().regex(/^[A-Za-z0-9:._-]*$/).default("xs2a:").describe(
     "Prefix of every key, so that several gateways (or environments) can share one Redis",
   ),
-  timeout_ms: z.number().int().positive().default(500).describe(
-    "Deadline of one store call; past it the store counts as unavailable and each check's `fail` applies",
+  timeout: duration({ max: TIMER_MAX }).prefault("500ms").describe(
+    "Deadline of one store call, for example 500ms; past it the store counts as unavailable and each check's `fail` applies",
   ),
   max_entries: z.number().int().positive().default(100_000).describe(
     "memory: most entries kept; past it the oldest is evicted, so memory stays flat",

@@ -8,7 +8,10 @@
  *   `http://127.0.0.1:<port>`, whose links the gateway makes relative);
  * - `SANDBOX_DECOUPLED_DELAY_MS`: delay of decoupled SCA (default 5000).
  */
+import { z } from "zod";
 import { createSandbox, type SandboxOptions } from "./mod.ts";
+import { port } from "../policy/fields.ts";
+import { EnvError, readEnv, unsetWhenEmpty } from "../policy/env.ts";
 
 /** Options of {@link serveSandbox}. */
 export interface ServeOptions extends Omit<SandboxOptions, "scaOrigin"> {
@@ -35,39 +38,39 @@ export function serveSandbox(
   return { server, url: `http://127.0.0.1:${server.addr.port}` };
 }
 
-/** The port and options the environment asks for; throws on a malformed value. */
+/** The sandbox's environment variables, each with its default and its form. */
+const SANDBOX_ENV = z.object({
+  SANDBOX_PORT: unsetWhenEmpty(port({ anyFree: true }).default(8081)),
+  SANDBOX_SCA_ORIGIN: unsetWhenEmpty(
+    z.string().refine(
+      (origin) => URL.parse(origin)?.origin === origin.replace(/\/+$/, ""),
+      "must be an origin like http://localhost:8081",
+    ).optional(),
+  ),
+  SANDBOX_DECOUPLED_DELAY_MS: unsetWhenEmpty(
+    z.string().regex(/^[0-9]{1,8}$/, "must be an integer from 0 to 86400000").default("5000"),
+  ).transform(Number).pipe(z.int().max(86_400_000, "must be an integer from 0 to 86400000")),
+});
+
+/** The port and options the environment asks for; throws `EnvError` naming a malformed value. */
 export function sandboxEnv(
   env: (name: string) => string | undefined = (name) => Deno.env.get(name),
 ): { port: number } & ServeOptions {
-  const port = integer(env, { name: "SANDBOX_PORT", fallback: 8081, max: 65535 });
-  const delay = integer(env, {
-    name: "SANDBOX_DECOUPLED_DELAY_MS",
-    fallback: 5000,
-    max: 86_400_000,
-  });
-  const origin = env("SANDBOX_SCA_ORIGIN");
-  if (
-    origin !== undefined && origin !== "" &&
-    URL.parse(origin)?.origin !== origin.replace(/\/+$/, "")
-  ) {
-    throw new Error(
-      `Environment variable "SANDBOX_SCA_ORIGIN" must be an origin like http://localhost:8081, got "${origin}"`,
-    );
-  }
-  return { port, scaOrigin: origin || localOrigin, decoupledDelayMs: delay };
+  const values = readEnv(SANDBOX_ENV, env);
+  return {
+    port: values.SANDBOX_PORT,
+    scaOrigin: values.SANDBOX_SCA_ORIGIN ?? localOrigin,
+    decoupledDelayMs: values.SANDBOX_DECOUPLED_DELAY_MS,
+  };
 }
 
-function integer(
-  env: (name: string) => string | undefined,
-  options: { name: string; fallback: number; max: number },
-): number {
-  const raw = env(options.name);
-  if (raw === undefined || raw === "") return options.fallback;
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || value > options.max) {
-    throw new Error(
-      `Environment variable "${options.name}" must be an integer from 0 to ${options.max}, got "${raw}"`,
-    );
+/** {@link sandboxEnv}, or exit 1 with the message that names the variable (for the entry points). */
+export function sandboxEnvOrExit(): { port: number } & ServeOptions {
+  try {
+    return sandboxEnv();
+  } catch (error) {
+    if (!(error instanceof EnvError)) throw error;
+    console.error(error.message);
+    Deno.exit(1);
   }
-  return value;
 }

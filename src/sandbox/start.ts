@@ -5,9 +5,9 @@
  * controls (`/sandbox/...`) are on the sandbox's own port (see src/sandbox/serve.ts).
  */
 import { main } from "../../main.ts";
-import { sandboxEnv, serveSandbox } from "./serve.ts";
+import { sandboxEnvOrExit, serveSandbox } from "./serve.ts";
 
-const { port, ...options } = sandboxEnv();
+const { port, ...options } = sandboxEnvOrExit();
 const sandbox = serveSandbox(port, options);
 Deno.env.set("UPSTREAM_URL", sandbox.url);
 console.error(`sandbox bank on ${sandbox.url} (SCA pages and /sandbox/ controls)`);

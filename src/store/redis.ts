@@ -107,7 +107,7 @@ export async function redisStore(
   options: StoreOptions = {},
 ): Promise<Store> {
   const { send, close } = await redisConnection(section.url, {
-    timeoutMs: section.timeout_ms,
+    timeoutMs: section.timeout,
     log: options.log,
   });
   return scriptedStore({
@@ -119,7 +119,7 @@ export async function redisStore(
   }, {
     kind: "redis",
     prefix: section.prefix,
-    timeoutMs: section.timeout_ms,
+    timeoutMs: section.timeout,
     log: options.log,
   });
 }

@@ -14,7 +14,7 @@ export function upstashStore(section: StoreSection, options: StoreOptions = {}):
     url: section.url,
     token: section.token,
     // A function, so that an aborted request throws (a fixed signal yields a made-up result).
-    signal: () => AbortSignal.timeout(section.timeout_ms),
+    signal: () => AbortSignal.timeout(section.timeout),
     retry: { retries: 0 },
     automaticDeserialization: false,
     enableAutoPipelining: false,
@@ -31,7 +31,7 @@ export function upstashStore(section: StoreSection, options: StoreOptions = {}):
   return scriptedStore(transport, {
     kind: "upstash",
     prefix: section.prefix,
-    timeoutMs: section.timeout_ms,
+    timeoutMs: section.timeout,
     log: options.log,
   });
 }

@@ -21,7 +21,7 @@ const TIMEOUT_MS = 300;
 function policy(): string {
   return passthroughPolicy({
     defaults: {
-      proxy: { timeout_ms: TIMEOUT_MS, max_response_bytes: 100_000 },
+      proxy: { timeout: `${TIMEOUT_MS}ms`, max_response_bytes: 100_000 },
       idempotency: { mode: "enforce", wait: "2s", poll: "20ms" },
     },
   });

@@ -76,7 +76,7 @@ async function underLoad(outage: Outage) {
   const policy = passthroughPolicy({
     sections: parse(store.yaml),
     defaults: {
-      proxy: { timeout_ms: 2000 },
+      proxy: { timeout: "2s" },
       idempotency: { mode: "enforce", fail: "closed", wait: "300ms", poll: "25ms" },
     },
   });

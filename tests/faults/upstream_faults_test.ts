@@ -27,7 +27,7 @@ const PAYMENTS = "/v1/payments/sepa-credit-transfers";
 function policy(proxy: Record<string, unknown> = {}): string {
   return passthroughPolicy({
     defaults: {
-      proxy: { timeout_ms: TIMEOUT_MS, max_response_bytes: MAX_RESPONSE_BYTES, ...proxy },
+      proxy: { timeout: `${TIMEOUT_MS}ms`, max_response_bytes: MAX_RESPONSE_BYTES, ...proxy },
     },
   });
 }
@@ -210,7 +210,7 @@ const BROKEN: {
     text: /^The bank's answer was too large to pass on; the outcome is unknown/,
     closedBy: "gateway",
     // A long deadline: the gateway must stop reading and close at the limit, not at the deadline.
-    proxy: { timeout_ms: 20_000 },
+    proxy: { timeout: "20s" },
   },
   {
     name: "a body over max_response_bytes (chunked)",
@@ -219,7 +219,7 @@ const BROKEN: {
     text: /^The bank's answer was too large to pass on; the outcome is unknown/,
     closedBy: "gateway",
     // A long deadline: the gateway must stop reading and close at the limit, not at the deadline.
-    proxy: { timeout_ms: 20_000 },
+    proxy: { timeout: "20s" },
   },
 ];
 
@@ -281,7 +281,7 @@ Deno.test("faults: a slow answer within the deadline is passed on whole, links r
     });
     assert.equal(answer.status, 200);
     assert.equal(answer.text, body.replace("/psd2/v1/", "/v1/"));
-  }, { timeout_ms: 5000 });
+  }, { timeout: "5s" });
 });
 
 Deno.test("faults: an upstream 5xx is the bank's answer, passed on as it is and never retried", async () => {

@@ -36,7 +36,7 @@ defaults:
     jwks_url: \${JWKS_URL}
     issuer: ${ISSUER}
     audience: [xs2a]
-    refetch_interval_seconds: 60
+    refetch_interval: 60s
 ${bearer}
 groups:
   ais:
@@ -252,7 +252,7 @@ Deno.test("bearerToken() requires the group's scopes", async () => {
 Deno.test("bearerToken() refetches the JWKS on an unknown kid at most once per interval", async () => {
   const jwks = jwksServer([k1]);
   try {
-    const fast = policy().replace("refetch_interval_seconds: 60", "refetch_interval_seconds: 1");
+    const fast = policy().replace("refetch_interval: 60s", "refetch_interval: 1s");
     await withGateway({ jwks, policy: fast }, async (call) => {
       assert.equal(
         (await call(CHECKOUT, { authorization: `Bearer ${await token()}` })).response.status,

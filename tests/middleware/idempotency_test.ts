@@ -346,7 +346,7 @@ function findings(gateway: TestGateway) {
 Deno.test("idempotency() keeps the outcome-unknown answer of a write that timed out: a retry never executes it again", async () => {
   await using upstream = paymentUpstream(1500);
   await using gateway = await startGateway({
-    policy: policy("  proxy:\n    timeout_ms: 300"),
+    policy: policy("  proxy:\n    timeout: 300ms"),
     upstream: upstream.url,
   });
   const id = crypto.randomUUID();

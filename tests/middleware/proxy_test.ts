@@ -12,7 +12,7 @@ upstream:
   prefix: /psd2/v1
 defaults:
   proxy:
-    timeout_ms: 400
+    timeout: 400ms
 ${proxy}
 `;
 }

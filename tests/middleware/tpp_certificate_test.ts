@@ -148,7 +148,7 @@ Deno.test("tppCertificate() allows the policy's clock skew on validity dates", a
   assert.equal(ok.response.status, 200);
   await rejected({ "x-ssl-client-cert": nginxHeader(justExpired) }, {
     code: "CERTIFICATE_EXPIRED",
-  }, { policy: policy("", "  clock_skew_seconds: 0") });
+  }, { policy: policy("", "  clock_skew: 0s") });
 });
 
 Deno.test("tppCertificate() rejects certificates blocked by fingerprint or by serial and issuer", async () => {

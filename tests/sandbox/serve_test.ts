@@ -24,7 +24,7 @@ Deno.test("sandboxEnv() reads port, SCA origin and decoupled delay, with default
 
 Deno.test("sandboxEnv() names the variable and the value it cannot use", () => {
   const cases: [Record<string, string>, RegExp][] = [
-    [{ SANDBOX_PORT: "80a" }, /"SANDBOX_PORT" must be an integer from 0 to 65535, got "80a"/],
+    [{ SANDBOX_PORT: "80a" }, /"SANDBOX_PORT" must be a port number \(0 to 65535\), got "80a"/],
     [{ SANDBOX_PORT: "70000" }, /"SANDBOX_PORT"/],
     [{ SANDBOX_DECOUPLED_DELAY_MS: "-1" }, /"SANDBOX_DECOUPLED_DELAY_MS"/],
     [{ SANDBOX_SCA_ORIGIN: "localhost:8081" }, /"SANDBOX_SCA_ORIGIN" must be an origin/],

@@ -25,21 +25,21 @@ Deno.test("parsePolicy() resolves defaults, group and operation overrides field 
     "p.yaml",
     BASE + `
 defaults:
-  proxy: { timeout_ms: 1000, retry_reads: false }
+  proxy: { timeout: 1s, retry_reads: false }
 groups:
   ais:
-    proxy: { timeout_ms: 2000 }
+    proxy: { timeout: 2s }
 operations:
   getBalances:
-    proxy: { timeout_ms: 3000 }
+    proxy: { timeout: 3000ms }
 `,
     { checks: CHECKS, env },
   );
   const options = (id: string) =>
     policy.operations.find((r) => r.operation.id === id)!.options.proxy;
-  assert.equal(options("initiatePayment").timeout_ms, 1000);
-  assert.equal(options("getAccountList").timeout_ms, 2000);
-  assert.equal(options("getBalances").timeout_ms, 3000);
+  assert.equal(options("initiatePayment").timeout, 1000);
+  assert.equal(options("getAccountList").timeout, 2000);
+  assert.equal(options("getBalances").timeout, 3000);
   assert.equal(options("getBalances").retry_reads, false);
   assert.equal(options("getBalances").max_response_bytes, 10_485_760);
 });
@@ -48,7 +48,7 @@ Deno.test("parsePolicy() lists every problem with its path", () => {
   const found = problems(
     BASE + `
 defaults:
-  proxy: { timeout_ms: -1, retrys: true }
+  proxy: { timeout: -1s, retrys: true }
   rate_limt: {}
 groups:
   payments: {}
@@ -61,7 +61,7 @@ operations:
       found.some((p) => p.includes('"rate_limt"')),
     found.join("\n"),
   );
-  assert.ok(found.some((p) => p.startsWith("defaults.proxy.timeout_ms:")), found.join("\n"));
+  assert.ok(found.some((p) => p.startsWith("defaults.proxy.timeout:")), found.join("\n"));
   assert.ok(
     found.some((p) => p.startsWith("defaults.proxy") && p.includes('"retrys"')),
     found.join("\n"),
@@ -209,4 +209,65 @@ Deno.test("parsePolicy() picks the http1 upstream client by default and fetch on
     Deno.env.delete("DENO_DEPLOYMENT_ID");
   }
   assert.deepEqual(problems(BASE + "  client: curl\n").length, 1);
+});
+
+Deno.test("parsePolicy() reads every time option as a duration and names the new option for an old one", () => {
+  const policy = parsePolicy(
+    "p.yaml",
+    BASE + `
+store: { timeout: 250ms }
+trust: { clock_skew: 2m }
+defaults:
+  body_limit: { read_timeout: 5s }
+  jws_signature: { sigt_skew: 90s }
+`,
+    { checks: CHECKS, env },
+  );
+  assert.equal(policy.store.timeout, 250);
+  assert.equal(policy.trust.clock_skew, 120_000);
+  const options = policy.operations[0].options;
+  assert.equal(options.body_limit.read_timeout, 5000);
+  assert.equal(options.jws_signature.sigt_skew, 90_000);
+  assert.equal(options.proxy.timeout, 10_000, "the default, 10s");
+
+  const found = problems(
+    BASE + `
+store: { timeout_ms: 500 }
+defaults:
+  proxy: { timeout_ms: 10000 }
+  bearer_token: { timeout: 2s, leeway_seconds: 30 }
+  body_limit: { read_timeout: 10000 }
+`,
+  );
+  assert.ok(
+    found.includes('store: unknown key "timeout_ms" (now timeout, a duration such as "10s")'),
+    found.join("\n"),
+  );
+  assert.ok(
+    found.includes(
+      'defaults.proxy: unknown key "timeout_ms" (now timeout, a duration such as "10s")',
+    ),
+    found.join("\n"),
+  );
+  assert.ok(
+    found.includes(
+      'defaults.bearer_token: unknown key "timeout", "leeway_seconds" (now leeway, a duration such as "30s")',
+    ),
+    found.join("\n"),
+  );
+  assert.ok(
+    found.some((p) =>
+      p.startsWith(
+        'defaults.body_limit.read_timeout: must be a duration with a unit, such as "500ms"',
+      )
+    ),
+    found.join("\n"),
+  );
+});
+
+Deno.test("parsePolicy() refuses an upstream prefix with a dot segment", () => {
+  assert.deepEqual(
+    problems("upstream:\n  url: ${UPSTREAM_URL}\n  prefix: /psd2/../admin\n"),
+    ['upstream.prefix: must not contain a . or .. segment (also percent-encoded), got "/psd2/../admin"'],
+  );
 });

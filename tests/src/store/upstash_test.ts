@@ -6,13 +6,13 @@ import { limit, storeContract } from "../../support/store_contract.ts";
 import { redisUrl, startRedisServer, uniquePrefix, WITHOUT_REDIS } from "../../support/redis.ts";
 import { startUpstashServer, type UpstashServer } from "../../support/upstash_server.ts";
 
-function section(server: { url: string; token: string }, timeout_ms = 1000) {
+function section(server: { url: string; token: string }, timeout = "1s") {
   return storeSection.parse({
     kind: "upstash",
     url: server.url,
     token: server.token,
     prefix: uniquePrefix(),
-    timeout_ms,
+    timeout,
   });
 }
 
