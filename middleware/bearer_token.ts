@@ -55,12 +55,15 @@ function fromJose(error: unknown, realm: string): GatewayError {
     return rejection(realm, "TOKEN_EXPIRED", "The bearer token has expired");
   }
   if (error instanceof errors.JWTClaimValidationFailed) {
-    return error.claim === "iss"
-      ? rejection(
+    if (error.claim === "iss") {
+      return rejection(
         realm,
         "TOKEN_UNKNOWN",
         "The bearer token was not issued by the bank's authorisation server",
-      )
+      );
+    }
+    return error.reason === "missing"
+      ? rejection(realm, "TOKEN_INVALID", `The bearer token must carry the "${error.claim}" claim`)
       : rejection(
         realm,
         "TOKEN_INVALID",
@@ -158,6 +161,8 @@ export const bearerToken = defineCheck({
     }, services);
     const realm = options.realm;
     const verify = {
+      // A token without exp would be good forever (issue 18 item 16).
+      requiredClaims: ["exp"],
       algorithms: options.algorithms,
       issuer: options.issuer,
       audience: options.audience,

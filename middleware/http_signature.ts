@@ -29,7 +29,7 @@ export const httpSignature = defineCheck({
       "Signature algorithms accepted",
     ),
   }),
-  validate: (options) => coverageProblems(options.cover, MINIMUM),
+  validate: (options) => coverageProblems(options, MINIMUM),
   create(options, { operation, sections, services }) {
     const verifier = new HttpSignatureVerifier(trustStore(sections), {
       algorithms: options.algorithms,

@@ -117,6 +117,12 @@ const headerName = z.string().regex(
   "a lower-case header name",
 );
 
+/**
+ * Headers every signature must cover when the request carries them, whatever the policy lists: a
+ * Consent-ID added to a signed request would read another consent's accounts under the signature.
+ */
+export const COVER_WHEN_PRESENT: readonly string[] = ["consent-id"];
+
 /** The policy fields both signature checks share. */
 export function signatureFields(always: string[]) {
   return {
@@ -131,15 +137,25 @@ export function signatureFields(always: string[]) {
       "psu-corporate-id",
       "tpp-redirect-uri",
       "tpp-nok-redirect-uri",
-    ]).describe("Headers a signature must cover whenever the request carries them"),
+      ...COVER_WHEN_PRESENT,
+    ]).describe(
+      "Headers a signature must cover whenever the request carries them; must include consent-id",
+    ),
   };
 }
 
-/** Problems of `cover` lists that leave out the minimum. */
-export function coverageProblems(cover: readonly string[], minimum: readonly string[]): string[] {
-  return minimum.filter((name) => !cover.includes(name)).map((name) =>
+/** Problems of `cover` and `cover_when_present` lists that leave out the minimum. */
+export function coverageProblems(
+  options: { cover: readonly string[]; cover_when_present: readonly string[] },
+  minimum: readonly string[],
+): string[] {
+  const always = minimum.filter((name) => !options.cover.includes(name)).map((name) =>
     `cover must include "${name}"`
   );
+  const whenPresent = COVER_WHEN_PRESENT.filter((name) =>
+    !options.cover.includes(name) && !options.cover_when_present.includes(name)
+  ).map((name) => `cover_when_present must include "${name}"`);
+  return [...always, ...whenPresent];
 }
 
 /** A request-signature verifier (JWS or HTTP signature). */

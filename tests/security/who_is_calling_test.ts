@@ -4,14 +4,65 @@
  * recording upstream on 127.0.0.1).
  */
 import assert from "node:assert/strict";
+import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose";
 import { startGateway } from "../support/gateway.ts";
 import { type Recorded, startUpstream } from "../support/upstream.ts";
-import { initiationHeaders } from "../support/requests.ts";
-import { PAYMENT_BODY, PAYMENT_TARGET } from "../support/signing.ts";
+import { createCa, issue, yamlString } from "../support/pki.ts";
+import { checkoutOrderBody, initiationHeaders } from "../support/requests.ts";
+import { PAYMENT_BODY, PAYMENT_TARGET, signJws } from "../support/signing.ts";
 import { digestOf } from "../../src/signing/digest.ts";
 
 const encoder = new TextEncoder();
 const PAYMENT_DIGEST = await digestOf(encoder.encode(PAYMENT_BODY));
+const ca = await createCa();
+const tpp = await issue(ca);
+
+/** The bank's authorisation server: a key pair and its JWKS file. */
+const ISSUER = "https://auth.bank.example";
+const tokenKeys = await generateKeyPair("RS256");
+const jwksFile = await Deno.makeTempFile({ suffix: ".json" });
+globalThis.addEventListener("unload", () => Deno.removeSync(jwksFile));
+await Deno.writeTextFile(
+  jwksFile,
+  JSON.stringify({ keys: [{ ...await exportJWK(tokenKeys.publicKey), kid: "k1", alg: "RS256" }] }),
+);
+
+/** A token of the bank's authorisation server; `exp: undefined` leaves the claim out. */
+async function token(claims: JWTPayload = {}): Promise<string> {
+  const payload: JWTPayload = {
+    iss: ISSUER,
+    client_id: "PSDGE-NBG-123456",
+    scope: "accounts",
+    exp: Math.floor(Date.now() / 1000) + 300,
+    ...claims,
+  };
+  if ("exp" in claims && claims.exp === undefined) delete payload.exp;
+  return await new SignJWT(payload).setProtectedHeader({ alg: "RS256", kid: "k1" })
+    .sign(tokenKeys.privateKey);
+}
+
+/** A policy trusting the test CA, with YAML `defaults` lines (indented by 2) and more after. */
+function policy(defaults: string, more = ""): string {
+  return `
+upstream:
+  url: \${UPSTREAM_URL}
+trust:
+  anchors: [${yamlString(ca.pem)}]
+defaults:
+${defaults}
+${more}`;
+}
+
+/** The bearer_token options of the tests' policies. */
+const BEARER = `  bearer_token: { mode: enforce, jwks_file: ${
+  yamlString(jwksFile)
+}, issuer: ${ISSUER} }`;
+
+/** A checkout order that passes every request rule: the token decides. */
+const CHECKOUT = {
+  path: "/api/v1/checkout/orders",
+  body: JSON.stringify(checkoutOrderBody()),
+};
 
 /** What the attacker got and what reached the core. */
 interface Outcome {
@@ -78,5 +129,41 @@ Deno.test("digest: an algorithm given twice is refused", async () => {
   });
   assert.deepEqual(message(outcome), { status: 400, code: "FORMAT_ERROR", path: "Digest" });
   assert.match(outcome.body.tppMessages![0].text, /"SHA-256" at most once/);
+  assert.equal(outcome.received.length, 0);
+});
+
+// Item 16: coverage gaps.
+
+Deno.test("jws: a Consent-ID added to a signed account read is refused", async () => {
+  // The TPP signed a read of consent A without covering Consent-ID; consent B is put in later.
+  const signed = await signJws(tpp, {
+    method: "GET",
+    target: "/v1/accounts",
+    headers: { "x-request-id": crypto.randomUUID() },
+  });
+  const outcome = await send("/v1/accounts", {
+    headers: { ...signed, "consent-id": "consent-of-another-psu" },
+  }, { policy: policy("  jws_signature: { required: true }") });
+  assert.deepEqual(message(outcome), {
+    status: 401,
+    code: "SIGNATURE_INVALID",
+    path: "x-jws-signature",
+  });
+  assert.match(outcome.body.tppMessages![0].text, /must cover "consent-id"/);
+  assert.equal(outcome.received.length, 0);
+});
+
+Deno.test("bearer: a token without exp is refused", async () => {
+  const outcome = await send(CHECKOUT.path, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${await token({ exp: undefined })}`,
+      "content-type": "application/json",
+    },
+    body: CHECKOUT.body,
+  }, { policy: policy(BEARER) });
+  assert.deepEqual(message(outcome), { status: 401, code: "TOKEN_INVALID", path: "Authorization" });
+  assert.match(outcome.body.tppMessages![0].text, /must carry the "exp" claim/);
+  assert.match(outcome.headers.get("www-authenticate") ?? "", /error="invalid_token"/);
   assert.equal(outcome.received.length, 0);
 });

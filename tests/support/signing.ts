@@ -21,7 +21,13 @@ export interface SignInput {
 }
 
 const encoder = new TextEncoder();
-const CONDITIONAL = ["psu-id", "psu-corporate-id", "tpp-redirect-uri", "tpp-nok-redirect-uri"];
+const CONDITIONAL = [
+  "psu-id",
+  "psu-corporate-id",
+  "tpp-redirect-uri",
+  "tpp-nok-redirect-uri",
+  "consent-id",
+];
 
 function b64url(bytes: Uint8Array | ArrayBuffer): string {
   return btoa(String.fromCharCode(...new Uint8Array(bytes)))
