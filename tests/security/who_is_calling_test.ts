@@ -9,7 +9,7 @@ import { startGateway } from "../support/gateway.ts";
 import { type Recorded, startUpstream } from "../support/upstream.ts";
 import { createCa, issue, yamlString } from "../support/pki.ts";
 import { checkoutOrderBody, initiationHeaders } from "../support/requests.ts";
-import { PAYMENT_BODY, PAYMENT_TARGET, signJws } from "../support/signing.ts";
+import { PAYMENT_BODY, PAYMENT_TARGET, signHttpSignature, signJws } from "../support/signing.ts";
 import { digestOf } from "../../src/signing/digest.ts";
 
 const encoder = new TextEncoder();
@@ -165,5 +165,62 @@ Deno.test("bearer: a token without exp is refused", async () => {
   assert.deepEqual(message(outcome), { status: 401, code: "TOKEN_INVALID", path: "Authorization" });
   assert.match(outcome.body.tppMessages![0].text, /must carry the "exp" claim/);
   assert.match(outcome.headers.get("www-authenticate") ?? "", /error="invalid_token"/);
+  assert.equal(outcome.received.length, 0);
+});
+
+// Item 6: HTTP Signature without the request target or a time.
+
+/** A payment initiation as a TPP signs it with a Berlin Group HTTP signature. */
+function paymentInput(headers: Record<string, string> = {}) {
+  return {
+    method: "POST",
+    target: PAYMENT_TARGET,
+    headers: initiationHeaders({ "x-request-id": crypto.randomUUID(), ...headers }),
+    body: PAYMENT_BODY,
+  };
+}
+
+const HTTP_SIGNATURE = "  http_signature: { required: true }";
+
+Deno.test("http signature: a signature made for one path is refused on another", async () => {
+  const signed = await signHttpSignature(tpp, paymentInput(), {
+    headers: ["digest", "x-request-id"],
+  });
+  const outcome = await send("/v1/payments/foreign", {
+    method: "POST",
+    headers: signed,
+    body: PAYMENT_BODY,
+  }, { policy: policy(HTTP_SIGNATURE) });
+  assert.deepEqual(message(outcome), { status: 401, code: "SIGNATURE_INVALID", path: "Signature" });
+  assert.match(outcome.body.tppMessages![0].text, /must cover "\(request-target\)"/);
+  assert.equal(outcome.received.length, 0);
+});
+
+Deno.test("http signature: a signed request replayed a day later is refused", async () => {
+  const yesterday = new Date(Date.now() - 25 * 3_600_000).toUTCString();
+  const signed = await signHttpSignature(tpp, paymentInput({ date: yesterday }), {
+    headers: ["(request-target)", "date", "digest", "x-request-id"],
+  });
+  const outcome = await send(PAYMENT_TARGET, {
+    method: "POST",
+    headers: signed,
+    body: PAYMENT_BODY,
+  }, { policy: policy(HTTP_SIGNATURE) });
+  assert.deepEqual(message(outcome), { status: 401, code: "SIGNATURE_INVALID", path: "Signature" });
+  assert.match(outcome.body.tppMessages![0].text, /signed Date is more than 300 s away/);
+  assert.equal(outcome.received.length, 0);
+});
+
+Deno.test("http signature: a signature that covers no time at all is refused", async () => {
+  const signed = await signHttpSignature(tpp, paymentInput(), {
+    headers: ["(request-target)", "digest", "x-request-id"],
+  });
+  const outcome = await send(PAYMENT_TARGET, {
+    method: "POST",
+    headers: signed,
+    body: PAYMENT_BODY,
+  }, { policy: policy(HTTP_SIGNATURE) });
+  assert.deepEqual(message(outcome), { status: 401, code: "SIGNATURE_INVALID", path: "Signature" });
+  assert.match(outcome.body.tppMessages![0].text, /must cover "date" or "\(created\)"/);
   assert.equal(outcome.received.length, 0);
 });
