@@ -5,6 +5,7 @@
 import type { GatewayContext } from "./check.ts";
 import { GatewayError } from "./errors.ts";
 import { HeaderPairs, pairs } from "../lib/header_pairs.ts";
+import { normalAddress } from "../pki/terminators.ts";
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
@@ -80,12 +81,23 @@ export function dropHeader(c: GatewayContext, name: string): void {
  * The address of the connection's peer (the client, or the TLS terminator in front), read once
  * per request: `remoteAddr` asks the runtime and builds a new object each time.
  */
-export function clientAddress(c: GatewayContext): string | undefined {
-  let address = c.get("clientAddress");
+export function peerAddress(c: GatewayContext): string | undefined {
+  let address = c.get("peerAddress");
   if (address === undefined) {
     const info = c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined;
-    address = info?.remoteAddr?.hostname ?? "";
-    c.set("clientAddress", address);
+    const hostname = info?.remoteAddr?.hostname ?? "";
+    address = normalAddress(hostname) ?? hostname;
+    c.set("peerAddress", address);
   }
   return address || undefined;
+}
+
+/** Whether the peer is one of the policy's TLS terminators (`trust.terminators`). */
+export function fromTerminator(c: GatewayContext): boolean {
+  return c.get("terminators")?.trusts(peerAddress(c)) ?? false;
+}
+
+/** The client's address: the peer's, for now. */
+export function clientAddress(c: GatewayContext): string | undefined {
+  return peerAddress(c);
 }

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose";
 import { startGateway } from "../support/gateway.ts";
 import { type Recorded, startUpstream } from "../support/upstream.ts";
-import { createCa, issue, yamlString } from "../support/pki.ts";
+import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
 import { checkoutOrderBody, initiationHeaders } from "../support/requests.ts";
 import { PAYMENT_BODY, PAYMENT_TARGET, signHttpSignature, signJws } from "../support/signing.ts";
 import { digestOf } from "../../src/signing/digest.ts";
@@ -16,6 +16,8 @@ const encoder = new TextEncoder();
 const PAYMENT_DIGEST = await digestOf(encoder.encode(PAYMENT_BODY));
 const ca = await createCa();
 const tpp = await issue(ca);
+/** Another TPP, whose public certificate an attacker puts in the header. */
+const victim = await issue(ca, { orgId: "PSDGE-NBG-777777" });
 
 /** The bank's authorisation server: a key pair and its JWKS file. */
 const ISSUER = "https://auth.bank.example";
@@ -41,13 +43,17 @@ async function token(claims: JWTPayload = {}): Promise<string> {
     .sign(tokenKeys.privateKey);
 }
 
-/** A policy trusting the test CA, with YAML `defaults` lines (indented by 2) and more after. */
-function policy(defaults: string, more = ""): string {
+/**
+ * A policy trusting the test CA, with YAML `defaults` lines (indented by 2), more top-level YAML
+ * after them and more `trust` lines (indented by 2).
+ */
+function policy(defaults: string, more = "", trust = ""): string {
   return `
 upstream:
   url: \${UPSTREAM_URL}
 trust:
   anchors: [${yamlString(ca.pem)}]
+${trust}
 defaults:
 ${defaults}
 ${more}`;
@@ -223,4 +229,84 @@ Deno.test("http signature: a signature that covers no time at all is refused", a
   assert.deepEqual(message(outcome), { status: 401, code: "SIGNATURE_INVALID", path: "Signature" });
   assert.match(outcome.body.tppMessages![0].text, /must cover "date" or "\(created\)"/);
   assert.equal(outcome.received.length, 0);
+});
+
+// Item 4: the certificate header from anyone.
+
+/** The gateway's only peer in these tests is 127.0.0.1: listed, or not. */
+const TERMINATOR_ELSEWHERE = "  terminators: [10.0.0.1/32]";
+const TERMINATOR_HERE = "  terminators: [127.0.0.1/32]";
+const CERTIFICATE_REQUIRED = "  tpp_certificate: { form: nginx, required: true }";
+
+function payment(headers: Record<string, string> = {}): RequestInit {
+  return {
+    method: "POST",
+    headers: initiationHeaders({ "x-request-id": crypto.randomUUID(), ...headers }),
+    body: PAYMENT_BODY,
+  };
+}
+
+Deno.test("terminators: another TPP's certificate from a peer that is no terminator is refused", async () => {
+  const outcome = await send(
+    PAYMENT_TARGET,
+    payment({ "x-ssl-client-cert": nginxHeader(victim) }),
+    { policy: policy(CERTIFICATE_REQUIRED, "", TERMINATOR_ELSEWHERE) },
+  );
+  assert.deepEqual(message(outcome), {
+    status: 401,
+    code: "CERTIFICATE_INVALID",
+    path: "X-SSL-Client-Cert",
+  });
+  assert.match(outcome.body.tppMessages![0].text, /accepted only from the TLS terminator/);
+  assert.equal(outcome.received.length, 0);
+});
+
+Deno.test("terminators: X-Forwarded-For from a peer that is no terminator is refused", async () => {
+  const outcome = await send(
+    PAYMENT_TARGET,
+    payment({ "x-forwarded-for": "203.0.113.9" }),
+    { policy: policy("  tpp_certificate: { form: nginx }", "", TERMINATOR_ELSEWHERE) },
+  );
+  assert.deepEqual(message(outcome), {
+    status: 400,
+    code: "FORMAT_ERROR",
+    path: "X-Forwarded-For",
+  });
+  assert.equal(outcome.received.length, 0);
+});
+
+Deno.test("terminators: under strip, another peer's certificate and X-Forwarded-For never reach the core", async () => {
+  const strip = `${TERMINATOR_ELSEWHERE}\n  from_other_peers: strip`;
+  const headers = { "x-ssl-client-cert": nginxHeader(victim), "x-forwarded-for": "203.0.113.9" };
+  // Where a certificate is required, the request is one without.
+  const required = await send(PAYMENT_TARGET, payment(headers), {
+    policy: policy(CERTIFICATE_REQUIRED, "", strip),
+  });
+  assert.deepEqual(message(required), {
+    status: 401,
+    code: "CERTIFICATE_MISSING",
+    path: "X-SSL-Client-Cert",
+  });
+  assert.equal(required.received.length, 0);
+  // Where it is optional, the request goes on unidentified, without either header.
+  const optional = await send(PAYMENT_TARGET, payment(headers), {
+    policy: policy("  tpp_certificate: { form: nginx }", "", strip),
+  });
+  assert.equal(optional.status, 201);
+  assert.equal(optional.received.length, 1);
+  assert.equal(optional.received[0].headers.get("x-ssl-client-cert"), null);
+  assert.equal(optional.received[0].headers.get("x-forwarded-for"), "127.0.0.1");
+});
+
+Deno.test("terminators: the terminator's certificate header identifies the TPP (and loopback is the default)", async () => {
+  for (const trust of [TERMINATOR_HERE, ""]) {
+    const outcome = await send(
+      PAYMENT_TARGET,
+      payment({ "x-ssl-client-cert": nginxHeader(tpp), "x-forwarded-for": "203.0.113.9" }),
+      { policy: policy(CERTIFICATE_REQUIRED, "", trust) },
+    );
+    assert.equal(outcome.status, 201);
+    assert.equal(outcome.received.length, 1);
+    assert.equal(outcome.received[0].headers.get("x-forwarded-for"), "203.0.113.9, 127.0.0.1");
+  }
 });
