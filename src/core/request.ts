@@ -97,7 +97,26 @@ export function fromTerminator(c: GatewayContext): boolean {
   return c.get("terminators")?.trusts(peerAddress(c)) ?? false;
 }
 
-/** The client's address: the peer's, for now. */
-export function clientAddress(c: GatewayContext): string | undefined {
-  return peerAddress(c);
+/**
+ * The client's address. Behind a listed TLS terminator it is the rightmost address of
+ * X-Forwarded-For that is not a terminator, or, when `header` names a header of the terminator's
+ * own (for example `X-Real-IP`), that header's last value; from any other peer it is the peer's
+ * address, whatever the headers say. A policy without terminators believes loopback peers only.
+ */
+export function clientAddress(c: GatewayContext, header?: string): string | undefined {
+  if (header && fromTerminator(c)) {
+    const value = requestHeaders(c).get(header)?.split(",").at(-1)?.trim();
+    const address = value ? normalAddress(value) : undefined;
+    if (address) return address;
+  }
+  let address = c.get("clientAddress");
+  if (address === undefined) {
+    const peer = peerAddress(c) ?? "";
+    const terminators = c.get("terminators");
+    address = peer && terminators
+      ? terminators.clientAddress(peer, requestHeaders(c).get("x-forwarded-for"))
+      : peer;
+    c.set("clientAddress", address);
+  }
+  return address || undefined;
 }

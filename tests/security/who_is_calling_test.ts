@@ -310,3 +310,67 @@ Deno.test("terminators: the terminator's certificate header identifies the TPP (
     assert.equal(outcome.received[0].headers.get("x-forwarded-for"), "203.0.113.9, 127.0.0.1");
   }
 });
+
+// Item 9: the client address behind the terminator.
+
+const PER_CLIENT = `groups:
+  products:
+    rate_limit:
+      limits:
+        per_client: { key: [client_ip], limit: 2, window: 1m }`;
+
+Deno.test("client address: one client behind the terminator cannot exhaust the others' per-client limit", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: policy("  tpp_certificate: { form: nginx }", PER_CLIENT, TERMINATOR_HERE),
+    upstream: upstream.url,
+  });
+  const read = async (forwardedFor: string) => {
+    const response = await gateway.fetch("/v1/products/deposits", {
+      headers: { "x-forwarded-for": forwardedFor },
+    });
+    await response.body?.cancel();
+    return response.status;
+  };
+  const statuses = [];
+  for (const chain of ["203.0.113.1", "203.0.113.1"]) statuses.push(await read(chain));
+  // The client writes any address it likes left of the one the terminator appended.
+  statuses.push(await read("198.51.100.7, 203.0.113.1"));
+  // Another client behind the same terminator has its own count.
+  statuses.push(await read("203.0.113.2"));
+  assert.deepEqual(statuses, [200, 200, 429, 200]);
+  assert.equal(upstream.received.length, 3);
+});
+
+Deno.test("client address: a client_ip_header is believed only from a terminator, and its last value counts", async () => {
+  const perClient = (trust: string) =>
+    policy(
+      "  tpp_certificate: { form: nginx }\n  rate_limit: { client_ip_header: X-Real-IP }",
+      PER_CLIENT,
+      trust,
+    );
+  const statuses = async (trust: string, values: string[]) => {
+    await using upstream = startUpstream();
+    await using gateway = await startGateway({ policy: perClient(trust), upstream: upstream.url });
+    const seen = [];
+    for (const value of values) {
+      const response = await gateway.fetch("/v1/products/deposits", {
+        headers: { "x-real-ip": value },
+      });
+      await response.body?.cancel();
+      seen.push(response.status);
+    }
+    return { seen, reached: upstream.received.length };
+  };
+  // Directly at the gateway, a new X-Real-IP per request does not make a new client.
+  const direct = await statuses(TERMINATOR_ELSEWHERE, ["192.0.2.1", "192.0.2.2", "192.0.2.3"]);
+  assert.deepEqual(direct, { seen: [200, 200, 429], reached: 2 });
+  // From the terminator, the last value is the client.
+  const behind = await statuses(TERMINATOR_HERE, [
+    "203.0.113.1",
+    "198.51.100.7, 203.0.113.1",
+    "192.0.2.9,203.0.113.1",
+    "203.0.113.2",
+  ]);
+  assert.deepEqual(behind, { seen: [200, 200, 429, 200], reached: 3 });
+});
