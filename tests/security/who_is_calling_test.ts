@@ -374,3 +374,56 @@ Deno.test("client address: a client_ip_header is believed only from a terminator
   ]);
   assert.deepEqual(behind, { seen: [200, 200, 429, 200], reached: 3 });
 });
+
+// Item 5: a token of one TPP used with another TPP's certificate.
+
+/** RFC 8705: the base64url SHA-256 of the certificate's DER. */
+async function thumbprint(cert: { cert: { rawData: ArrayBuffer } }): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", cert.cert.rawData));
+  return btoa(String.fromCharCode(...digest)).replace(/\+/g, "-").replace(/\//g, "_")
+    .replace(/=+$/, "");
+}
+
+/** A checkout order with the token and the transport certificate of the test's choosing. */
+async function checkout(tokenText: string, certificate: typeof tpp, bearer = BEARER) {
+  return await send(CHECKOUT.path, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${tokenText}`,
+      "content-type": "application/json",
+      "x-ssl-client-cert": nginxHeader(certificate),
+    },
+    body: CHECKOUT.body,
+  }, { policy: policy(`${CERTIFICATE_REQUIRED}\n${bearer}`) });
+}
+
+Deno.test("token binding: a token bound to one TPP's certificate is refused with another's", async () => {
+  // The victim's token, bound to the victim's certificate, presented with the attacker's own.
+  const stolen = await token({
+    client_id: "PSDGE-NBG-777777",
+    cnf: { "x5t#S256": await thumbprint(victim) },
+  });
+  const outcome = await checkout(stolen, tpp);
+  assert.deepEqual(message(outcome), { status: 401, code: "TOKEN_INVALID", path: "Authorization" });
+  assert.match(outcome.body.tppMessages![0].text, /bound to another certificate/);
+  assert.equal(outcome.received.length, 0);
+  // With the certificate it is bound to, the same token is good.
+  const own = await checkout(stolen, victim);
+  assert.equal(own.status, 201);
+  assert.equal(own.received.length, 1);
+});
+
+Deno.test("token binding: a token whose client_id names another TPP than the certificate is refused", async () => {
+  const bound = BEARER.replace(" }", ", certificate_claim: client_id }");
+  const stolen = await token({ client_id: "PSDGE-NBG-777777" });
+  const outcome = await checkout(stolen, tpp, bound);
+  assert.deepEqual(message(outcome), { status: 401, code: "TOKEN_INVALID", path: "Authorization" });
+  assert.match(
+    outcome.body.tppMessages![0].text,
+    /"client_id" claim must be the transport certificate's TPP "PSDGE-NBG-123456"/,
+  );
+  assert.equal(outcome.received.length, 0);
+  const own = await checkout(await token({ client_id: "PSDGE-NBG-123456" }), tpp, bound);
+  assert.equal(own.status, 201);
+  assert.equal(own.received.length, 1);
+});
