@@ -150,7 +150,7 @@ export const bearerToken = defineCheck({
   description: "Verifies OAuth bearer tokens (JWT) against a JWKS: alg, iss, aud, exp, scopes",
   options: modal({
     required: z.boolean().optional().describe(
-      "Reject requests without a bearer token; default true for the checkout and installment groups, false elsewhere (a token present is always checked)",
+      "Reject requests without a bearer token; default true for the checkout and installment groups and wherever scopes are set, false elsewhere (a token present is always checked)",
     ),
     jwks_url: z.url({ protocol: /^https?$/ }).optional().describe(
       "URL of the authorisation server's JWKS (one of jwks_url and jwks_file)",
@@ -201,7 +201,10 @@ export const bearerToken = defineCheck({
     return [];
   },
   create(options, { operation, services }) {
-    const required = options.required ?? TOKEN_GROUPS.includes(operation.group);
+    // Scopes protect nothing if a request without a token passes: they make the token required
+    // unless the policy says `required: false` itself (at any level).
+    const required = options.required ??
+      (TOKEN_GROUPS.includes(operation.group) || options.scopes.length > 0);
     const keys = keySet({
       url: options.jwks_url,
       file: options.jwks_file,

@@ -427,3 +427,27 @@ Deno.test("token binding: a token whose client_id names another TPP than the cer
   assert.equal(own.status, 201);
   assert.equal(own.received.length, 1);
 });
+
+// Issue 22 item 2: a scope that protects nothing.
+
+const ACCOUNTS_READ: RequestInit = {
+  headers: { "x-request-id": crypto.randomUUID(), "consent-id": "consent-1" },
+};
+
+Deno.test("scopes: an account read without a token is refused where the group sets scopes", async () => {
+  const outcome = await send("/v1/accounts", ACCOUNTS_READ, {
+    policy: policy(BEARER, "groups:\n  ais:\n    bearer_token: { scopes: [accounts] }"),
+  });
+  assert.deepEqual(message(outcome), { status: 401, code: "TOKEN_UNKNOWN", path: "Authorization" });
+  assert.equal(outcome.headers.get("www-authenticate"), 'Bearer realm="xs2a-edge"');
+  assert.equal(outcome.received.length, 0);
+  // Only the policy's own required: false lets it through.
+  const optional = await send("/v1/accounts", ACCOUNTS_READ, {
+    policy: policy(
+      BEARER,
+      "groups:\n  ais:\n    bearer_token: { scopes: [accounts], required: false }",
+    ),
+  });
+  assert.equal(optional.status, 201);
+  assert.equal(optional.received.length, 1);
+});
