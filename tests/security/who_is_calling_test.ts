@@ -451,3 +451,13 @@ Deno.test("scopes: an account read without a token is refused where the group se
   assert.equal(optional.status, 201);
   assert.equal(optional.received.length, 1);
 });
+
+Deno.test("catalogue: the installment calculator without Authorization is refused with token verification off", async () => {
+  // The default policy: bearer_token off.
+  const outcome = await send("/v1/services/installment/calculate?amount=100.00&client_id=m1", {
+    headers: { "x-request-id": crypto.randomUUID(), "content-type": "application/json" },
+  });
+  assert.deepEqual(message(outcome), { status: 401, code: "TOKEN_UNKNOWN", path: "Authorization" });
+  assert.equal(outcome.headers.get("www-authenticate"), 'Bearer realm="xs2a-edge"');
+  assert.equal(outcome.received.length, 0);
+});
