@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import {
   LOOPBACK,
   normalAddress,
@@ -63,4 +64,20 @@ Deno.test("normalAddress() writes one form per address", () => {
   assert.equal(normalAddress("2001:0DB8:0:0::1"), "2001:db8::1");
   assert.equal(normalAddress("192.0.2.1"), "192.0.2.1");
   assert.equal(normalAddress("192.0.2.01"), undefined);
+});
+
+Deno.test("Terminators.clientAddress() answers the peer or an address for any X-Forwarded-For", () => {
+  const peers = new Terminators(["10.0.0.0/24", "2001:db8::/64"]);
+  const element = fc.oneof(
+    fc.ipV4(),
+    fc.ipV6(),
+    fc.constantFrom("10.0.0.3", "2001:db8::7", "unknown", "", " ", "[::1]:80", "1.2.3.4:5"),
+    fc.string({ maxLength: 20 }),
+  );
+  fc.assert(
+    fc.property(fc.array(element, { maxLength: 6 }), fc.constantFrom(", ", ","), (list, sep) => {
+      const client = peers.clientAddress("10.0.0.5", list.join(sep));
+      assert.ok(client === "10.0.0.5" || normalAddress(client) === client, client);
+    }),
+  );
 });
