@@ -3,7 +3,9 @@
  * algorithm allow-list, issuer, audience, expiry with leeway, the scopes the operation's group
  * needs, and optionally that PSU-ID matches a claim. Required on the checkout order and the
  * installment calculator (the document says so). Errors carry `WWW-Authenticate` (RFC 6750).
- * When no certificate identified the TPP, the token's client id does.
+ * When no certificate identified the TPP, the token's client id does. A token bound to a
+ * certificate (RFC 8705 `cnf.x5t#S256`) is good only with that transport certificate, and the
+ * policy can require a claim to name the certificate's TPP (`certificate_claim`).
  */
 import { errors, type JWTPayload, jwtVerify } from "jose";
 import { z } from "zod";
@@ -16,6 +18,7 @@ import { JWS_ALGORITHMS } from "../src/signing/jws.ts";
 import { keySet, readJwksFile } from "../src/tokens/jwks.ts";
 import { duration, httpUrl, TIMER_MAX } from "../src/policy/fields.ts";
 import { RETRY_AFTER_SECONDS } from "../src/core/retry_after.ts";
+import type { CertificateInfo } from "../src/pki/certificate.ts";
 
 /** Groups whose operations take a bearer token by the documents. */
 const TOKEN_GROUPS: readonly Group[] = ["checkout", "installment"];
@@ -57,12 +60,15 @@ function fromJose(error: unknown, realm: string): GatewayError {
     return rejection(realm, "TOKEN_EXPIRED", "The bearer token has expired");
   }
   if (error instanceof errors.JWTClaimValidationFailed) {
-    return error.claim === "iss"
-      ? rejection(
+    if (error.claim === "iss") {
+      return rejection(
         realm,
         "TOKEN_UNKNOWN",
         "The bearer token was not issued by the bank's authorisation server",
-      )
+      );
+    }
+    return error.reason === "missing"
+      ? rejection(realm, "TOKEN_INVALID", `The bearer token must carry the "${error.claim}" claim`)
       : rejection(
         realm,
         "TOKEN_INVALID",
@@ -97,12 +103,56 @@ function fromJose(error: unknown, realm: string): GatewayError {
   );
 }
 
+/**
+ * The token's binding to the transport certificate: RFC 8705 `cnf.x5t#S256`, when the token
+ * carries it, must be the certificate's SHA-256 thumbprint; `claim`, when the policy names one,
+ * must be the certificate's organizationIdentifier. A token of one TPP presented with another
+ * TPP's certificate is 401 TOKEN_INVALID.
+ */
+function bindToCertificate(
+  certificate: CertificateInfo | undefined,
+  claims: JWTPayload,
+  claim: string | undefined,
+  realm: string,
+): void {
+  const cnf = claims.cnf;
+  if (cnf !== undefined) {
+    // A confirmation the gateway cannot check (a DPoP key, jkt) would bind nothing here.
+    const methods = cnf && typeof cnf === "object" ? Object.keys(cnf) : [String(cnf)];
+    const unknown = methods.find((method) => method !== "x5t#S256");
+    if (unknown !== undefined) {
+      throw rejection(
+        realm,
+        "TOKEN_INVALID",
+        `The bearer token's confirmation "cnf.${unknown}" cannot be checked here; only "cnf.x5t#S256"`,
+      );
+    }
+    const thumbprint = (cnf as Record<string, unknown>)["x5t#S256"];
+    if (thumbprint !== certificate?.x5tS256) {
+      throw rejection(
+        realm,
+        "TOKEN_INVALID",
+        certificate
+          ? 'The bearer token is bound to another certificate than the transport certificate ("cnf.x5t#S256")'
+          : 'The bearer token is bound to a certificate ("cnf.x5t#S256"), and the request carries none',
+      );
+    }
+  }
+  if (claim && certificate && claims[claim] !== certificate.organizationId) {
+    throw rejection(
+      realm,
+      "TOKEN_INVALID",
+      `The bearer token's "${claim}" claim must be the transport certificate's TPP "${certificate.organizationId}"`,
+    );
+  }
+}
+
 export const bearerToken = defineCheck({
   key: "bearer_token",
   description: "Verifies OAuth bearer tokens (JWT) against a JWKS: alg, iss, aud, exp, scopes",
   options: modal({
     required: z.boolean().optional().describe(
-      "Reject requests without a bearer token; default true for the checkout and installment groups, false elsewhere (a token present is always checked)",
+      "Reject requests without a bearer token; default true for the checkout and installment groups and wherever scopes are set, false elsewhere (a token present is always checked)",
     ),
     jwks_url: httpUrl().optional().describe(
       "URL of the authorisation server's JWKS (one of jwks_url and jwks_file)",
@@ -129,6 +179,9 @@ export const bearerToken = defineCheck({
     client_id_claim: z.string().min(1).default("client_id").describe(
       "Claim naming the TPP, used as TPP id when no certificate identified it",
     ),
+    certificate_claim: z.string().min(1).optional().describe(
+      "When set, this claim (for example client_id or azp) must equal the organizationIdentifier of the verified transport certificate (401 TOKEN_INVALID otherwise); a request without a certificate is not compared",
+    ),
     refetch_interval: duration({ min: "1s" }).prefault("60s").describe(
       "Least time between two JWKS fetches caused by an unknown kid, for example 60s",
     ),
@@ -152,7 +205,10 @@ export const bearerToken = defineCheck({
     return [];
   },
   create(options, { operation, services }) {
-    const required = options.required ?? TOKEN_GROUPS.includes(operation.group);
+    // Scopes protect nothing if a request without a token passes: they make the token required
+    // unless the policy says `required: false` itself (at any level).
+    const required = options.required ??
+      (TOKEN_GROUPS.includes(operation.group) || options.scopes.length > 0);
     const keys = keySet({
       url: options.jwks_url,
       file: options.jwks_file,
@@ -162,6 +218,8 @@ export const bearerToken = defineCheck({
     }, services);
     const realm = options.realm;
     const verify = {
+      // A token without exp would be good forever (issue 18 item 16).
+      requiredClaims: ["exp"],
       algorithms: options.algorithms,
       issuer: options.issuer,
       audience: options.audience,
@@ -229,6 +287,7 @@ export const bearerToken = defineCheck({
           "PSU-ID",
         );
       }
+      bindToCertificate(c.get("tppCertificate"), claims, options.certificate_claim, realm);
       const clientId = claims[options.client_id_claim];
       if (!c.get("tpp") && typeof clientId === "string" && clientId !== "") {
         c.set("tpp", { id: clientId, roles: [], domains: [] });

@@ -25,7 +25,7 @@ export const jwsSignature = defineCheck({
       "Largest distance of the signing time (sigT) from the bank's clock, for example 5m",
     ),
   }),
-  validate: (options) => coverageProblems(options.cover, MINIMUM),
+  validate: (options) => coverageProblems(options, MINIMUM),
   create(options, { operation, sections, services }) {
     const verifier = new JwsVerifier(trustStore(sections), {
       algorithms: options.algorithms,

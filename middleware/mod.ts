@@ -10,6 +10,7 @@ import { deprecation } from "./deprecation.ts";
 import { bodyLimit } from "./body_limit.ts";
 import { tppCertificate } from "./tpp_certificate.ts";
 import { bearerToken } from "./bearer_token.ts";
+import { authorization } from "./authorization.ts";
 import { tppUris } from "./tpp_uris.ts";
 import { digest } from "./digest.ts";
 import { jwsSignature } from "./jws_signature.ts";
@@ -60,6 +61,7 @@ export const CHECKS: readonly Check[] = [
   // Who is calling: certificates, roles, bearer tokens.
   tppCertificate,
   bearerToken,
+  authorization,
   tppUris,
   bodyLimit,
   // Who is calling: Digest and request signatures.

@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { errorText } from "../src/lib/mask.ts";
 import { defineCheck, type GatewayContext } from "../src/core/check.ts";
-import { clientAddress, headerList } from "../src/core/request.ts";
+import { headerList, peerAddress } from "../src/core/request.ts";
 import { upstreamTemplate } from "../src/core/catalogue.ts";
 import type { Bytes } from "../src/lib/body.ts";
 import { formatError, GatewayError } from "../src/core/errors.ts";
@@ -72,7 +72,7 @@ function forwardedHeaders(c: GatewayContext, strip: Set<string>): [string, strin
       headers.push(entry);
     }
   }
-  const address = clientAddress(c);
+  const address = peerAddress(c);
   const chain = address ? (forwardedFor ? `${forwardedFor}, ${address}` : address) : forwardedFor;
   if (chain) headers.push(["x-forwarded-for", chain]);
   if (!forwardedProto) {

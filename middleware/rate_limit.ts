@@ -80,7 +80,7 @@ export const rateLimit = defineCheck({
       "The tier of each caller: by TPP id (PSDGE-NBG-123456: gold), or ip:<address> for callers without a TPP identity",
     ),
     client_ip_header: headerName().optional().describe(
-      "Header in which the TLS terminator passes the client address (its last value counts); default: the connection's address",
+      "Header in which the TLS terminator passes the client address instead of X-Forwarded-For (its last value counts; believed only from trust.terminators); default: X-Forwarded-For's rightmost address that is not a terminator",
     ),
   }),
   validate(options) {
@@ -118,10 +118,8 @@ export const rateLimit = defineCheck({
           return callerId(c);
         case "psu_id":
           return header(c, "psu-id");
-        case "client_ip": {
-          if (!ipHeader) return clientAddress(c);
-          return header(c, ipHeader)?.split(",").at(-1)?.trim() || undefined;
-        }
+        case "client_ip":
+          return clientAddress(c, ipHeader);
         case "consent":
           return header(c, "consent-id") ?? c.get("params").consentId;
         case "operation":

@@ -3,11 +3,13 @@
  * sets: read in the policy's form, chained to the trust anchors, not blocked, inside its dates,
  * with an organizationIdentifier (the TPP id) and the PSD2 role the operation's group needs.
  * Sets `c.var.tpp` (what rate limits, idempotency and logs key on) and `c.var.tppCertificate`.
+ * The certificate header and X-Forwarded-For count only from a TLS terminator
+ * (`trust.terminators`); from any other peer they are refused or stripped (`trust.from_other_peers`).
  */
 import { z } from "zod";
 import { defineCheck, modal } from "../src/core/check.ts";
-import { requestHeaders } from "../src/core/request.ts";
-import { GatewayError } from "../src/core/errors.ts";
+import { dropHeader, fromTerminator, requestHeaders } from "../src/core/request.ts";
+import { formatError, GatewayError } from "../src/core/errors.ts";
 import { CLIENT_CERT_FORMS, clientCertificate, DEFAULT_HEADER } from "../src/pki/client_cert.ts";
 import { trustStore } from "../src/pki/trust.ts";
 import { headerName } from "../src/policy/fields.ts";
@@ -37,8 +39,29 @@ export const tppCertificate = defineCheck({
       `Header "${header}" must carry the TPP's certificate`,
       { path: header },
     );
+    const lower = header.toLowerCase();
+    const strip = sections.trust.from_other_peers === "strip";
+    const notFromTerminator = new GatewayError(
+      401,
+      "CERTIFICATE_INVALID",
+      `Header "${header}" is accepted only from the TLS terminator`,
+      { path: header },
+    );
+    const forwardedNotFromTerminator = formatError(
+      "X-Forwarded-For",
+      'Header "X-Forwarded-For" is accepted only from the TLS terminator',
+    );
     return async (c, next) => {
-      const source = clientCertificate(requestHeaders(c), options.form, header);
+      const headers = requestHeaders(c);
+      let source: string | undefined;
+      if (fromTerminator(c)) {
+        source = clientCertificate(headers, options.form, header);
+      } else if (headers.has(lower) || headers.has("x-forwarded-for")) {
+        // Anyone who reaches the gateway directly could claim another TPP's certificate.
+        if (!strip) throw headers.has(lower) ? notFromTerminator : forwardedNotFromTerminator;
+        dropHeader(c, lower);
+        dropHeader(c, "x-forwarded-for");
+      }
       if (source === undefined) {
         if (options.required) throw missing;
         return next();

@@ -19,6 +19,7 @@ import type { Bytes } from "../lib/body.ts";
 import type { HeaderPairs } from "../lib/header_pairs.ts";
 import type { DecisionOutcome } from "../store/types.ts";
 import type { CertificateInfo } from "../pki/certificate.ts";
+import type { Terminators } from "../pki/terminators.ts";
 
 /** How a check acts on a violation: reject, log and forward, or not run at all. */
 export const MODES = ["enforce", "report", "off"] as const;
@@ -71,8 +72,12 @@ export interface GatewayVariables {
   outcomeUnknown?: boolean;
   /** Upstream status and latency, once the proxy ran. */
   upstream?: { status: number; ms: number };
-  /** The connection peer's address ("" when unknown), once `clientAddress()` ran. */
+  /** The connection peer's address ("" when unknown), once `peerAddress()` ran. */
+  peerAddress?: string;
+  /** The client's address ("" when unknown), once `clientAddress()` ran. */
   clientAddress?: string;
+  /** The policy's TLS terminators (`trust.terminators`), set by the app for every request. */
+  terminators?: Terminators;
   /** The request headers read once, when `requestHeaders()` or `headerList()` first ran. */
   headerLookup?: HeaderPairs;
   /** The request body parsed as JSON, once `jsonBody()` ran. */

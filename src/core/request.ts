@@ -5,6 +5,7 @@
 import type { GatewayContext } from "./check.ts";
 import { GatewayError } from "./errors.ts";
 import { HeaderPairs, pairs } from "../lib/header_pairs.ts";
+import { normalAddress } from "../pki/terminators.ts";
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
@@ -80,11 +81,41 @@ export function dropHeader(c: GatewayContext, name: string): void {
  * The address of the connection's peer (the client, or the TLS terminator in front), read once
  * per request: `remoteAddr` asks the runtime and builds a new object each time.
  */
-export function clientAddress(c: GatewayContext): string | undefined {
-  let address = c.get("clientAddress");
+export function peerAddress(c: GatewayContext): string | undefined {
+  let address = c.get("peerAddress");
   if (address === undefined) {
     const info = c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined;
-    address = info?.remoteAddr?.hostname ?? "";
+    const hostname = info?.remoteAddr?.hostname ?? "";
+    address = normalAddress(hostname) ?? hostname;
+    c.set("peerAddress", address);
+  }
+  return address || undefined;
+}
+
+/** Whether the peer is one of the policy's TLS terminators (`trust.terminators`). */
+export function fromTerminator(c: GatewayContext): boolean {
+  return c.get("terminators")?.trusts(peerAddress(c)) ?? false;
+}
+
+/**
+ * The client's address. Behind a listed TLS terminator it is the rightmost address of
+ * X-Forwarded-For that is not a terminator, or, when `header` names a header of the terminator's
+ * own (for example `X-Real-IP`), that header's last value; from any other peer it is the peer's
+ * address, whatever the headers say. A policy without terminators believes loopback peers only.
+ */
+export function clientAddress(c: GatewayContext, header?: string): string | undefined {
+  if (header && fromTerminator(c)) {
+    const value = requestHeaders(c).get(header)?.split(",").at(-1)?.trim();
+    const address = value ? normalAddress(value) : undefined;
+    if (address) return address;
+  }
+  let address = c.get("clientAddress");
+  if (address === undefined) {
+    const peer = peerAddress(c) ?? "";
+    const terminators = c.get("terminators");
+    address = peer && terminators
+      ? terminators.clientAddress(peer, requestHeaders(c).get("x-forwarded-for"))
+      : peer;
     c.set("clientAddress", address);
   }
   return address || undefined;

@@ -14,6 +14,7 @@ import type { Bytes } from "../lib/body.ts";
 import { accessLog, type Answering } from "./access_log.ts";
 import { healthEndpoints } from "./endpoints.ts";
 import { isIpAddress } from "../lib/ip.ts";
+import { type Terminators, terminators } from "../pki/terminators.ts";
 import { FirstMatchRouter } from "./router.ts";
 
 /** What the app is built from. */
@@ -47,6 +48,7 @@ function operationHandler(
   resolved: ResolvedOperation,
   chain: Chain,
   notAllowed: () => GatewayError,
+  peers: Terminators,
 ): Answering {
   const op = resolved.operation;
   const empty: Bytes = new Uint8Array(0);
@@ -55,6 +57,7 @@ function operationHandler(
     if (c.req.raw.method === "HEAD") throw notAllowed();
     const headers = requestHeaders(c);
     c.set("op", op);
+    c.set("terminators", peers);
     c.set("params", c.req.param() as Record<string, string>);
     c.set("requestId", headers.get("x-request-id") ?? "");
     c.set("body", empty);
@@ -88,6 +91,7 @@ export function createApp({ policy, services }: AppOptions): Hono<GatewayEnv> {
   };
   healthEndpoints(app, policy, services);
   const logged = accessLog(services, respond);
+  const peers = terminators(policy.trust.terminators);
 
   const byPath = Map.groupBy(policy.operations, (r) => r.operation.path);
   for (const path of [...byPath.keys()].sort(bySpecificity)) {
@@ -96,7 +100,11 @@ export function createApp({ policy, services }: AppOptions): Hono<GatewayEnv> {
     for (const r of resolved) {
       const context = { operation: r.operation, services, sections: policy };
       const chain = buildChain({ checks: policy.checks, options: r.options }, context, respond);
-      app.on(r.operation.method, honoPath(path), logged(operationHandler(r, chain, notAllowed)));
+      app.on(
+        r.operation.method,
+        honoPath(path),
+        logged(operationHandler(r, chain, notAllowed, peers)),
+      );
     }
     app.all(
       honoPath(path),

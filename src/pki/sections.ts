@@ -10,6 +10,7 @@ import { ORGANIZATION_IDENTIFIER_OID } from "./certificate.ts";
 import { pemList, pemSource, readPemSource } from "./pem_source.ts";
 import { ROLE_NAMES, type RoleName } from "./qc_statement.ts";
 import { duration } from "../policy/fields.ts";
+import { parseRange } from "./terminators.ts";
 
 const role = z.enum(ROLE_NAMES);
 const roleList = (fallback: RoleName[], group: string) =>
@@ -54,6 +55,14 @@ export const trustSection = z.object({
   ),
   cache_size: z.number().int().min(1).default(10_000).describe(
     "Parsed and verified certificates kept in memory (least recently used go first)",
+  ),
+  terminators: z.array(
+    z.string().refine((text) => parseRange(text) !== undefined, "an IP address or CIDR"),
+  ).optional().describe(
+    "Addresses or CIDRs of the TLS terminators: only these peers may send the certificate header and X-Forwarded-For; unset: the loopback addresses (127.0.0.0/8, ::1)",
+  ),
+  from_other_peers: z.enum(["refuse", "strip"]).default("refuse").describe(
+    "The certificate header or X-Forwarded-For from a peer that is not a terminator: refuse (401 CERTIFICATE_INVALID, 400 FORMAT_ERROR) or strip (ignored and not forwarded)",
   ),
 }).strict().prefault({}).transform((trust, ctx) => ({
   ...trust,

@@ -2,7 +2,9 @@
  * Berlin Group 1.3 HTTP signatures (draft-cavage-http-signatures): `Signature` with
  * `keyId="SN=<hex serial>,CA=<issuer DN>"`, `algorithm`, `headers` and `signature`, and the
  * signer's certificate in `TPP-Signature-Certificate` (base64 DER). The signing string is one
- * `name: value` line per entry of `headers`, joined by "\n".
+ * `name: value` line per entry of `headers`, joined by "\n". A signature must cover the request
+ * target and a time (the `Date` header or `(created)`, within a skew of the bank's clock): without
+ * them a signature made for one path was good on another, and forever.
  */
 import type { Group } from "../core/catalogue.ts";
 import { GatewayError } from "../core/errors.ts";
@@ -23,7 +25,12 @@ export type HttpSignatureAlgorithm = keyof typeof HTTP_SIGNATURE_ALGORITHMS;
 
 const HEADER = "Signature";
 const CERTIFICATE_HEADER = "TPP-Signature-Certificate";
-const PARAM = /\s*([A-Za-z]+)\s*=\s*"([^"]*)"\s*(?:,|$)/y;
+/** `name="value"`, or a number as draft-cavage writes `created` and `expires`. */
+const PARAM = /\s*([A-Za-z]+)\s*=\s*(?:"([^"]*)"|([0-9]+(?:\.[0-9]+)?))\s*(?:,|$)/y;
+/** A Unix time in seconds, as `created` and `expires` carry it. */
+const UNIX_TIME = /^[0-9]{1,12}(\.[0-9]{1,9})?$/;
+/** Pseudo-headers of draft-cavage besides `(request-target)`. */
+const PSEUDO = ["(created)", "(expires)"];
 const encoder = new TextEncoder();
 
 /** Options of an {@link HttpSignatureVerifier}, from the policy. */
@@ -31,6 +38,8 @@ export interface HttpSignatureOptions {
   algorithms: readonly HttpSignatureAlgorithm[];
   coverage: Coverage;
   group: Group;
+  /** Largest distance of the signed Date or `created` from the bank's clock, in milliseconds. */
+  skewMs: number;
 }
 
 function invalid(text: string, path = HEADER): GatewayError {
@@ -49,9 +58,54 @@ export function signatureParams(value: string): Record<string, string> {
     }
     const name = match[1];
     if (name in params) throw invalid(`Header "Signature" repeats the parameter "${name}"`);
-    params[name] = match[2];
+    params[name] = match[2] ?? match[3];
   }
   return params;
+}
+
+/**
+ * The signature's time: `(created)` or the `Date` header must be covered, each one covered must
+ * lie within `skewMs` of `now`, and an `expires` given must not have passed.
+ */
+function checkFreshness(
+  names: readonly string[],
+  params: Record<string, string>,
+  request: SignedRequest,
+  skewMs: number,
+): void {
+  if (!names.includes("date") && !names.includes("(created)")) {
+    throw invalid('The Signature headers list must cover "date" or "(created)"');
+  }
+  const times: [string, number][] = [];
+  for (const name of ["created", "expires"]) {
+    if (names.includes(`(${name})`) && params[name] === undefined) {
+      throw invalid(`The Signature covers "(${name})" but has no ${name} parameter`);
+    }
+    if (params[name] !== undefined && !UNIX_TIME.test(params[name])) {
+      throw invalid(`The Signature ${name} must be a Unix time in seconds`);
+    }
+  }
+  if (names.includes("(created)")) times.push(["created", Number(params.created) * 1000]);
+  if (names.includes("date")) {
+    const date = Date.parse(request.headers.get("date") ?? "");
+    if (Number.isNaN(date)) {
+      throw invalid(
+        'Header "Date" must be an HTTP date like Tue, 07 Jun 2026 20:51:35 GMT',
+        "Date",
+      );
+    }
+    times.push(["Date", date]);
+  }
+  for (const [name, time] of times) {
+    if (Math.abs(request.now - time) > skewMs) {
+      throw invalid(
+        `The signed ${name} is more than ${skewMs / 1000} s away from the bank's clock`,
+      );
+    }
+  }
+  if (params.expires !== undefined && Number(params.expires) * 1000 < request.now) {
+    throw invalid("The Signature has expired");
+  }
 }
 
 /** RDNs of a DN as a sorted list, so that order, case and spacing do not matter. */
@@ -96,9 +150,10 @@ export class HttpSignatureVerifier {
     checkCoverage(
       names,
       request,
-      this.#options.coverage,
+      { ...this.#options.coverage, pseudo: PSEUDO },
       (text) => invalid(`The Signature headers list ${text}`),
     );
+    checkFreshness(names, params, request, this.#options.skewMs);
     const source = request.headers.get(CERTIFICATE_HEADER);
     if (!source) {
       throw new GatewayError(
@@ -144,7 +199,10 @@ export class HttpSignatureVerifier {
       "RSASSA-PKCS1-v1_5",
       key,
       signature,
-      encoder.encode(signedLines(names, request)),
+      encoder.encode(signedLines(names, request, {
+        "(created)": params.created,
+        "(expires)": params.expires,
+      })),
     );
     if (!ok) {
       throw invalid(

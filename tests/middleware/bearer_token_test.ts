@@ -347,3 +347,28 @@ Deno.test("bearerToken() answers 503, not an authentication error, when the JWKS
   assert.equal((await response.json()).tppMessages[0].code, "UPSTREAM_UNAVAILABLE");
   assert.equal(upstream.received.length, 0);
 });
+
+Deno.test("bearerToken() refuses a certificate-bound token on a request without a certificate", async () => {
+  await withGateway({}, async (call, { reached }) => {
+    const bound = await token({ cnf: { "x5t#S256": "bm90LWEtcmVhbC10aHVtYnByaW50" } });
+    const result = await call(CHECKOUT, { authorization: `Bearer ${bound}` });
+    assertRejected(result, "TOKEN_INVALID", /bound to a certificate .* the request carries none/);
+    assert.equal(reached(), 0);
+    // A confirmation the gateway cannot check is no binding it may ignore.
+    const other = await token({ cnf: { jkt: "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I" } });
+    const dpop = await call(CHECKOUT, { authorization: `Bearer ${other}` });
+    assertRejected(dpop, "TOKEN_INVALID", /"cnf\.jkt" cannot be checked here/);
+    assert.equal(reached(), 0);
+  });
+});
+
+Deno.test("bearerToken() refuses a token without exp", async () => {
+  await withGateway({}, async (call, { reached }) => {
+    const forever = await new SignJWT({ iss: ISSUER, aud: "xs2a", client_id: "PSDGE-NBG-123456" })
+      .setProtectedHeader({ alg: "RS256", kid: "k1" })
+      .sign(first.privateKey);
+    const result = await call(CHECKOUT, { authorization: `Bearer ${forever}` });
+    assertRejected(result, "TOKEN_INVALID", /must carry the "exp" claim/);
+    assert.equal(reached(), 0);
+  });
+});

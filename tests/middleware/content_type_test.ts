@@ -86,7 +86,9 @@ Deno.test("contentType() requires Content-Type on the installment calculator, as
     code: "CONTENT_TYPE_INVALID",
   }, t.upstream);
   assertForwarded(
-    await t.call(path, { headers: { "content-type": "application/json" } }),
+    await t.call(path, {
+      headers: { "content-type": "application/json", authorization: "Bearer merchant-token" },
+    }),
     t.upstream,
   );
 });

@@ -97,9 +97,18 @@ Deno.test("httpSignature() accepts a Berlin Group rsa-sha256 signature and ident
   assert.equal(log.find((l) => l.op === "initiatePayment")?.tpp, "PSDGE-NBG-123456");
 });
 
-Deno.test("httpSignature() accepts (request-target) in the headers list and a reordered issuer DN", async () => {
-  const names = ["(request-target)", "digest", "x-request-id", "psu-id", "tpp-redirect-uri"];
+Deno.test("httpSignature() accepts (created) instead of date, and a reordered issuer DN", async () => {
+  const names = [
+    "(request-target)",
+    "(created)",
+    "digest",
+    "x-request-id",
+    "psu-id",
+    "tpp-redirect-uri",
+  ];
   assert.equal((await run(await signed({ headers: names }))).response.status, 201);
+  const expires = Math.floor(Date.now() / 1000) + 60;
+  assert.equal((await run(await signed({ headers: names, expires }))).response.status, 201);
   const reversed = tpp.cert.issuer.split(", ").reverse().join(",");
   const keyId = `SN=${tpp.cert.serialNumber},CA=${reversed}`;
   assert.equal((await run(await signed({ keyId }))).response.status, 201);
@@ -129,24 +138,71 @@ Deno.test("httpSignature() rejects a body changed after signing (Digest mismatch
   }, { body: PAYMENT_BODY.replace("123.50", "9123.50") });
 });
 
-Deno.test("httpSignature() requires digest, x-request-id and the PSU and redirect headers sent", async () => {
-  await rejected(await signed({ headers: ["digest", "psu-id", "tpp-redirect-uri"] }), {
+const BASE = ["(request-target)", "date", "digest"];
+
+Deno.test("httpSignature() requires (request-target), digest, x-request-id and the PSU and redirect headers sent", async () => {
+  await rejected(await signed({ headers: [...BASE, "psu-id", "tpp-redirect-uri"] }), {
     code: "SIGNATURE_INVALID",
     text: /must cover "x-request-id"/,
   });
-  await rejected(await signed({ headers: ["digest", "x-request-id", "psu-id"] }), {
+  await rejected(await signed({ headers: [...BASE, "x-request-id", "psu-id"] }), {
     code: "SIGNATURE_INVALID",
     text: /must cover "tpp-redirect-uri", which the request carries/,
   });
   await rejected(
+    await signed({ headers: ["date", "digest", "x-request-id", "psu-id", "tpp-redirect-uri"] }),
+    { code: "SIGNATURE_INVALID", text: /must cover "\(request-target\)"/ },
+  );
+  await rejected(
     await signed({
-      headers: ["digest", "x-request-id", "psu-id", "tpp-redirect-uri", "psu-corporate-id"],
+      headers: ["(request-target)", "date", "x-request-id", "psu-id", "tpp-redirect-uri"],
+    }),
+    { code: "SIGNATURE_INVALID", text: /must cover "digest"/ },
+  );
+  await rejected(
+    await signed({
+      headers: [...BASE, "x-request-id", "psu-id", "tpp-redirect-uri", "psu-corporate-id"],
     }),
     {
       code: "SIGNATURE_INVALID",
       text: /covers "psu-corporate-id" but the request has no such header/,
     },
   );
+});
+
+Deno.test("httpSignature() requires a signed date or (created) within the skew", async () => {
+  const names = ["(request-target)", "digest", "x-request-id", "psu-id", "tpp-redirect-uri"];
+  await rejected(await signed({ headers: names }), {
+    code: "SIGNATURE_INVALID",
+    text: /must cover "date" or "\(created\)"/,
+  });
+  const stale = new Date(Date.now() - 301_000).toUTCString();
+  await rejected(await signHttpSignature(tpp, input({ date: stale })), {
+    code: "SIGNATURE_INVALID",
+    text: /signed Date is more than 300 s away from the bank's clock/,
+  });
+  await rejected(await signHttpSignature(tpp, input({ date: "yesterday" })), {
+    code: "SIGNATURE_INVALID",
+    path: "Date",
+    text: /must be an HTTP date/,
+  });
+  const created = ["(request-target)", "(created)", ...names.slice(1)];
+  await rejected(
+    await signed({ headers: created, created: Math.floor(Date.now() / 1000) + 400 }),
+    { code: "SIGNATURE_INVALID", text: /signed created is more than 300 s away/ },
+  );
+  await rejected(
+    await signed({ headers: created, expires: Math.floor(Date.now() / 1000) - 1 }),
+    { code: "SIGNATURE_INVALID", text: /The Signature has expired/ },
+  );
+  const tighter = policy(
+    "operations:\n  initiatePayment:\n    http_signature: { time_skew: 10s }",
+  );
+  const late = new Date(Date.now() - 20_000).toUTCString();
+  await rejected(await signHttpSignature(tpp, input({ date: late })), {
+    code: "SIGNATURE_INVALID",
+    text: /more than 10 s away/,
+  }, { policy: tighter });
 });
 
 Deno.test("httpSignature() rejects an algorithm outside the allow-list", async () => {

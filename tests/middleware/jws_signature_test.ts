@@ -312,6 +312,18 @@ Deno.test("jwsSignature() refuses a policy whose cover list leaves out digest", 
   );
 });
 
+Deno.test("jwsSignature() refuses a policy whose cover_when_present leaves out consent-id", async () => {
+  await assert.rejects(
+    () =>
+      startGateway({
+        policy: policy(
+          "operations:\n  initiatePayment:\n    jws_signature: { cover_when_present: [psu-id] }",
+        ),
+      }),
+    /cover_when_present must include "consent-id"/,
+  );
+});
+
 Deno.test("jwsSignature() rejects pars entries that are no header names, and x5c that is no certificate", async () => {
   await rejected(
     await signed({ pars: ["(request-target)", "digest", "x-request-id", "psu-id:"] }),

@@ -143,7 +143,9 @@ Deno.test("queryParams() checks product paging: page from 0, page-size up to the
 
 Deno.test("queryParams() requires a decimal amount and a client_id on the installment calculator", async () => {
   await using t = await rig(policy());
-  const json = { headers: { "content-type": "application/json" } };
+  const json = {
+    headers: { "content-type": "application/json", authorization: "Bearer merchant-token" },
+  };
   const base = "/v1/services/installment/calculate";
   const cases: [string, string, RegExp][] = [
     ["client_id=shop-1", "amount", /is required/],

@@ -204,3 +204,10 @@ Deno.test("trust section: a missing anchor file is a policy error naming the pat
     /trust\.anchors\.0: cannot read file "\/nonexistent\/qtsp-ca\.pem"/,
   );
 });
+
+Deno.test("tppCertificate() refuses a policy whose terminators are no addresses", async () => {
+  await assert.rejects(
+    () => startGateway({ policy: policy("", "  terminators: [10.0.0.0/8, nginx.internal]") }),
+    /trust\.terminators\.1: an IP address or CIDR/,
+  );
+});

@@ -21,7 +21,13 @@ export interface SignInput {
 }
 
 const encoder = new TextEncoder();
-const CONDITIONAL = ["psu-id", "psu-corporate-id", "tpp-redirect-uri", "tpp-nok-redirect-uri"];
+const CONDITIONAL = [
+  "psu-id",
+  "psu-corporate-id",
+  "tpp-redirect-uri",
+  "tpp-nok-redirect-uri",
+  "consent-id",
+];
 
 function b64url(bytes: Uint8Array | ArrayBuffer): string {
   return btoa(String.fromCharCode(...new Uint8Array(bytes)))
@@ -32,11 +38,21 @@ function b64(bytes: ArrayBuffer): string {
   return btoa(String.fromCharCode(...new Uint8Array(bytes)));
 }
 
-/** The signed lines: `(request-target): post /v1/...` and `name: value`, joined by "\n". */
-function lines(names: string[], input: SignInput, headers: Record<string, string>): string {
+/**
+ * The signed lines: `(request-target): post /v1/...`, `name: value`, and for draft-cavage's other
+ * pseudo-headers (`(created)`) their value in `pseudo`, joined by "\n".
+ */
+function lines(
+  names: string[],
+  input: SignInput,
+  headers: Record<string, string>,
+  pseudo: Record<string, string> = {},
+): string {
   return names.map((name) =>
     name === "(request-target)"
       ? `(request-target): ${input.method.toLowerCase()} ${input.target}`
+      : name in pseudo
+      ? `${name}: ${pseudo[name]}`
       : `${name}: ${(headers[name] ?? "").trim()}`
   ).join("\n");
 }
@@ -144,30 +160,58 @@ export async function signJws(
 
 /** Options of {@link signHttpSignature}. */
 export interface HttpSignatureOptions {
-  /** The `headers` list (default: digest, x-request-id and the conditional ones). */
+  /**
+   * The `headers` list (default: (request-target), date, digest, x-request-id and the conditional
+   * ones).
+   */
   headers?: string[];
   algorithm?: string;
   /** Replaces the keyId (default SN=<serial>,CA=<issuer DN>). */
   keyId?: string;
+  /** The `created` parameter, Unix seconds (sent when given or when `(created)` is covered). */
+  created?: number;
+  /** The `expires` parameter, Unix seconds. */
+  expires?: number;
 }
 
-/** Signs a request the Berlin Group 1.3 way; returns headers with Digest, Signature and TPP-Signature-Certificate. */
+/**
+ * Signs a request the Berlin Group 1.3 way; returns headers with Digest, Date (unless the input
+ * has one), Signature and TPP-Signature-Certificate.
+ */
 export async function signHttpSignature(
   signer: Issued,
   input: SignInput,
   options: HttpSignatureOptions = {},
 ): Promise<Record<string, string>> {
   const headers = await withDigest(input);
+  headers.date ??= new Date().toUTCString();
   const names = options.headers ??
-    ["digest", "x-request-id", ...CONDITIONAL.filter((h) => h in headers)];
-  const signature = await signBytes(signer, "RS256", encoder.encode(lines(names, input, headers)));
+    [
+      "(request-target)",
+      "date",
+      "digest",
+      "x-request-id",
+      ...CONDITIONAL.filter((h) => h in headers),
+    ];
+  const created = options.created ??
+    (names.includes("(created)") ? Math.floor(Date.now() / 1000) : undefined);
+  const pseudo: Record<string, string> = {};
+  if (created !== undefined) pseudo["(created)"] = String(created);
+  if (options.expires !== undefined) pseudo["(expires)"] = String(options.expires);
+  const signature = await signBytes(
+    signer,
+    "RS256",
+    encoder.encode(lines(names, input, headers, pseudo)),
+  );
   const keyId = options.keyId ??
     `SN=${signer.cert.serialNumber.toUpperCase()},CA=${signer.cert.issuer}`;
+  const times = (created !== undefined ? `,created=${created}` : "") +
+    (options.expires !== undefined ? `,expires=${options.expires}` : "");
   return {
     ...headers,
-    signature: `keyId="${keyId}",algorithm="${options.algorithm ?? "rsa-sha256"}",headers="${
-      names.join(" ")
-    }",signature="${b64(signature)}"`,
+    signature: `keyId="${keyId}",algorithm="${
+      options.algorithm ?? "rsa-sha256"
+    }"${times},headers="${names.join(" ")}",signature="${b64(signature)}"`,
     "tpp-signature-certificate": signer.base64,
   };
 }
