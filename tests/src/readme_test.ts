@@ -31,3 +31,23 @@ Deno.test("README's table of checks lists every check of middleware/mod.ts, in t
   const listed = [...section.matchAll(/^\| `([a-z_]+)`/gm)].map((match) => match[1]);
   assert.deepEqual(listed, CHECKS.map((check) => check.key));
 });
+
+Deno.test("ARCHITECTURE.md lists every folder of src/ and only folders that exist", async () => {
+  const page = await Deno.readTextFile("ARCHITECTURE.md");
+  const table = page.split("## Folders and what each may import")[1].split("\n## ")[0];
+  const listed = new Set([...table.matchAll(/`(src\/[a-z_]+)\/`/g)].map((match) => match[1]));
+  const present = new Set<string>();
+  for (const entry of Deno.readDirSync("src")) {
+    if (entry.isDirectory) present.add(`src/${entry.name}`);
+  }
+  assert.deepEqual([...listed].sort(), [...present].sort());
+});
+
+Deno.test("ARCHITECTURE.md's example check is middleware/psu_device_id.ts as it is", async () => {
+  const page = await Deno.readTextFile("ARCHITECTURE.md");
+  const example = page.split("```ts\n")[1].split("```")[0];
+  const source = await Deno.readTextFile("middleware/psu_device_id.ts");
+  const code = source.slice(source.indexOf("import "))
+    .replaceAll('"../src/', '"./src/').replaceAll('"./_headers.ts"', '"./middleware/_headers.ts"');
+  assert.equal(example, code);
+});
