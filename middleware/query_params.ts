@@ -1,7 +1,8 @@
 /**
  * `query_params`: the query of the operation. The transaction list needs bookingStatus (one of
  * information, booked, pending, both, all), ISO dates, and dateFrom unless delta access
- * (entryReferenceFrom or deltaList) or bookingStatus information is used; the product catalogue
+ * (entryReferenceFrom or deltaList) or bookingStatus information is used, and may page with the
+ * Berlin Group's pageIndex (from 0) and itemsPerPage (from 1); the product catalogue
  * pages with page (int32 from 0) and page-size (int32 up to the policy's maximum); the installment
  * calculator needs amount (a decimal string) and client_id. Everywhere: a parameter given twice,
  * or with control characters, is refused (the core might read another copy than the gateway
@@ -29,6 +30,8 @@ function knownParams(op: Operation): string[] {
       "bookingStatus",
       "deltaList",
       "withBalance",
+      "pageIndex",
+      "itemsPerPage",
     ];
   }
   if (op.id === "getAccountList" || op.id === "readAccountDetails") return ["withBalance"];
@@ -74,6 +77,8 @@ function transactionList(query: URLSearchParams): void {
   date(query, "dateTo");
   boolean(query, "deltaList");
   boolean(query, "withBalance");
+  int32(query, "pageIndex", 0, INT32_MAX);
+  int32(query, "itemsPerPage", 1, INT32_MAX);
   const reference = query.get("entryReferenceFrom");
   const problem = reference === null ? undefined : idProblem(reference, 128);
   if (problem) {

@@ -72,9 +72,9 @@ export const phrase: z.core.$ZodErrorMap = (issue) => {
   }
 };
 
-/** The Berlin Group error of the first issue. */
-export function issueError(issue: z.core.$ZodIssue): GatewayError {
-  let path = [...issue.path];
+/** The Berlin Group error of the first issue; `within` names the body part it was found in. */
+export function issueError(issue: z.core.$ZodIssue, within?: string): GatewayError {
+  let path = within === undefined ? [...issue.path] : [within, ...issue.path];
   if (issue.code === "unrecognized_keys") path = [...path, issue.keys[0]];
   const where = jsonPath(path);
   const params = issue.code === "custom"
@@ -88,9 +88,12 @@ export function issueError(issue: z.core.$ZodIssue): GatewayError {
   });
 }
 
-/** Parses with a body schema; throws the first problem as a Berlin Group error. */
-export function parseBody<T>(schema: z.ZodType<T>, value: unknown): T {
+/**
+ * Parses with a body schema; throws the first problem as a Berlin Group error. `within` names the
+ * part of a multipart body the value is (paths then start with it).
+ */
+export function parseBody<T>(schema: z.ZodType<T>, value: unknown, within?: string): T {
   const result = schema.safeParse(value, { error: phrase });
-  if (!result.success) throw issueError(result.error.issues[0]);
+  if (!result.success) throw issueError(result.error.issues[0], within);
   return result.data;
 }
