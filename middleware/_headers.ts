@@ -1,7 +1,8 @@
 /**
- * Shared pieces of the header rules: how header names are shown in errors, the headers the
- * interface says may be ignored, and what happens when such a header is malformed (it is dropped
- * before forwarding and logged, never rejected, unless the policy says otherwise).
+ * Shared pieces of the header rules: how header names are shown in errors, the one reading of a
+ * boolean header, the headers the interface says may be ignored, and what happens when such a
+ * header is malformed (it is dropped before forwarding and logged, never rejected, unless the
+ * policy says otherwise). An empty header is absent for every check (`requestHeaders()`).
  */
 import { z } from "zod";
 import type { GatewayContext, Mode } from "../src/core/check.ts";
@@ -89,9 +90,29 @@ export function headerError(name: string, text: string): GatewayError {
   return formatError(displayName(name), text);
 }
 
-/** 400 FORMAT_ERROR for a required header that is absent. */
-export function missingHeader(name: string): GatewayError {
-  return headerError(name, `Header "${displayName(name)}" is required for this operation`);
+/**
+ * 400 FORMAT_ERROR for a required header that is absent; the text says so when it was sent with
+ * an empty value (an empty header counts as absent).
+ */
+export function missingHeader(name: string, c?: GatewayContext): GatewayError {
+  const empty = c !== undefined && c.req.raw.headers.has(name);
+  return headerError(
+    name,
+    `Header "${displayName(name)}" is required for this operation${
+      empty ? " (it was sent empty)" : ""
+    }`,
+  );
+}
+
+/**
+ * A boolean header (TPP-Redirect-Preferred and the other TPP-*-Preferred flags): `true` or
+ * `false` in any letter case, as Java-based banks (Boolean.valueOf) and the adorsys XS2A read
+ * them; `undefined` for anything else. Every check reads flags with this one function.
+ */
+export function parseFlag(value: string | null): boolean | undefined {
+  if (value === null || value.length > 5) return undefined;
+  const lower = value.toLowerCase();
+  return lower === "true" ? true : lower === "false" ? false : undefined;
 }
 
 /** How a check that judges ignorable headers is configured. */

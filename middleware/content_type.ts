@@ -41,7 +41,7 @@ export const contentType = defineCheck({
       const headers = requestHeaders(c);
       const value = headers.get("content-type");
       if (value === null) {
-        if (required) throw missingHeader("content-type");
+        if (required) throw missingHeader("content-type", c);
         if (!hasBody(headers)) return next();
       }
       const params = c.get("params");

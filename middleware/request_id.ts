@@ -17,7 +17,7 @@ export const requestId = defineCheck({
     return (c, next) => {
       const value = requestHeaders(c).get("x-request-id");
       if (value === null) {
-        if (required) throw missingHeader("x-request-id");
+        if (required) throw missingHeader("x-request-id", c);
       } else if (!UUID.test(value)) {
         throw headerError(
           "x-request-id",
