@@ -10,8 +10,7 @@ import type { Operation } from "../src/core/catalogue.ts";
 import { dropHeader } from "../src/core/request.ts";
 import { formatError, type GatewayError } from "../src/core/errors.ts";
 
-/** A UUID in its canonical 8-4-4-4-12 hexadecimal form (any version, either case). */
-export const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+export { UUID } from "../src/lib/ids.ts";
 
 const NAMES = [
   "X-Request-ID",
