@@ -12,46 +12,9 @@ import { formatError, type GatewayError } from "../src/core/errors.ts";
 
 export { UUID } from "../src/lib/ids.ts";
 
-const NAMES = [
-  "X-Request-ID",
-  "Digest",
-  "x-jws-signature",
-  "Signature",
-  "TPP-Signature-Certificate",
-  "Authorization",
-  "Content-Type",
-  "Accept",
-  "Consent-ID",
-  "PSU-ID",
-  "PSU-ID-Type",
-  "PSU-Corporate-ID",
-  "PSU-Corporate-ID-Type",
-  "PSU-IP-Address",
-  "PSU-IP-Port",
-  "PSU-Accept",
-  "PSU-Accept-Charset",
-  "PSU-Accept-Encoding",
-  "PSU-Accept-Language",
-  "PSU-User-Agent",
-  "PSU-Http-Method",
-  "PSU-Device-ID",
-  "PSU-Geo-Location",
-  "TPP-Redirect-Preferred",
-  "TPP-Decoupled-Preferred",
-  "TPP-Redirect-URI",
-  "TPP-Nok-Redirect-URI",
-  "TPP-Explicit-Authorisation-Preferred",
-  "TPP-Rejection-NoFunds-Preferred",
-  "TPP-Brand-Logging-Information",
-  "TPP-Notification-URI",
-  "TPP-Notification-Content-Preferred",
-];
-const DISPLAY = new Map(NAMES.map((name) => [name.toLowerCase(), name]));
+import { displayName } from "../src/bodies/headers.ts";
 
-/** The header's name as the interface documents write it, for `path` and texts. */
-export function displayName(name: string): string {
-  return DISPLAY.get(name) ?? name.replace(/(^|-)([a-z])/g, (_, dash, c) => dash + c.toUpperCase());
-}
+export { displayName };
 
 /**
  * Headers the interface says "may be ignored" (000, common request headers). The document also

@@ -16,28 +16,13 @@ import { isIsoDate } from "../src/lib/dates.ts";
 import { idProblem } from "../src/lib/ids.ts";
 import { AMOUNT } from "../src/bodies/amount.ts";
 import { hasControl } from "../src/lib/controls.ts";
+import { BOOKING_STATUS as BOOKING_ALL, INT32_MAX, queryParameters } from "../src/bodies/query.ts";
 
-const BOOKING_STATUS = ["information", "booked", "pending", "both", "all"];
-const INT32_MAX = 2_147_483_647;
+const BOOKING_STATUS: readonly string[] = BOOKING_ALL;
 
-/** The query parameters each operation defines (000 and 001). */
+/** The names of the query parameters the operation defines (000 and 001). */
 function knownParams(op: Operation): string[] {
-  if (op.id === "getTransactionList") {
-    return [
-      "dateFrom",
-      "dateTo",
-      "entryReferenceFrom",
-      "bookingStatus",
-      "deltaList",
-      "withBalance",
-      "pageIndex",
-      "itemsPerPage",
-    ];
-  }
-  if (op.id === "getAccountList" || op.id === "readAccountDetails") return ["withBalance"];
-  if (op.id === "calculateInstallment") return ["amount", "client_id"];
-  if (op.group === "products" && op.id !== "getProductById") return ["page", "page-size"];
-  return [];
+  return queryParameters(op, INT32_MAX).map((parameter) => parameter.name);
 }
 
 function boolean(query: URLSearchParams, name: string): void {

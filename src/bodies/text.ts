@@ -49,7 +49,9 @@ export function bounded(max: number) {
 
 /** An ISO 8601 calendar date. */
 export function isoDate() {
-  return z.string().refine(isIsoDate, { error: "must be a date like 2025-12-31" });
+  return z.string().refine(isIsoDate, { error: "must be a date like 2025-12-31" }).meta({
+    format: "date",
+  });
 }
 
 /** An ISO 8601 date-time with a time zone, like 2025-12-31T14:30:00+04:00 (RFC 3339). */
@@ -60,7 +62,7 @@ export function isoDateTime() {
       return match !== null && isIsoDate(match[1]);
     },
     { error: "must be a date-time with a time zone, like 2025-12-31T14:30:00+04:00" },
-  );
+  ).meta({ format: "date-time" });
 }
 
 /** An absolute https URL (http too when the policy allows it). */
@@ -71,5 +73,7 @@ export function absoluteUrl(options: BodyOptions) {
     const url = URL.parse(value);
     return url !== null && schemes.includes(url.protocol) && url.hostname !== "" &&
       !url.username && !url.password;
-  }, { error: `must be an absolute ${options.allowHttp ? "https or http" : "https"} URL` });
+  }, { error: `must be an absolute ${options.allowHttp ? "https or http" : "https"} URL` }).meta({
+    format: "uri",
+  });
 }
