@@ -7,7 +7,7 @@
  * task start` runs `src/sandbox/start.ts`, which serves it and then this gateway in front of it.
  *
  * `main.ts policy:check|policy:explain|policy:schema ...` are the policy tools, with the same
- * checks the gateway runs.
+ * checks the gateway runs; `main.ts openapi [file]` prints the contract the policy serves.
  */
 import { CHECKS } from "./middleware/mod.ts";
 import { PolicyError } from "./src/policy/load.ts";
@@ -17,11 +17,13 @@ import { defaultServices } from "./src/core/services.ts";
 import { policyCheck } from "./src/cli/policy_check.ts";
 import { policyExplain } from "./src/cli/policy_explain.ts";
 import { policySchemaFile } from "./src/cli/policy_schema.ts";
+import { openApi } from "./src/cli/openapi.ts";
 
 const COMMANDS = {
   "policy:check": policyCheck,
   "policy:explain": policyExplain,
   "policy:schema": policySchemaFile,
+  openapi: openApi,
 } as const;
 
 /** Serves the gateway (or runs a policy tool); resolves to an exit code when it should exit. */

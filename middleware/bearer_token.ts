@@ -13,7 +13,7 @@ import { errorText } from "../src/lib/mask.ts";
 import type { Group } from "../src/core/catalogue.ts";
 import { defineCheck, modal } from "../src/core/check.ts";
 import { requestHeaders } from "../src/core/request.ts";
-import { type ErrorCode, GatewayError } from "../src/core/errors.ts";
+import { type CodeFor, GatewayError } from "../src/core/errors.ts";
 import { JWS_ALGORITHMS } from "../src/signing/jws.ts";
 import { keySet, readJwksFile } from "../src/tokens/jwks.ts";
 import { duration, httpUrl, TIMER_MAX } from "../src/policy/fields.ts";
@@ -35,7 +35,7 @@ function quoted(text: string): string {
 
 function rejection(
   realm: string,
-  code: ErrorCode,
+  code: CodeFor<401>,
   text: string,
   challenge: Challenge = { error: "invalid_token" },
   path = "Authorization",

@@ -1,7 +1,8 @@
 /**
  * `header_limits`: length caps per header (PSU-ID and friends 50, redirect URIs 500, brand
  * logging 255), a cap on any one header and on all headers together, and no control characters
- * in any header value. These apply to every header of every operation. A header the interface
+ * in any header value but TAB (RFC 9110 allows it inside a field value, as it allows spaces).
+ * These apply to every header of every operation. A header the interface
  * says may be ignored is dropped when it breaks a rule, not rejected (policy `ignorable`).
  */
 import { z } from "zod";
@@ -23,7 +24,8 @@ export const DEFAULT_CAPS: Record<string, number> = {
   "tpp-brand-logging-information": 255,
 };
 
-const ASCII = /^[ -~]*$/;
+/** Printable ASCII and TAB. */
+const ASCII = /^[\t -~]*$/;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
@@ -33,11 +35,12 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  */
 export function characterProblem(value: string, asciiOnly: boolean): string | undefined {
   if (ASCII.test(value)) return undefined;
-  if (hasC0(value)) return "must not contain control characters";
+  const untabbed = value.includes("\t") ? value.replaceAll("\t", " ") : value;
+  if (hasC0(untabbed)) return "must not contain control characters";
   if (asciiOnly) return "must contain printable ASCII characters only";
-  let text = value;
+  let text = untabbed;
   try {
-    text = utf8.decode(Uint8Array.from(value, (ch) => ch.charCodeAt(0)));
+    text = utf8.decode(Uint8Array.from(untabbed, (ch) => ch.charCodeAt(0)));
   } catch {
     // Not UTF-8: judged as Latin-1.
   }

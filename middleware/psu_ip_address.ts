@@ -26,7 +26,7 @@ export const psuIpAddress = defineCheck({
       const value = requestHeaders(c).get("psu-ip-address");
       if (value === null) {
         c.set("psuInitiated", false);
-        if (required) throw missingHeader("psu-ip-address");
+        if (required) throw missingHeader("psu-ip-address", c);
         return next();
       }
       const valid = isIpv4(value) || (options.allow_ipv6 && isIpv6(value));

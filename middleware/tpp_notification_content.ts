@@ -7,9 +7,10 @@
 import { defineCheck, modal } from "../src/core/check.ts";
 import { requestHeaders } from "../src/core/request.ts";
 import { headerError, headerViolation, ignorableField, takes } from "./_headers.ts";
+import { NOTIFICATION_CONTENT } from "../src/bodies/headers.ts";
 
 const NAME = "tpp-notification-content-preferred";
-const VALUES = new Set(["SCA", "PROCESS", "LAST"]);
+const VALUES = new Set<string>(NOTIFICATION_CONTENT);
 
 /** What is wrong with the header value, or `undefined`. */
 export function notificationContentProblem(value: string): string | undefined {

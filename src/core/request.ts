@@ -37,14 +37,26 @@ export function headerList(c: GatewayContext): [string, string][] {
  * The request's headers for lookups. Each `Headers.get` on a request `Deno.serve` received is a
  * call into the runtime with the name validated again (about 0.25 us, and a request of the
  * default policy asks for 18 headers); these lookups scan the list read once ({@link headerList}).
+ *
+ * A header sent with an empty value (or only whitespace, which HTTP trims) is absent here, for
+ * every check and for the proxy alike: one rule instead of one per check
+ * (docs/interoperability.md, "Leniency").
  */
 export function requestHeaders(c: GatewayContext): HeaderPairs {
   let lookup = c.get("headerLookup");
   if (!lookup) {
-    lookup = new HeaderPairs(pairs(c.req.raw.headers));
+    lookup = new HeaderPairs(withoutEmpty(pairs(c.req.raw.headers)));
     c.set("headerLookup", lookup);
   }
   return lookup;
+}
+
+/** The list without entries whose value is empty (the list itself when it has none). */
+function withoutEmpty(list: [string, string][]): [string, string][] {
+  for (const entry of list) {
+    if (entry[1] === "") return list.filter((e) => e[1] !== "");
+  }
+  return list;
 }
 
 /**

@@ -1,8 +1,9 @@
 /**
- * Around every handler of the interface's paths: starts the findings list, echoes X-Request-ID on
- * every response, and records each request once: one JSON access-log line, the metrics, the trace
- * span's attributes. PSU identifiers and account numbers are masked, also in the paths of 404s and
- * 405s; secrets, tokens and signatures never appear.
+ * Around every handler of the interface's paths: starts the findings list, puts an X-Request-ID
+ * that is a UUID on every response (the request's own, or one made here when the request had none
+ * or an invalid one, also in the log line), and records each request once: one JSON access-log
+ * line, the metrics, the trace span's attributes. PSU identifiers and account numbers are masked,
+ * also in the paths of 404s and 405s; secrets, tokens and signatures never appear.
  */
 import { answerHeader, requestHeaders } from "../core/request.ts";
 import { type GatewayContext } from "../core/check.ts";
@@ -18,9 +19,7 @@ import {
   PRODUCT_LOCALES,
 } from "../core/catalogue.ts";
 import { annotateSpan, TRACING } from "../lib/tracing.ts";
-
-/** Longest X-Request-ID echoed back (a valid one is a 36-character UUID). */
-const MAX_ECHO = 128;
+import { UUID } from "../lib/ids.ts";
 
 /** The literal segments of the interface's paths: what the path of a 404 or 405 logs as sent. */
 const KNOWN_SEGMENTS: ReadonlySet<string> = new Set([
@@ -156,8 +155,10 @@ export function accessLog(
     const started = performance.now();
     c.set("findings", []);
     const header = requestHeaders(c).get("x-request-id");
-    const requestId = header && header.length <= MAX_ECHO ? header : undefined;
-    if (requestId) answerHeader(c, "x-request-id", requestId);
+    // TPP libraries match answers to requests by this header and type it as a UUID: an answer
+    // never goes without one, nor echoes one that is not (the error text says what was wrong).
+    const requestId = header !== null && UUID.test(header) ? header : crypto.randomUUID();
+    answerHeader(c, "x-request-id", requestId);
     let response: Response;
     try {
       response = await handler(c);

@@ -13,6 +13,8 @@ import type { Services } from "../core/services.ts";
 import type { Bytes } from "../lib/body.ts";
 import { accessLog, type Answering } from "./access_log.ts";
 import { healthEndpoints } from "./endpoints.ts";
+import { openApiDocument } from "./openapi.ts";
+import { earliestToday } from "../lib/dates.ts";
 import { isIpAddress } from "../lib/ip.ts";
 import { type Terminators, terminators } from "../pki/terminators.ts";
 import { FirstMatchRouter } from "./router.ts";
@@ -90,6 +92,18 @@ export function createApp({ policy, services }: AppOptions): Hono<GatewayEnv> {
     return renderError(error);
   };
   healthEndpoints(app, policy, services);
+  // The contract as this policy serves it, built once per day (its examples carry dates).
+  let contract: { day: string; text: string } | undefined;
+  app.get("/openapi.json", (c) => {
+    const day = earliestToday(services.now());
+    if (contract?.day !== day) {
+      contract = { day, text: JSON.stringify(openApiDocument(policy, day)) };
+    }
+    return c.body(contract.text, 200, {
+      "content-type": "application/json",
+      "cache-control": "no-cache",
+    });
+  });
   const logged = accessLog(services, respond);
   const peers = terminators(policy.trust.terminators);
 
