@@ -9,7 +9,7 @@
  * `main.ts policy:check|policy:explain|policy:schema ...` are the policy tools, with the same
  * checks the gateway runs.
  */
-import { CHECKS } from "./middleware/mod.ts";
+import { PIPELINE } from "./middleware/mod.ts";
 import { PolicyError } from "./src/policy/load.ts";
 import { serveGateway } from "./src/http/server.ts";
 import { defaultServices } from "./src/core/services.ts";
@@ -26,7 +26,7 @@ const COMMANDS = {
 /** Serves the gateway (or runs a policy tool); resolves to an exit code when it should exit. */
 export async function main(args: string[]): Promise<number | undefined> {
   const command = COMMANDS[args[0] as keyof typeof COMMANDS];
-  if (command) return await command(args.slice(1), CHECKS);
+  if (command) return await command(args.slice(1), PIPELINE);
   const flag = args.indexOf("--policy");
   const file = (flag >= 0 ? args[flag + 1] : undefined) ?? Deno.env.get("GATEWAY_POLICY") ??
     "config/policy.yaml";
@@ -34,7 +34,7 @@ export async function main(args: string[]): Promise<number | undefined> {
     const hostname = Deno.env.get("HOST") ?? "127.0.0.1";
     const server = await serveGateway({
       file,
-      checks: CHECKS,
+      pipeline: PIPELINE,
       hostname,
       port: Number(Deno.env.get("PORT") ?? 8080),
       services: defaultServices(),

@@ -8,14 +8,12 @@
  * `--parallel` runs one gateway per core; state that must be exact across them (idempotency, rate
  * limits, consent frequency) must then live in Redis, not in the memory store.
  */
-import { CHECKS } from "./middleware/mod.ts";
+import { PIPELINE } from "./middleware/mod.ts";
 import { createApp } from "./src/http/app.ts";
 import { loadPolicy } from "./src/policy/load.ts";
 import { defaultServices, withPolicyClients } from "./src/core/services.ts";
 
-const policy = await loadPolicy(Deno.env.get("GATEWAY_POLICY") ?? "config/policy.yaml", {
-  checks: CHECKS,
-});
+const policy = await loadPolicy(Deno.env.get("GATEWAY_POLICY") ?? "config/policy.yaml", PIPELINE);
 // The store and the upstream client the policy names: under --parallel, exact shared state needs
 // the policy's Redis, never a memory store per worker.
 const app = createApp({ policy, services: await withPolicyClients(policy, defaultServices()) });

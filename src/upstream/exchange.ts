@@ -1,6 +1,6 @@
 /**
  * What the proxy asks of an upstream client, and how an exchange fails: the contract both clients
- * (src/upstream/http1.ts, src/upstream/fetch.ts) keep.
+ * (src/upstream/http1/client.ts, src/upstream/fetch.ts) keep.
  */
 import type { Bytes } from "../lib/body.ts";
 
