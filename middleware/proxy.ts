@@ -30,6 +30,9 @@ import {
   utf8,
 } from "../src/upstream/forward.ts";
 
+/** Statuses whose answers carry no content (RFC 9110 15.3.5, 15.3.6, 15.4.5). */
+const NO_CONTENT = new Set([204, 205, 304]);
+
 /** What the proxy does for one operation, decided at start-up. */
 interface ProxyConfig {
   /** The operation id, for the log. */
@@ -159,7 +162,8 @@ function respond(
   if (config.noStore) headers.push(["cache-control", "no-store"]);
   if (decided) headers.push(...decided);
   const body = answer.body;
-  const empty = answer.status === 204 || answer.status === 304 || body.byteLength === 0;
+  // 204, 205 and 304 have no content (a Response with a body and one of them cannot be built).
+  const empty = NO_CONTENT.has(answer.status) || body.byteLength === 0;
   const filters = c.get("responseFilters");
   let passed: Bytes | string | null = empty ? null : body;
   if (!empty && filters && json) {

@@ -32,6 +32,11 @@ export function fetchUpstream(fetch: typeof globalThis.fetch): Upstream {
           signal,
         });
         answered = true;
+        if (response.status > 599) {
+          // RFC 9110 15: status codes end at 599, and a Response cannot carry any other.
+          await response.body?.cancel();
+          throw new UpstreamError("broken", "The upstream's answer is malformed: status line");
+        }
         const body = await readBody(response, { maxBytes: request.maxBytes });
         const headers: [string, string][] = [];
         response.headers.forEach((value, name) => {
@@ -45,6 +50,7 @@ export function fetchUpstream(fetch: typeof globalThis.fetch): Upstream {
             !response.headers.get("transfer-encoding")?.includes("chunked"),
         };
       } catch (error) {
+        if (error instanceof UpstreamError) throw error;
         if (error instanceof BodyLimitError) {
           throw new UpstreamError("too_large", "The upstream's answer is too large");
         }

@@ -5,9 +5,9 @@
  * them what it read, and tests and fuzzers call them directly.
  *
  * Strict where a lenient parser would let a confused answer through: a malformed status line or
- * header, an obsolete line folding, conflicting Content-Length values or a header section over
- * 64 KiB are {@link UpstreamError} `broken`; Transfer-Encoding wins over Content-Length and the
- * connection is then not reused.
+ * header, a byte RFC 9110 does not allow in a header name or value, an obsolete line folding,
+ * conflicting Content-Length values or a header section over 64 KiB are {@link UpstreamError}
+ * `broken`; Transfer-Encoding wins over Content-Length and the connection is then not reused.
  */
 import { UpstreamError, type UpstreamRequest } from "../exchange.ts";
 
@@ -20,7 +20,8 @@ const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 /** Request headers the client writes itself. */
 const FRAMING = new Set(["host", "content-length", "transfer-encoding", "connection"]);
-const STATUS_LINE = /^HTTP\/1\.([01]) ([1-9][0-9][0-9])(?: [^\r\n]*)?$/;
+/** Status codes are 100 to 599 (RFC 9110 15): a Response cannot carry any other. */
+const STATUS_LINE = /^HTTP\/1\.([01]) ([1-5][0-9][0-9])(?: [^\r\n]*)?$/;
 const CHUNK_SIZE = /^([0-9A-Fa-f]{1,12})[ \t]*(;.*)?$/;
 /** What a request target must not contain: it would end the request line or the head. */
 // deno-lint-ignore no-control-regex
@@ -115,6 +116,15 @@ for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL
 }
 
 /**
+ * Whether a code unit may stand in a field value (RFC 9110 5.5): visible characters, obs-text
+ * (128-255), space and tab. Any other (NUL, CR, the other controls, DEL) must never reach the
+ * runtime's HTTP writer, which panics on them and takes the process down.
+ */
+function valueUnit(unit: number): boolean {
+  return unit >= 0x20 ? unit !== 0x7f : unit === 0x09;
+}
+
+/**
  * Parses an answer head (status line, header lines, the empty line), given as the bytes
  * {@link headEnd} delimits. The lines are walked with `indexOf` (no split, no expression per
  * line: it runs per answer).
@@ -138,14 +148,22 @@ export function parseHead(bytes: Uint8Array): Head {
     for (let i = at; i < colon; i++) {
       if (TOKEN_CHAR[text.charCodeAt(i)] !== 1) throw malformed("header name");
     }
-    const value = text.slice(colon + 1, stop).trim();
-    for (let i = 0; i < value.length; i++) {
-      const unit = value.charCodeAt(i);
-      if (unit === 13 || unit === 0) throw malformed("header value");
+    // The value without the spaces and tabs around it (only those: RFC 9110 5.5 OWS).
+    let from = colon + 1;
+    let to = stop;
+    while (from < to && isBlank(text.charCodeAt(from))) from++;
+    while (to > from && isBlank(text.charCodeAt(to - 1))) to--;
+    for (let i = from; i < to; i++) {
+      if (!valueUnit(text.charCodeAt(i))) throw malformed("header value");
     }
-    headers.push([text.slice(at, colon).toLowerCase(), value]);
+    headers.push([text.slice(at, colon).toLowerCase(), text.slice(from, to)]);
   }
   return { version: status[1] === "1" ? 1 : 0, status: Number(status[2]), headers };
+}
+
+/** A space or a tab. */
+function isBlank(unit: number): boolean {
+  return unit === 0x20 || unit === 0x09;
 }
 
 /**

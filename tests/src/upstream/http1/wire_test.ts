@@ -208,3 +208,27 @@ Deno.test("encodeRequest() frames the body itself and refuses a target that woul
     /not a byte string/,
   );
 });
+
+Deno.test("parseHead() refuses every byte RFC 9110 does not allow in a header name or value", () => {
+  for (let byte = 0; byte < 256; byte++) {
+    const char = String.fromCharCode(byte);
+    const name = thrown(() => parseHead(bytes(`HTTP/1.1 200 OK\r\nx-a${char}b: v\r\n\r\n`)));
+    const nameAllowed = /^[!#$%&'*+.^_`|~0-9A-Za-z:-]$/.test(char);
+    assert.equal(name === undefined, nameAllowed, `name byte ${byte}`);
+    const value = thrown(() => parseHead(bytes(`HTTP/1.1 200 OK\r\nx-a: v${char}w\r\n\r\n`)));
+    const valueAllowed = byte === 9 || (byte >= 32 && byte !== 127);
+    assert.equal(value === undefined, valueAllowed, `value byte ${byte}`);
+  }
+  // Only spaces and tabs around a value are optional whitespace; a vertical tab is refused.
+  assert.deepEqual(parseHead(bytes("HTTP/1.1 200 OK\r\nx-a: \t\xa0v\xa0 \r\n\r\n")).headers, [
+    ["x-a", "\xa0v\xa0"],
+  ]);
+  assert.throws(() => parseHead(bytes("HTTP/1.1 200 OK\r\nx-a: \x0bv\r\n\r\n")));
+});
+
+Deno.test("parseHead() takes status codes 100 to 599 only", () => {
+  for (const status of ["099", "600", "999"]) {
+    assert.throws(() => parseHead(bytes(`HTTP/1.1 ${status} X\r\n\r\n`)), /status line/);
+  }
+  assert.equal(parseHead(bytes("HTTP/1.1 599 X\r\n\r\n")).status, 599);
+});
