@@ -51,6 +51,29 @@ export class UpstreamError extends Error {
   }
 }
 
+/**
+ * Whether an answer echoes an X-Request-ID that is not the request's (compared without case and
+ * surrounding spaces; `echoed` as `Headers.get` gives it, repeated values joined): it answers
+ * another request, and the connection it came on is out of step. An answer without one says
+ * nothing either way.
+ */
+export function answersAnother(
+  request: UpstreamRequest,
+  echoed: string | null | undefined,
+): boolean {
+  if (echoed === null || echoed === undefined) return false;
+  const sent = request.headers.find(([name]) => name === "x-request-id")?.[1];
+  return sent === undefined || echoed.trim().toLowerCase() !== sent.trim().toLowerCase();
+}
+
+/** The failure of an answer to another request (see {@link answersAnother}). */
+export function otherRequestsAnswer(): UpstreamError {
+  return new UpstreamError(
+    "broken",
+    "The upstream's answer is malformed: its X-Request-ID is another request's",
+  );
+}
+
 /** A client of the upstream. */
 export interface Upstream {
   send(request: UpstreamRequest): Promise<UpstreamAnswer>;

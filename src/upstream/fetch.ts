@@ -4,7 +4,7 @@
  */
 import { BodyLimitError, readBody } from "../lib/body.ts";
 import { deadlineSignal } from "../lib/deadline.ts";
-import { type Upstream, UpstreamError } from "./exchange.ts";
+import { answersAnother, otherRequestsAnswer, type Upstream, UpstreamError } from "./exchange.ts";
 
 /** The connection to the upstream could not be opened: the request never reached it. */
 function isConnectFailure(error: unknown): boolean {
@@ -36,6 +36,10 @@ export function fetchUpstream(fetch: typeof globalThis.fetch): Upstream {
           // RFC 9110 15: status codes end at 599, and a Response cannot carry any other.
           await response.body?.cancel();
           throw new UpstreamError("broken", "The upstream's answer is malformed: status line");
+        }
+        if (answersAnother(request, response.headers.get("x-request-id"))) {
+          await response.body?.cancel();
+          throw otherRequestsAnswer();
         }
         const body = await readBody(response, { maxBytes: request.maxBytes });
         const headers: [string, string][] = [];

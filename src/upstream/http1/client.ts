@@ -8,6 +8,8 @@
 import { BodyLimitError } from "../../lib/body.ts";
 import { onDeadline } from "../../lib/deadline.ts";
 import {
+  answersAnother,
+  otherRequestsAnswer,
   type Upstream,
   type UpstreamAnswer,
   UpstreamError,
@@ -16,6 +18,15 @@ import {
 import type { Connection } from "./connection.ts";
 import { Pool } from "./pool.ts";
 import { encodeRequest } from "./wire.ts";
+
+/** The X-Request-ID values of an answer's headers, joined as `Headers.get` joins them. */
+function echoedRequestId(headers: readonly [string, string][]): string | undefined {
+  let echoed: string | undefined;
+  for (const [name, value] of headers) {
+    if (name === "x-request-id") echoed = echoed === undefined ? value : `${echoed}, ${value}`;
+  }
+  return echoed;
+}
 
 /** The HTTP/1.1 upstream client. */
 export class Http1Upstream implements Upstream {
@@ -50,6 +61,9 @@ export class Http1Upstream implements Upstream {
       await connection.write(bytes);
       const { head, framing, reusable } = await connection.readHead(request.method);
       answered = true;
+      // An answer to another request (one the core wrote late) means the connection is out of
+      // step: the exchange fails and the connection is closed.
+      if (answersAnother(request, echoedRequestId(head.headers))) throw otherRequestsAnswer();
       const body = await connection.readBody(framing, request.maxBytes);
       clear();
       if (reusable && connection.drained && !timedOut) pool.release(endpoint, connection);
