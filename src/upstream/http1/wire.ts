@@ -230,7 +230,8 @@ const LINE_LIMIT = { size: MAX_CHUNK_LINE, data_end: 0, trailer: MAX_HEAD } as c
 
 /**
  * The line at `b[from, to)` without its line end, and the position after it; `undefined` while
- * the line is incomplete; throws when an incomplete line is already longer than `max`.
+ * the line is incomplete; throws when an incomplete line is already longer than `max`. A CR at
+ * the end of what arrived may be the first half of the line end: it does not count.
  */
 function line(
   b: Uint8Array,
@@ -243,7 +244,8 @@ function line(
     const stop = at > from && b[at - 1] === 13 ? at - 1 : at;
     return { text: latin1(b.subarray(from, stop)), next: at + 1 };
   }
-  if (to - from > max) throw malformed("chunk line too long");
+  const length = to > from && b[to - 1] === 13 ? to - from - 1 : to - from;
+  if (length > max) throw malformed("chunk line too long");
   return undefined;
 }
 

@@ -157,6 +157,45 @@ Deno.test("decodeChunked() decodes any chunked body, extensions and trailers dro
   );
 });
 
+Deno.test("decodeChunked() decodes any split of any chunked body, CR and LF apart included", () => {
+  fc.assert(
+    fc.property(
+      fc.uint8Array({ maxLength: 200 }),
+      fc.array(fc.integer({ min: 1, max: 40 }), { maxLength: 10 }),
+      fc.array(fc.constantFrom("x-trailer: t", "checksum: abc"), { maxLength: 2 }),
+      fc.array(fc.nat(), { maxLength: 30 }),
+      (body, sizes, trailers, cuts) => {
+        const framed = chunked(body, sizes, trailers);
+        // The bytes arrive in reads ending at the cut positions, as a connection's buffer grows.
+        const ends = [...new Set(cuts.map((cut) => cut % (framed.length + 1)))].sort((a, b) =>
+          a - b
+        );
+        const state = chunkedStart();
+        const parts: number[] = [];
+        let at = 0;
+        for (const end of [...ends, framed.length]) {
+          if (end < at) continue;
+          at = decodeChunked(state, framed, at, end, (data) => parts.push(...data));
+        }
+        assert.equal(state.stage, "done");
+        assert.deepEqual(new Uint8Array(parts), body);
+        assert.equal(at, framed.length);
+      },
+    ),
+    fuzzParameters(runs(500)),
+  );
+  // Byte by byte, every split at once.
+  const framed = chunked(bytes('{"ok":true}'), [4, 7], ["x-trailer: t"]);
+  const state = chunkedStart();
+  const parts: number[] = [];
+  let at = 0;
+  for (let end = 1; end <= framed.length; end++) {
+    at = decodeChunked(state, framed, at, end, (data) => parts.push(...data));
+  }
+  assert.equal(state.stage, "done");
+  assert.equal(text(new Uint8Array(parts)), '{"ok":true}');
+});
+
 Deno.test("decodeChunked() waits at an incomplete line and goes on with the bytes that follow", () => {
   const framed = bytes('4\r\n{"ok\r\n7\r\n":true}\r\n0\r\n\r\n');
   const state = chunkedStart();
