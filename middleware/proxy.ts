@@ -20,6 +20,7 @@ import {
   answerHeaders,
   compileRoute,
   cutOff,
+  encodedAnswer,
   exchange,
   failure,
   forwardedHeaders,
@@ -147,12 +148,19 @@ function respond(
 ): Response {
   // Built as pairs (what Response takes fastest).
   const decided = c.get("answerHeaders");
-  const { headers, json } = answerHeaders(answer.headers, config.stripResponse, decided);
-  const cut = cutOff(config.route, answer, json);
-  if (cut) {
-    config.log.error({ msg: "upstream answer cut off", op: config.op });
-    if (cut.outcomeUnknown) c.set("outcomeUnknown", true);
-    throw cut.error;
+  const { headers, json, encoded } = answerHeaders(
+    answer.headers,
+    config.stripResponse,
+    decided,
+  );
+  const unusable = encoded ? encodedAnswer(config.route) : cutOff(config.route, answer, json);
+  if (unusable) {
+    config.log.error({
+      msg: encoded ? "upstream answer encoded" : "upstream answer cut off",
+      op: config.op,
+    });
+    if (unusable.outcomeUnknown) c.set("outcomeUnknown", true);
+    throw unusable.error;
   }
   c.set("upstream", {
     status: answer.status,

@@ -123,7 +123,9 @@ export interface ForwardContext {
 
 /**
  * The request headers to forward: those not stripped or dropped, X-Forwarded-For with the peer
- * appended, and X-Forwarded-Proto unless it was set in front of the gateway.
+ * appended, X-Forwarded-Proto unless it was set in front of the gateway, and
+ * `Accept-Encoding: identity` whatever the client accepts: the gateway reads the answer (links,
+ * replays), so the core must not encode it.
  */
 export function forwardedHeaders(
   list: readonly [string, string][],
@@ -135,7 +137,7 @@ export function forwardedHeaders(
   const { strip, dropped } = context;
   for (const entry of list) {
     const name = entry[0];
-    if (strip.has(name) || dropped?.has(name)) continue;
+    if (strip.has(name) || dropped?.has(name) || name === "accept-encoding") continue;
     if (name === "x-forwarded-for") forwardedFor = entry[1];
     else {
       if (name === "x-forwarded-proto") forwardedProto = true;
@@ -146,6 +148,7 @@ export function forwardedHeaders(
   const chain = address ? (forwardedFor ? `${forwardedFor}, ${address}` : address) : forwardedFor;
   if (chain) headers.push(["x-forwarded-for", chain]);
   if (!forwardedProto) headers.push(["x-forwarded-proto", context.https ? "https" : "http"]);
+  headers.push(["accept-encoding", "identity"]);
   return headers;
 }
 
@@ -255,22 +258,39 @@ export function cutOff(route: Route, answer: UpstreamAnswer, json: boolean): Fai
 
 /**
  * The answer's headers to pass on: those not stripped and not decided by the gateway already
- * (X-Request-ID, RateLimit-*, which replace the upstream's), and whether the answer is JSON.
+ * (X-Request-ID, RateLimit-*, which replace the upstream's); whether the answer is JSON, and
+ * whether it is encoded (a Content-Encoding other than identity).
  */
 export function answerHeaders(
   headers: readonly [string, string][],
   strip: ReadonlySet<string>,
   decided: readonly [string, string][] | undefined,
-): { headers: [string, string][]; json: boolean } {
+): { headers: [string, string][]; json: boolean; encoded: boolean } {
   const passed: [string, string][] = [];
   let json = false;
+  let encoded = false;
   for (const entry of headers) {
     const name = entry[0];
+    if (name === "content-encoding" && !/^\s*identity\s*$/i.test(entry[1])) encoded = true;
     if (strip.has(name) || decided?.some((own) => own[0] === name)) continue;
     if (name === "content-type") json = entry[1].includes("json");
     passed.push(entry);
   }
-  return { headers: passed, json };
+  return { headers: passed, json, encoded };
+}
+
+/**
+ * The failure of an answer the core encoded although the gateway asked for identity: it cannot be
+ * read (links, replays) nor passed on under its content type.
+ */
+export function encodedAnswer(route: Route): Failure {
+  return {
+    error: unavailable(
+      "UPSTREAM_UNAVAILABLE",
+      `The bank's answer was encoded and cannot be passed on${route.writes ? OUTCOME_UNKNOWN : ""}`,
+    ),
+    outcomeUnknown: route.writes,
+  };
 }
 
 /** The text of a UTF-8 body, or undefined when its bytes are not UTF-8. */

@@ -41,9 +41,15 @@ Deno.test("compileRoute() retries reads only, and freezes the route", () => {
   assert.ok(Object.isFrozen(route()));
 });
 
-Deno.test("forwardedHeaders() strips, appends the peer to X-Forwarded-For and adds the scheme", () => {
+Deno.test("forwardedHeaders() strips, appends the peer to X-Forwarded-For, adds the scheme, asks for identity", () => {
   const headers = forwardedHeaders(
-    [["x-request-id", "1"], ["te", "trailers"], ["x-forwarded-for", "10.0.0.1"], ["psu-id", "p"]],
+    [
+      ["x-request-id", "1"],
+      ["te", "trailers"],
+      ["x-forwarded-for", "10.0.0.1"],
+      ["psu-id", "p"],
+      ["accept-encoding", "gzip, br"],
+    ],
     {
       strip: new Set(HOP_BY_HOP),
       dropped: new Set(["psu-id"]),
@@ -55,6 +61,7 @@ Deno.test("forwardedHeaders() strips, appends the peer to X-Forwarded-For and ad
     ["x-request-id", "1"],
     ["x-forwarded-for", "10.0.0.1, 127.0.0.1"],
     ["x-forwarded-proto", "https"],
+    ["accept-encoding", "identity"],
   ]);
 });
 
@@ -95,5 +102,12 @@ Deno.test("answerHeaders() drops stripped headers and those the gateway decided"
     new Set(["server"]),
     [["x-request-id", "gateway's"]],
   );
-  assert.deepEqual(passed, { headers: [["content-type", "application/json"]], json: true });
+  assert.deepEqual(passed, {
+    headers: [["content-type", "application/json"]],
+    json: true,
+    encoded: false,
+  });
+  const strip = new Set(["content-encoding"]);
+  assert.equal(answerHeaders([["content-encoding", "gzip"]], strip, undefined).encoded, true);
+  assert.equal(answerHeaders([["content-encoding", "Identity"]], strip, undefined).encoded, false);
 });
