@@ -1,23 +1,27 @@
 /**
  * `proxy`: the terminal handler. Forwards the request (the bytes `body_limit` read) to the
- * operation's upstream path, with hop-by-hop and internal headers stripped both ways, a deadline
- * on the whole exchange, and upstream failures turned into Berlin Group errors. Writes are never
- * retried; a read may be retried once after a connection error.
+ * operation's upstream path, with only the headers the catalogue lists for the operation (and a
+ * few every operation needs, and the policy's own list), hop-by-hop and internal headers stripped
+ * both ways, a deadline on the whole exchange, and upstream failures turned into Berlin Group
+ * errors. Writes are never retried; a read may be retried once after a connection error.
  *
  * The options are compiled once per operation into a frozen {@link ProxyConfig}; each request is
  * plain functions over it (forwarding itself is src/upstream/forward.ts).
  */
 import { z } from "zod";
 import { errorText } from "../src/lib/mask.ts";
-import type { GatewayContext } from "../src/core/check.ts";
+import type { Finding, GatewayContext } from "../src/core/check.ts";
 import { defineTerminal } from "../src/core/chain.ts";
 import { clientAddress, headerList } from "../src/core/request.ts";
 import { upstreamTemplate } from "../src/core/catalogue.ts";
 import type { Services } from "../src/core/services.ts";
 import type { Bytes } from "../src/lib/body.ts";
 import type { Upstream, UpstreamAnswer } from "../src/upstream/mod.ts";
+import { displayName } from "./_headers.ts";
 import {
+  ALWAYS_FORWARDED,
   answerHeaders,
+  CERTIFICATE_HEADERS,
   compileRoute,
   cutOff,
   encodedAnswer,
@@ -41,6 +45,12 @@ interface ProxyConfig {
   route: Readonly<Route>;
   upstream: Upstream;
   log: Services["log"];
+  /** Request headers forwarded: the operation's, those every operation needs, the policy's. */
+  forward: ReadonlySet<string>;
+  /** The same with the certificate headers, for a request whose certificate was verified. */
+  forwardCertified: ReadonlySet<string>;
+  /** Log each request header left out as a finding. */
+  reportUnlisted: boolean;
   /** Request headers never forwarded. */
   stripRequest: ReadonlySet<string>;
   /** Answer headers never passed on. */
@@ -68,10 +78,22 @@ export const proxy = defineTerminal({
     no_store: z.enum(["sensitive", "always", "never"]).default("sensitive").describe(
       "Add Cache-Control: no-store to account and payment data (sensitive), to every answer, or never",
     ),
+    forward_headers: z.array(z.string().regex(/^[A-Za-z0-9-]+$/)).default([]).describe(
+      "Further request headers to forward to the upstream. Forwarded anyway: the headers the interface lists for the operation, Accept, Content-Type, Date, traceparent, tracestate, the certificate header of a verified certificate (X-SSL-Client-Cert, X-Forwarded-Client-Cert, Client-Cert) and the gateway's X-Forwarded-For and X-Forwarded-Proto; every other header is dropped",
+    ),
+    unlisted_headers: z.enum(["drop", "report"]).default("drop").describe(
+      "Request headers that are not forwarded: drop them (silently), or drop them and log each as a finding (report), to see what clients send",
+    ),
   }).strict(),
   create(options, { operation, services, sections }) {
     const noStore = options.no_store === "always" ||
       (options.no_store === "sensitive" && operation.sensitive);
+    const stripRequest = new Set(HOP_BY_HOP);
+    const forwarded = [
+      ...operation.headers,
+      ...ALWAYS_FORWARDED,
+      ...options.forward_headers.map((h) => h.toLowerCase()),
+    ].filter((name) => !stripRequest.has(name));
     const config: ProxyConfig = Object.freeze({
       op: operation.id,
       route: compileRoute({
@@ -84,7 +106,10 @@ export const proxy = defineTerminal({
       }),
       upstream: services.upstream,
       log: services.log,
-      stripRequest: new Set(HOP_BY_HOP),
+      forward: new Set(forwarded),
+      forwardCertified: new Set([...forwarded, ...CERTIFICATE_HEADERS]),
+      reportUnlisted: options.unlisted_headers === "report",
+      stripRequest,
       stripResponse: new Set([
         ...HOP_BY_HOP,
         ...INTERNAL,
@@ -104,17 +129,22 @@ async function forward(c: GatewayContext, config: ProxyConfig): Promise<Response
   const { route } = config;
   const url = c.req.url;
   const target = upstreamTarget(route, c.get("params"), url);
+  const unlisted: string[] | undefined = config.reportUnlisted ? [] : undefined;
+  const headers = forwardedHeaders(headerList(c), {
+    allow: c.get("tppCertificate") ? config.forwardCertified : config.forward,
+    strip: config.stripRequest,
+    unlisted,
+    dropped: c.get("dropHeaders"),
+    clientAddress: clientAddress(c),
+    https: url.startsWith("https:"),
+  });
+  if (unlisted?.length) reportUnlisted(c, unlisted);
   const started = performance.now();
   let answer: UpstreamAnswer;
   try {
     answer = await exchange(config.upstream, route, {
       target,
-      headers: forwardedHeaders(headerList(c), {
-        strip: config.stripRequest,
-        dropped: c.get("dropHeaders"),
-        clientAddress: clientAddress(c),
-        https: url.startsWith("https:"),
-      }),
+      headers,
       body: c.get("body"),
       started,
     });
@@ -133,6 +163,24 @@ async function forward(c: GatewayContext, config: ProxyConfig): Promise<Response
     throw failed.error;
   }
   return respond(c, config, answer, started);
+}
+
+/** Logs each request header the proxy left out as a finding (policy `unlisted_headers: report`). */
+function reportUnlisted(c: GatewayContext, names: string[]) {
+  const findings = c.get("findings");
+  for (const name of new Set(names)) {
+    const shown = displayName(name);
+    const finding: Finding = {
+      check: "proxy",
+      mode: "report",
+      status: 400,
+      code: "FORMAT_ERROR",
+      path: shown,
+      text: `Header "${shown}" is not forwarded to the bank`,
+      dropped: true,
+    };
+    findings.push(finding);
+  }
 }
 
 /**

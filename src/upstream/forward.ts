@@ -26,6 +26,30 @@ export const HOP_BY_HOP: readonly string[] = [
   "content-length",
 ];
 
+/**
+ * Request headers every operation forwards besides those the catalogue lists for it: the media
+ * types (the `accept` and `content-type` checks judge them), the date a request signature may
+ * cover, and the W3C trace context.
+ */
+export const ALWAYS_FORWARDED: readonly string[] = [
+  "accept",
+  "content-type",
+  "date",
+  "traceparent",
+  "tracestate",
+];
+
+/**
+ * The headers in which a TLS terminator passes the TPP's certificate (nginx, Envoy, RFC 9440):
+ * forwarded only when the gateway verified a certificate in the request (a custom header name has
+ * to be allowed by the policy).
+ */
+export const CERTIFICATE_HEADERS: readonly string[] = [
+  "x-ssl-client-cert",
+  "x-forwarded-client-cert",
+  "client-cert",
+];
+
 /** Upstream response headers that reveal the core's internals. */
 export const INTERNAL: readonly string[] = [
   "server",
@@ -111,8 +135,12 @@ export function upstreamTarget(route: Route, params: Record<string, string>, url
 
 /** What {@link forwardedHeaders} needs to know of the request besides its headers. */
 export interface ForwardContext {
-  /** Names never forwarded (lower case). */
+  /** Names forwarded (lower case): any other is left out. */
+  allow: ReadonlySet<string>;
+  /** Names left out without notice: hop-by-hop ones (every request has a Host). */
   strip: ReadonlySet<string>;
+  /** Collects the names left out because they are not allowed (when given). */
+  unlisted?: string[];
   /** Names a check dropped from this request. */
   dropped?: ReadonlySet<string>;
   /** The connection peer's address, appended to X-Forwarded-For. */
@@ -122,10 +150,11 @@ export interface ForwardContext {
 }
 
 /**
- * The request headers to forward: those not stripped or dropped, X-Forwarded-For with the peer
- * appended, X-Forwarded-Proto unless it was set in front of the gateway, and
+ * The request headers to forward: the allowed ones a check did not drop, X-Forwarded-For with the
+ * peer appended, X-Forwarded-Proto unless it was set in front of the gateway, and
  * `Accept-Encoding: identity` whatever the client accepts: the gateway reads the answer (links,
- * replays), so the core must not encode it.
+ * replays), so the core must not encode it. Anything else (X-HTTP-Method-Override,
+ * X-Original-URL, Forwarded, X-Forwarded-Host, names with `_`, ...) never reaches the core.
  */
 export function forwardedHeaders(
   list: readonly [string, string][],
@@ -134,15 +163,16 @@ export function forwardedHeaders(
   const headers: [string, string][] = [];
   let forwardedFor: string | undefined;
   let forwardedProto = false;
-  const { strip, dropped } = context;
+  const { allow, strip, dropped, unlisted } = context;
   for (const entry of list) {
     const name = entry[0];
     if (strip.has(name) || dropped?.has(name) || name === "accept-encoding") continue;
     if (name === "x-forwarded-for") forwardedFor = entry[1];
-    else {
-      if (name === "x-forwarded-proto") forwardedProto = true;
+    else if (name === "x-forwarded-proto") {
+      forwardedProto = true;
       headers.push(entry);
-    }
+    } else if (allow.has(name)) headers.push(entry);
+    else unlisted?.push(name);
   }
   const address = context.clientAddress;
   const chain = address ? (forwardedFor ? `${forwardedFor}, ${address}` : address) : forwardedFor;

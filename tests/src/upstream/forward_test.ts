@@ -41,7 +41,8 @@ Deno.test("compileRoute() retries reads only, and freezes the route", () => {
   assert.ok(Object.isFrozen(route()));
 });
 
-Deno.test("forwardedHeaders() strips, appends the peer to X-Forwarded-For, adds the scheme, asks for identity", () => {
+Deno.test("forwardedHeaders() keeps the allowed, appends the peer to X-Forwarded-For, adds the scheme, asks for identity", () => {
+  const unlisted: string[] = [];
   const headers = forwardedHeaders(
     [
       ["x-request-id", "1"],
@@ -49,9 +50,12 @@ Deno.test("forwardedHeaders() strips, appends the peer to X-Forwarded-For, adds 
       ["x-forwarded-for", "10.0.0.1"],
       ["psu-id", "p"],
       ["accept-encoding", "gzip, br"],
+      ["x-original-url", "/admin"],
     ],
     {
+      allow: new Set(["x-request-id", "psu-id"]),
       strip: new Set(HOP_BY_HOP),
+      unlisted,
       dropped: new Set(["psu-id"]),
       clientAddress: "127.0.0.1",
       https: true,
@@ -63,6 +67,7 @@ Deno.test("forwardedHeaders() strips, appends the peer to X-Forwarded-For, adds 
     ["x-forwarded-proto", "https"],
     ["accept-encoding", "identity"],
   ]);
+  assert.deepEqual(unlisted, ["x-original-url"]);
 });
 
 Deno.test("failure() maps each upstream failure to its 503, unknown outcome for writes that left", () => {
