@@ -53,8 +53,8 @@ interface ProxyConfig {
   reportUnlisted: boolean;
   /** Request headers never forwarded. */
   stripRequest: ReadonlySet<string>;
-  /** Answer headers never passed on. */
-  stripResponse: ReadonlySet<string>;
+  /** Answer headers passed on: the operation's, the policy's, less those hidden. */
+  answerAllow: ReadonlySet<string>;
   /** Whether the answer gets `Cache-Control: no-store`. */
   noStore: boolean;
 }
@@ -72,8 +72,11 @@ export const proxy = defineTerminal({
     max_response_bytes: z.number().int().positive().default(10_485_760).describe(
       "Largest upstream response body passed on; larger answers become 503 UPSTREAM_UNAVAILABLE",
     ),
+    answer_headers: z.array(z.string().regex(/^[A-Za-z0-9-]+$/)).default([]).describe(
+      "Further upstream answer headers to pass on. Passed anyway: those the interface defines for the operation (X-Request-ID, Content-Type, Retry-After; Location, ASPSP-SCA-Approach, ASPSP-Notification-Support and -Content where they apply); every other header of the upstream is dropped",
+    ),
     hide_headers: z.array(z.string().regex(/^[A-Za-z0-9-]+$/)).default([]).describe(
-      "Further upstream response headers to remove (Server, X-Powered-By and hop-by-hop ones always are)",
+      "Upstream answer headers to remove even when passed otherwise (Server, X-Powered-By and hop-by-hop ones always are)",
     ),
     no_store: z.enum(["sensitive", "always", "never"]).default("sensitive").describe(
       "Add Cache-Control: no-store to account and payment data (sensitive), to every answer, or never",
@@ -88,12 +91,11 @@ export const proxy = defineTerminal({
   create(options, { operation, services, sections }) {
     const noStore = options.no_store === "always" ||
       (options.no_store === "sensitive" && operation.sensitive);
-    const stripRequest = new Set(HOP_BY_HOP);
     const forwarded = [
       ...operation.headers,
       ...ALWAYS_FORWARDED,
       ...options.forward_headers.map((h) => h.toLowerCase()),
-    ].filter((name) => !stripRequest.has(name));
+    ];
     const config: ProxyConfig = Object.freeze({
       op: operation.id,
       route: compileRoute({
@@ -106,23 +108,32 @@ export const proxy = defineTerminal({
       }),
       upstream: services.upstream,
       log: services.log,
-      forward: new Set(forwarded),
-      forwardCertified: new Set([...forwarded, ...CERTIFICATE_HEADERS]),
+      forward: allowed(forwarded, HOP_BY_HOP),
+      forwardCertified: allowed([...forwarded, ...CERTIFICATE_HEADERS], HOP_BY_HOP),
       reportUnlisted: options.unlisted_headers === "report",
-      stripRequest,
-      stripResponse: new Set([
-        ...HOP_BY_HOP,
-        ...INTERNAL,
-        "content-encoding",
-        "x-content-type-options",
-        ...(noStore ? ["cache-control"] : []),
-        ...options.hide_headers.map((h) => h.toLowerCase()),
-      ]),
+      stripRequest: new Set(HOP_BY_HOP),
+      answerAllow: allowed(
+        [...operation.answers, ...options.answer_headers.map((h) => h.toLowerCase())],
+        [
+          ...HOP_BY_HOP,
+          ...INTERNAL,
+          "content-encoding",
+          "x-content-type-options",
+          ...(noStore ? ["cache-control"] : []),
+          ...options.hide_headers.map((h) => h.toLowerCase()),
+        ],
+      ),
       noStore,
     });
     return (c) => forward(c, config);
   },
 });
+
+/** The names of `names` that are not in `hidden`. */
+function allowed(names: readonly string[], hidden: readonly string[]): ReadonlySet<string> {
+  const hide = new Set(hidden);
+  return new Set(names.filter((name) => !hide.has(name)));
+}
 
 /** Forwards one request and answers with the upstream's answer, or throws the failure's 503. */
 async function forward(c: GatewayContext, config: ProxyConfig): Promise<Response> {
@@ -196,11 +207,7 @@ function respond(
 ): Response {
   // Built as pairs (what Response takes fastest).
   const decided = c.get("answerHeaders");
-  const { headers, json, encoded } = answerHeaders(
-    answer.headers,
-    config.stripResponse,
-    decided,
-  );
+  const { headers, json, encoded } = answerHeaders(answer.headers, config.answerAllow, decided);
   const unusable = encoded ? encodedAnswer(config.route) : cutOff(config.route, answer, json);
   if (unusable) {
     config.log.error({

@@ -287,13 +287,14 @@ export function cutOff(route: Route, answer: UpstreamAnswer, json: boolean): Fai
 }
 
 /**
- * The answer's headers to pass on: those not stripped and not decided by the gateway already
+ * The answer's headers to pass on: the allowed ones the gateway did not decide already
  * (X-Request-ID, RateLimit-*, which replace the upstream's); whether the answer is JSON, and
- * whether it is encoded (a Content-Encoding other than identity).
+ * whether it is encoded (a Content-Encoding other than identity). Any other header of the core
+ * (`Set-Cookie`, `X-Internal-Host`, `X-Debug-Trace`, ...) never reaches the client.
  */
 export function answerHeaders(
   headers: readonly [string, string][],
-  strip: ReadonlySet<string>,
+  allow: ReadonlySet<string>,
   decided: readonly [string, string][] | undefined,
 ): { headers: [string, string][]; json: boolean; encoded: boolean } {
   const passed: [string, string][] = [];
@@ -302,8 +303,8 @@ export function answerHeaders(
   for (const entry of headers) {
     const name = entry[0];
     if (name === "content-encoding" && !/^\s*identity\s*$/i.test(entry[1])) encoded = true;
-    if (strip.has(name) || decided?.some((own) => own[0] === name)) continue;
     if (name === "content-type") json = entry[1].includes("json");
+    if (!allow.has(name) || decided?.some((own) => own[0] === name)) continue;
     passed.push(entry);
   }
   return { headers: passed, json, encoded };
