@@ -28,39 +28,46 @@ function read(gateway: { fetch(path: string, init?: RequestInit): Promise<Respon
 Deno.test("a late extra answer of the core never reaches the next request: 503 when it echoes another X-Request-ID", async () => {
   for (const client of ["http1", "fetch"] as const) {
     const victim = crypto.randomUUID();
-    const next = crypto.randomUUID();
     await using core = startFaultyUpstream((request) => {
       const id = request.headers.get("x-request-id")!;
+      const own = rawAnswer(200, ["content-type: application/json"], JSON.stringify({ for: id }));
       if (id === victim) {
-        // The answer, then a second one for the same request while the connection idles.
+        // The answer, then a second one for the same request (echoing its id) while the
+        // connection idles.
         return {
           kind: "raw",
           parts: [
-            { bytes: echoing(id, { consentStatus: "valid" }) },
-            { bytes: echoing(id, { consentStatus: "for the victim only" }), delayMs: 60 },
+            { bytes: own },
+            { bytes: echoing(id, { for: id, secret: "the victim's" }), delayMs: 60 },
           ],
         };
       }
-      // The next request's own answer comes later than the stray one.
-      return {
-        kind: "raw",
-        parts: [{ bytes: echoing(id, { consentStatus: "own" }), delayMs: 300 }],
-      };
+      // Every later request's own answer comes later than the stray one, without an echo.
+      return { kind: "raw", parts: [{ bytes: own, delayMs: 150 }] };
     });
     await using gateway = await startGateway({ policy: policy(client), upstream: core.url });
     const first = await read(gateway, victim);
-    assert.deepEqual(await first.json(), { consentStatus: "valid" }, client);
+    assert.deepEqual(await first.json(), { for: victim }, client);
 
+    // The next request gets the stray answer: refused, never passed on.
+    const next = crypto.randomUUID();
     const second = await read(gateway, next);
     const text = await second.text();
-    assert.doesNotMatch(text, /for the victim only/, client);
-    if (second.status !== 200) {
-      assert.equal(second.status, 503, client);
-      assert.equal(JSON.parse(text).tppMessages[0].code, "UPSTREAM_UNAVAILABLE", client);
-    } else assert.deepEqual(JSON.parse(text), { consentStatus: "own" }, client);
+    assert.doesNotMatch(text, /the victim's/, client);
+    assert.equal(second.status, 503, client);
+    assert.equal(JSON.parse(text).tppMessages[0].code, "UPSTREAM_UNAVAILABLE", client);
     assert.equal(second.headers.get("x-request-id"), next, client);
-    // Both requests reached the core; the stray answer's connection carries nothing more.
-    assert.deepEqual(core.requests.map((r) => r.headers.get("x-request-id")), [victim, next]);
+
+    // The connection out of step is not used again: the one after gets its own answer, never
+    // the answer the core wrote for the request before.
+    const third = crypto.randomUUID();
+    const after = await read(gateway, third);
+    assert.deepEqual(await after.json(), { for: third }, client);
+    assert.deepEqual(
+      core.requests.map((r) => r.headers.get("x-request-id")),
+      [victim, next, third],
+      client,
+    );
   }
 });
 
