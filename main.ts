@@ -9,7 +9,7 @@
  * `main.ts policy:check|policy:explain|policy:schema ...` are the policy tools, with the same
  * checks the gateway runs; `main.ts openapi [file]` prints the contract the policy serves.
  */
-import { CHECKS } from "./middleware/mod.ts";
+import { PIPELINE } from "./middleware/mod.ts";
 import { PolicyError } from "./src/policy/load.ts";
 import { EnvError, gatewayEnv, readEnv } from "./src/policy/env.ts";
 import { serveGateway } from "./src/http/server.ts";
@@ -29,7 +29,7 @@ const COMMANDS = {
 /** Serves the gateway (or runs a policy tool); resolves to an exit code when it should exit. */
 export async function main(args: string[]): Promise<number | undefined> {
   const command = COMMANDS[args[0] as keyof typeof COMMANDS];
-  if (command) return await command(args.slice(1), CHECKS);
+  if (command) return await command(args.slice(1), PIPELINE);
   const flag = args.indexOf("--policy");
   try {
     const env = readEnv(gatewayEnv);
@@ -37,7 +37,7 @@ export async function main(args: string[]): Promise<number | undefined> {
     const hostname = env.HOST;
     const server = await serveGateway({
       file,
-      checks: CHECKS,
+      pipeline: PIPELINE,
       hostname,
       port: env.PORT,
       services: defaultServices(),

@@ -8,15 +8,16 @@
  * `--parallel` runs one gateway per core; state that must be exact across them (idempotency, rate
  * limits, consent frequency) must then live in Redis, not in the memory store.
  */
-import { CHECKS } from "./middleware/mod.ts";
+import { PIPELINE } from "./middleware/mod.ts";
 import { createApp } from "./src/http/app.ts";
 import { loadPolicy } from "./src/policy/load.ts";
 import { defaultServices, withPolicyClients } from "./src/core/services.ts";
 import { gatewayEnv, readEnv } from "./src/policy/env.ts";
 
-const policy = await loadPolicy(readEnv(gatewayEnv.pick({ GATEWAY_POLICY: true })).GATEWAY_POLICY, {
-  checks: CHECKS,
-});
+const policy = await loadPolicy(
+  readEnv(gatewayEnv.pick({ GATEWAY_POLICY: true })).GATEWAY_POLICY,
+  PIPELINE,
+);
 // The store and the upstream client the policy names: under --parallel, exact shared state needs
 // the policy's Redis, never a memory store per worker.
 const app = createApp({ policy, services: await withPolicyClients(policy, defaultServices()) });

@@ -31,7 +31,7 @@
  * the live heap], SOAK_HEAP_TOLERANCE [5: percent, at least 8 MB], SOAK_V8_FLAGS [none: more V8
  * flags for the gateway, comma-separated].
  */
-import { CHECKS } from "../middleware/mod.ts";
+import { PIPELINE } from "../middleware/mod.ts";
 import { V8_FLAGS } from "../src/lib/v8_flags.ts";
 import { freePort, waitForPort } from "./ports.ts";
 import { parsePolicy } from "../src/policy/load.ts";
@@ -367,7 +367,7 @@ try {
   const redis = storeKind === "redis" ? await redisServer() : undefined;
   if (redis) Object.assign(gatewayEnv, { STORE_KIND: "redis", STORE_URL: redis.url });
   const policy = parsePolicy(policyFile, await Deno.readTextFile(`${root}${policyFile}`), {
-    checks: CHECKS,
+    ...PIPELINE,
     env: (name) => gatewayEnv[name] ?? Deno.env.get(name),
   });
   const maxEntries = policy.store.max_entries;

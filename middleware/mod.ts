@@ -1,11 +1,12 @@
 /**
- * The checks in the order they run (one visible list): the policy is resolved with them and each
- * operation's chain is built from them.
+ * The checks in the order they run (one visible list) and the terminal handler after them: the
+ * policy is resolved with them and each operation's chain is built from them.
  *
  * request -> route (catalogue) -> header rules -> who is calling -> body -> signature -> body rules
  * -> idempotency -> rate limits -> consent frequency -> links -> proxy (terminal) -> response
  */
 import type { Check } from "../src/core/check.ts";
+import type { Pipeline } from "../src/core/chain.ts";
 import { deprecation } from "./deprecation.ts";
 import { bodyLimit } from "./body_limit.ts";
 import { tppCertificate } from "./tpp_certificate.ts";
@@ -38,7 +39,7 @@ import { idempotency } from "./idempotency.ts";
 import { rateLimit } from "./rate_limit.ts";
 import { consentFrequency } from "./consent_frequency.ts";
 
-/** Every check in the order it runs; the proxy is the terminal handler. */
+/** Every check in the order it runs. */
 export const CHECKS: readonly Check[] = [
   deprecation,
   // Request hardening: header and path rules.
@@ -75,5 +76,7 @@ export const CHECKS: readonly Check[] = [
   rateLimit,
   consentFrequency,
   links,
-  proxy,
 ] as const;
+
+/** The checks, then the terminal handler: the proxy answers with the core's answer. */
+export const PIPELINE: Pipeline = { checks: CHECKS, terminal: proxy };

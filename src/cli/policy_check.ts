@@ -2,11 +2,11 @@
  * `deno task policy:check <file>`: validates a policy file and lists every problem with its path
  * in the file; exits 0 only when the file is clean.
  */
-import type { Check } from "../core/check.ts";
+import type { Pipeline } from "../core/chain.ts";
 import { loadPolicy, PolicyError } from "../policy/load.ts";
 
 /** Checks the policy file named in `args`; returns the exit code. */
-export async function policyCheck(args: string[], checks: readonly Check[]): Promise<number> {
+export async function policyCheck(args: string[], pipeline: Pipeline): Promise<number> {
   const file = args[0];
   if (!file) {
     console.error("usage: deno task policy:check <policy file>");
@@ -22,7 +22,7 @@ export async function policyCheck(args: string[], checks: readonly Check[]): Pro
     return name.endsWith("_URL") ? "https://placeholder.invalid" : `\${${name}}`;
   }
   try {
-    const policy = await loadPolicy(file, { checks, placeholder });
+    const policy = await loadPolicy(file, { ...pipeline, placeholder });
     console.log(`${file}: valid (${policy.operations.length} operations)`);
     if (unset.length > 0) {
       console.log(`not set, checked with placeholders: ${[...new Set(unset)].join(", ")}`);

@@ -2,13 +2,13 @@
  * `deno task policy:schema`: writes the policy file's JSON Schema (generated from the zod schema)
  * to config/policy.schema.json, where editors find it.
  */
-import type { Check } from "../core/check.ts";
+import type { Pipeline } from "../core/chain.ts";
 import { policyJsonSchema } from "../policy/load.ts";
 
 /** Writes the schema to the file named in `args` (default: config/policy.schema.json). */
-export async function policySchemaFile(args: string[], checks: readonly Check[]): Promise<number> {
+export async function policySchemaFile(args: string[], pipeline: Pipeline): Promise<number> {
   const target = args[0] ?? "config/policy.schema.json";
-  await Deno.writeTextFile(target, policyJsonSchema(checks));
+  await Deno.writeTextFile(target, policyJsonSchema(pipeline));
   console.log(`wrote ${target}`);
   return 0;
 }

@@ -113,7 +113,8 @@ export function createApp({ policy, services }: AppOptions): Hono<GatewayEnv> {
     const notAllowed = methodNotAllowed(resolved.map((r) => r.operation.method));
     for (const r of resolved) {
       const context = { operation: r.operation, services, sections: policy };
-      const chain = buildChain({ checks: policy.checks, options: r.options }, context, respond);
+      const pipeline = { checks: policy.checks, terminal: policy.terminal, options: r.options };
+      const chain = buildChain(pipeline, context, respond);
       app.on(
         r.operation.method,
         honoPath(path),

@@ -6,15 +6,15 @@
  */
 import { createApp } from "./app.ts";
 import { metricsResponse } from "./endpoints.ts";
-import type { Check } from "../core/check.ts";
+import type { Pipeline } from "../core/chain.ts";
 import { loadPolicy, PolicyError } from "../policy/load.ts";
 import { type Services, withPolicyClients } from "../core/services.ts";
 
 /** Options of {@link serveGateway}. */
 export interface ServeOptions {
   file: string;
-  /** The checks the policy is resolved with, in the order they run. */
-  checks: readonly Check[];
+  /** The checks and the terminal handler the policy is resolved with. */
+  pipeline: Pipeline;
   hostname: string;
   port: number;
   services: Services;
@@ -36,8 +36,8 @@ export interface GatewayServer {
 
 /** Starts the gateway; throws {@link PolicyError} when the policy file is invalid. */
 export async function serveGateway(options: ServeOptions): Promise<GatewayServer> {
-  const { file, checks } = options;
-  const policy = await loadPolicy(file, { checks });
+  const { file, pipeline } = options;
+  const policy = await loadPolicy(file, pipeline);
   const services = await withPolicyClients(policy, options.services);
   const { store, upstream } = services;
   services.metrics.storeEntries.track(() => store.size);
@@ -61,7 +61,7 @@ export async function serveGateway(options: ServeOptions): Promise<GatewayServer
   let reloading = Promise.resolve(true);
   async function reloadOnce(): Promise<boolean> {
     try {
-      app = createApp({ policy: await loadPolicy(file, { checks }), services });
+      app = createApp({ policy: await loadPolicy(file, pipeline), services });
       services.metrics.reloads.inc({ outcome: "applied" });
       services.log.info({ level: "info", msg: "policy reloaded", file });
       return true;

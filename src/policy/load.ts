@@ -11,6 +11,7 @@ import { z } from "zod";
 import { parseDocument } from "yaml";
 import { GROUPS, type Operation, OPERATIONS, templateParams } from "../core/catalogue.ts";
 import type { Check } from "../core/check.ts";
+import type { Pipeline, Terminal } from "../core/chain.ts";
 import { type PolicySections, SECTIONS } from "./sections.ts";
 import { pathTemplate } from "./fields.ts";
 
@@ -36,6 +37,8 @@ export type Policy = PolicySections & {
   file: string;
   /** The checks the policy was resolved with, in the order they run. */
   checks: readonly Check[];
+  /** The terminal handler it was resolved with (its options sit beside the checks'). */
+  terminal: Terminal;
   operations: ResolvedOperation[];
 };
 
@@ -59,15 +62,20 @@ function levelOf(check: Check) {
   return z.object(shape).strict().describe(check.description);
 }
 
-function levelSchema(checks: readonly Check[]) {
+/** Everything that has options in the policy: the checks in order, then the terminal handler. */
+function keyed({ checks, terminal }: Pipeline): readonly Check[] {
+  return [...checks, terminal];
+}
+
+function levelSchema(pipeline: Pipeline) {
   return z.object(
-    Object.fromEntries(checks.map((check) => [check.key, levelOf(check).optional()])),
+    Object.fromEntries(keyed(pipeline).map((check) => [check.key, levelOf(check).optional()])),
   ).strict();
 }
 
 /** The schema of a whole policy file (what `z.toJSONSchema` turns into the editor schema). */
-export function policySchema(checks: readonly Check[]) {
-  const level = levelSchema(checks);
+export function policySchema(pipeline: Pipeline) {
+  const level = levelSchema(pipeline);
   const operationLevel = level.extend({ route: routeSchema.optional() });
   return z.object({
     $schema: z.string().optional().describe("The JSON Schema of this file, for editors"),
@@ -82,8 +90,8 @@ export function policySchema(checks: readonly Check[]) {
 }
 
 /** The JSON Schema of the policy file, as committed in `config/policy.schema.json`. */
-export function policyJsonSchema(checks: readonly Check[]): string {
-  const schema = z.toJSONSchema(policySchema(checks), {
+export function policyJsonSchema(pipeline: Pipeline): string {
+  const schema = z.toJSONSchema(policySchema(pipeline), {
     io: "input",
     unrepresentable: "any",
     reused: "ref",
@@ -254,10 +262,11 @@ function resolveOperation(
   return { operation, options };
 }
 
-/** Options of a policy load. */
-export interface LoadOptions {
-  /** The checks to resolve the policy with (the gateway's are `middleware/mod.ts`). */
-  checks: readonly Check[];
+/**
+ * Options of a policy load: the checks and the terminal handler to resolve the policy with (the
+ * gateway's are `middleware/mod.ts`), and where `${NAME}` references come from.
+ */
+export interface LoadOptions extends Pipeline {
   /** Environment lookup for `${NAME}` references (default: `Deno.env.get`). */
   env?: (name: string) => string | undefined;
   /** Value of a `${NAME}` that is neither set nor has a `:-default` (default: a problem). */
@@ -281,7 +290,7 @@ export function parsePolicy(file: string, text: string, options: LoadOptions): P
   }
   const problems: string[] = [];
   const raw = substituteEnv(document.toJS() ?? {}, env, { path: "", problems });
-  const parsed = policySchema(options.checks).safeParse(raw);
+  const parsed = policySchema(options).safeParse(raw);
   if (!parsed.success) {
     problems.push(...parsed.error.issues.map(describeIssue));
     throw new PolicyError(file, problems);
@@ -291,7 +300,7 @@ export function parsePolicy(file: string, text: string, options: LoadOptions): P
   const optionProblems = new OptionProblems();
   const operations = OPERATIONS.map((op) =>
     resolveOperation(
-      options.checks,
+      keyed(options),
       op,
       {
         defaults: input.defaults ?? {},
@@ -311,7 +320,8 @@ export function parsePolicy(file: string, text: string, options: LoadOptions): P
   );
   if (problems.length > 0) throw new PolicyError(file, problems);
   const { defaults: _d, groups: _g, operations: _o, $schema: _s, ...sections } = parsed.data;
-  return { ...sections, file, checks: options.checks, operations } as Policy;
+  const { checks, terminal } = options;
+  return { ...sections, file, checks, terminal, operations } as Policy;
 }
 
 /** Reads, parses and validates a policy file. */

@@ -16,7 +16,8 @@ async function pollUntilFinal(bank: Bank, href: string, timeoutMs = 10_000): Pro
   while (Date.now() < until) {
     const read = await call(bank.gateway, "GET", href);
     assert.equal(read.status, 200);
-    assert.equal(read.headers.get("aspsp-sca-approach"), "DECOUPLED");
+    // The standard defines ASPSP-SCA-Approach on writes only: the gateway passes no other.
+    assert.equal(read.headers.get("aspsp-sca-approach"), null);
     seen.push(read.body.scaStatus);
     if (["finalised", "failed"].includes(read.body.scaStatus)) return seen;
     await new Promise((resolve) => setTimeout(resolve, 50));

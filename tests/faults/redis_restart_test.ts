@@ -76,7 +76,8 @@ async function underLoad(outage: Outage) {
   const policy = passthroughPolicy({
     sections: parse(store.yaml),
     defaults: {
-      proxy: { timeout: "2s" },
+      // X-Test-Phase marks each request for the assertions: forwarded on purpose.
+      proxy: { timeout: "2s", forward_headers: ["X-Test-Phase"] },
       idempotency: { mode: "enforce", fail: "closed", wait: "300ms", poll: "25ms" },
     },
   });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { hrefRewriter, rewriteLinks } from "../../middleware/links.ts";
+import { hrefRewriter, locationRewriter, rewriteLinks } from "../../middleware/links.ts";
 
 const rewrite = hrefRewriter({
   prefixes: ["/psd2/v1", "/v1", "/0.8/v1"],
@@ -79,4 +79,19 @@ Deno.test("rewriteLinks() reports no change for bodies without links to rewrite"
   assert.equal(rewriteLinks('{"transactionStatus":"RCVD"}', rewrite), undefined);
   assert.equal(rewriteLinks('{"_links":{"self":{"href":"/v1/x"}}}', rewrite), undefined);
   assert.equal(rewriteLinks('{"href": not json', rewrite), undefined);
+});
+
+Deno.test("locationRewriter() takes any origin off a Location under an upstream prefix", () => {
+  const location = locationRewriter({
+    prefixes: ["/psd2/v1", "/v1"],
+    publicPrefix: "/v1",
+    origins: ["http://core.internal:9000"],
+    mappings: [],
+  });
+  assert.equal(location("http://core-7.internal:8443/psd2/v1/payments/p/1"), "/v1/payments/p/1");
+  assert.equal(location("https://10.0.0.7/psd2/v1/consents/c?x=1"), "/v1/consents/c?x=1");
+  assert.equal(location("/psd2/v1/consents/c"), "/v1/consents/c");
+  // Elsewhere, or not a URL: as it is.
+  assert.equal(location("https://bank.example/sca/1"), "https://bank.example/sca/1");
+  assert.equal(location("http://[bad/psd2/v1/x"), "http://[bad/psd2/v1/x");
 });

@@ -271,10 +271,14 @@ function findings(gateway: TestGateway) {
 }
 
 Deno.test("rateLimit() headers replace the upstream's own and reach the errors of later checks", async () => {
-  // A core that sends headers of the same names: the client must see the gateway's, once.
-  await using upstream = startUpstream(() =>
+  // A core that sends headers of the same names: the client must see the gateway's, once. (The
+  // core echoes the request's X-Request-ID in its own spelling: another id would be refused.)
+  await using upstream = startUpstream((request) =>
     Response.json({}, {
-      headers: { "ratelimit-limit": "999", "x-request-id": "core-own-id" },
+      headers: {
+        "ratelimit-limit": "999",
+        "x-request-id": request.headers.get("x-request-id")!.toUpperCase(),
+      },
     })
   );
   await using gateway = await startGateway({

@@ -5,7 +5,7 @@
  * refused before it reaches the core; an IBAN in a path no operation has is masked in the log.
  */
 import assert from "node:assert/strict";
-import { CHECKS } from "../../middleware/mod.ts";
+import { PIPELINE } from "../../middleware/mod.ts";
 import { parsePolicy, PolicyError } from "../../src/policy/load.ts";
 import { startGateway } from "../support/gateway.ts";
 import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
@@ -69,7 +69,7 @@ Deno.test("policy: two operations on one method and public path are refused at l
           "",
           'operations:\n  getConsentInformation:\n    route: { path: "/v1/accounts/{consentId}" }\n',
         ),
-        { checks: CHECKS, env: () => "http://127.0.0.1:9" },
+        { ...PIPELINE, env: () => "http://127.0.0.1:9" },
       ),
     (error: unknown) =>
       error instanceof PolicyError &&

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { operationsTable } from "../../src/cli/operations_table.ts";
-import { CHECKS } from "../../middleware/mod.ts";
+import { CHECKS, PIPELINE } from "../../middleware/mod.ts";
 
 /** Table rows as trimmed cells (deno fmt pads cells and dashes). */
 function cells(markdown: string | undefined): string[] {
@@ -25,11 +25,11 @@ Deno.test("README starts with the two commands; docs/operations.md carries the c
   );
 });
 
-Deno.test("README's table of checks lists every check of middleware/mod.ts, in the order they run", async () => {
+Deno.test("README's table of checks lists every check of middleware/mod.ts in the order they run, then the terminal proxy", async () => {
   const readme = await Deno.readTextFile("README.md");
   const section = readme.split("## The checks")[1].split("\n## ")[0];
   const listed = [...section.matchAll(/^\| `([a-z_]+)`/gm)].map((match) => match[1]);
-  assert.deepEqual(listed, CHECKS.map((check) => check.key));
+  assert.deepEqual(listed, [...CHECKS.map((check) => check.key), PIPELINE.terminal.key]);
 });
 
 Deno.test("ARCHITECTURE.md lists every folder of src/ and only folders that exist", async () => {

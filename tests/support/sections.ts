@@ -1,7 +1,7 @@
 /**
  * The global policy sections of a minimal valid policy, for tests that build one check by hand.
  */
-import { CHECKS } from "../../middleware/mod.ts";
+import { PIPELINE } from "../../middleware/mod.ts";
 import { parsePolicy } from "../../src/policy/load.ts";
 import type { PolicySections } from "../../src/policy/sections.ts";
 
@@ -9,5 +9,5 @@ import type { PolicySections } from "../../src/policy/sections.ts";
 export const TEST_SECTIONS: PolicySections = parsePolicy(
   "test-sections.yaml",
   "upstream:\n  url: http://127.0.0.1:9\n",
-  { checks: CHECKS, env: () => undefined },
+  { ...PIPELINE, env: () => undefined },
 );

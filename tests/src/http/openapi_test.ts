@@ -5,7 +5,7 @@ import { startUpstream } from "../../support/upstream.ts";
 import { policy as hardeningPolicy } from "../../support/hardening.ts";
 import { OPERATIONS } from "../../../src/core/catalogue.ts";
 import { parsePolicy } from "../../../src/policy/load.ts";
-import { CHECKS } from "../../../middleware/mod.ts";
+import { PIPELINE } from "../../../middleware/mod.ts";
 import { openApiDocument } from "../../../src/http/openapi.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -16,7 +16,7 @@ const TODAY = new Date().toISOString().slice(0, 10);
 /** The document of a policy text (`defaults` lines as the hardening tests write them). */
 function documentOf(text: string): Json {
   const policy = parsePolicy("test-policy.yaml", text, {
-    checks: CHECKS,
+    ...PIPELINE,
     env: (name) => name === "UPSTREAM_URL" ? "http://127.0.0.1:9" : Deno.env.get(name),
   });
   return openApiDocument(policy, TODAY);

@@ -1,4 +1,4 @@
-import { CHECKS } from "../../../middleware/mod.ts";
+import { PIPELINE } from "../../../middleware/mod.ts";
 import assert from "node:assert/strict";
 import { serveGateway } from "../../../src/http/server.ts";
 import { defaultServices } from "../../../src/core/services.ts";
@@ -37,7 +37,7 @@ Deno.test("serveGateway() reloads a good policy and refuses a bad one while serv
   const services = defaultServices({ log });
   const server = await serveGateway({
     file,
-    checks: CHECKS,
+    pipeline: PIPELINE,
     hostname: "127.0.0.1",
     port: 0,
     services,
@@ -69,7 +69,7 @@ Deno.test("serveGateway() reloads when the policy file changes", async () => {
   const services = defaultServices({ log: memoryLogger() });
   const server = await serveGateway({
     file,
-    checks: CHECKS,
+    pipeline: PIPELINE,
     hostname: "127.0.0.1",
     port: 0,
     services,
@@ -96,7 +96,7 @@ Deno.test("serveGateway() lets a request in flight finish on shutdown", async ()
   const file = await policyFile(policy(upstream.url));
   const server = await serveGateway({
     file,
-    checks: CHECKS,
+    pipeline: PIPELINE,
     hostname: "127.0.0.1",
     port: 0,
     services: defaultServices({ log: memoryLogger() }),
@@ -121,7 +121,7 @@ Deno.test("metrics are scraped on their own port and move with traffic", async (
   );
   const server = await serveGateway({
     file,
-    checks: CHECKS,
+    pipeline: PIPELINE,
     hostname: "127.0.0.1",
     port: 0,
     services: defaultServices({ log: memoryLogger() }),
@@ -150,7 +150,7 @@ Deno.test("metrics on the main port need the bearer token", async () => {
   const file = await policyFile(policy(upstream.url, 100, { metrics: { token } }));
   const server = await serveGateway({
     file,
-    checks: CHECKS,
+    pipeline: PIPELINE,
     hostname: "127.0.0.1",
     port: 0,
     services: defaultServices({ log: memoryLogger() }),
@@ -184,7 +184,7 @@ Deno.test("metrics show how many entries the memory store holds", async () => {
   );
   const server = await serveGateway({
     file,
-    checks: CHECKS,
+    pipeline: PIPELINE,
     hostname: "127.0.0.1",
     port: 0,
     services: defaultServices({ log: memoryLogger() }),

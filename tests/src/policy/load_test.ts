@@ -1,4 +1,4 @@
-import { CHECKS } from "../../../middleware/mod.ts";
+import { PIPELINE } from "../../../middleware/mod.ts";
 import assert from "node:assert/strict";
 import { parsePolicy, PolicyError, policyJsonSchema } from "../../../src/policy/load.ts";
 import { createCa } from "../../support/pki.ts";
@@ -9,7 +9,7 @@ const env = (name: string) =>
 
 function problems(text: string): string[] {
   try {
-    parsePolicy("bad.yaml", text, { checks: CHECKS, env });
+    parsePolicy("bad.yaml", text, { ...PIPELINE, env });
   } catch (error) {
     assert.ok(error instanceof PolicyError);
     assert.match(error.message, /bad\.yaml/);
@@ -33,7 +33,7 @@ operations:
   getBalances:
     proxy: { timeout: 3000ms }
 `,
-    { checks: CHECKS, env },
+    { ...PIPELINE, env },
   );
   const options = (id: string) =>
     policy.operations.find((r) => r.operation.id === id)!.options.proxy;
@@ -79,7 +79,7 @@ Deno.test("parsePolicy() refuses an unset environment variable and YAML syntax e
 
 Deno.test("parsePolicy() accepts ${NAME:-default} references", () => {
   const policy = parsePolicy("p.yaml", "upstream:\n  url: ${NOPE:-http://127.0.0.1:7}\n", {
-    checks: CHECKS,
+    ...PIPELINE,
     env,
   });
   assert.equal(policy.upstream.url, "http://127.0.0.1:7");
@@ -94,7 +94,7 @@ operations:
     route:
       upstream_path: /core/accounts/{account-id}/tx/{transactionId}
 `,
-    { checks: CHECKS, env },
+    { ...PIPELINE, env },
   );
   const op = policy.operations.find((r) => r.operation.id === "getTransactionDetails")!;
   assert.equal(op.operation.upstreamPath, "/core/accounts/{account-id}/tx/{transactionId}");
@@ -145,14 +145,14 @@ Deno.test("the default and production example policy files are valid", async () 
     METRICS_TOKEN: "a-long-enough-metrics-token",
   };
   const policy = parsePolicy("config/policy.yaml", await Deno.readTextFile("config/policy.yaml"), {
-    checks: CHECKS,
+    ...PIPELINE,
     env,
   });
   assert.equal(policy.operations.length, OPERATIONS.length);
   const strict = parsePolicy(
     "config/production.example.yaml",
     await Deno.readTextFile("config/production.example.yaml"),
-    { checks: CHECKS, env: (name) => production[name] },
+    { ...PIPELINE, env: (name) => production[name] },
   );
   const options = (id: string, key: string) =>
     strict.operations.find((r) => r.operation.id === id)!.options[key];
@@ -167,7 +167,7 @@ Deno.test("config/policy.schema.json is the schema generated from the zod schema
   const committed = await Deno.readTextFile("config/policy.schema.json");
   assert.equal(
     committed,
-    policyJsonSchema(CHECKS),
+    policyJsonSchema(PIPELINE),
     "config/policy.schema.json is stale: run deno task policy:schema",
   );
 });
@@ -192,17 +192,17 @@ groups:
 });
 
 Deno.test("parsePolicy() picks the http1 upstream client by default and fetch on Deno Deploy", () => {
-  assert.equal(parsePolicy("p.yaml", BASE, { checks: CHECKS, env }).upstream.client, "http1");
+  assert.equal(parsePolicy("p.yaml", BASE, { ...PIPELINE, env }).upstream.client, "http1");
   assert.equal(
-    parsePolicy("p.yaml", BASE + "  client: fetch\n", { checks: CHECKS, env }).upstream.client,
+    parsePolicy("p.yaml", BASE + "  client: fetch\n", { ...PIPELINE, env }).upstream.client,
     "fetch",
   );
   Deno.env.set("DENO_DEPLOYMENT_ID", "test-deployment");
   try {
     // Deploy refuses raw TCP to ports 80 and 443: the runtime's fetch is the default there.
-    assert.equal(parsePolicy("p.yaml", BASE, { checks: CHECKS, env }).upstream.client, "fetch");
+    assert.equal(parsePolicy("p.yaml", BASE, { ...PIPELINE, env }).upstream.client, "fetch");
     assert.equal(
-      parsePolicy("p.yaml", BASE + "  client: http1\n", { checks: CHECKS, env }).upstream.client,
+      parsePolicy("p.yaml", BASE + "  client: http1\n", { ...PIPELINE, env }).upstream.client,
       "http1",
     );
   } finally {
@@ -221,7 +221,7 @@ defaults:
   body_limit: { read_timeout: 5s }
   jws_signature: { sigt_skew: 90s }
 `,
-    { checks: CHECKS, env },
+    { ...PIPELINE, env },
   );
   assert.equal(policy.store.timeout, 250);
   assert.equal(policy.trust.clock_skew, 120_000);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { CHECKS } from "../../../middleware/mod.ts";
+import { PIPELINE } from "../../../middleware/mod.ts";
 import { parsePolicy } from "../../../src/policy/load.ts";
 import { policyWarnings } from "../../../src/policy/warnings.ts";
 import { createCa } from "../../support/pki.ts";
@@ -9,7 +9,7 @@ const JWKS = "https://auth.bank.example/jwks.json";
 /** The warnings of a policy: `upstream` and a Redis store, then the given YAML. */
 function warnings(yaml: string, store = "store: { kind: redis, url: redis://127.0.0.1:6379 }") {
   const text = `upstream:\n  url: http://core.internal\n${store}\n${yaml}`;
-  return policyWarnings(parsePolicy("policy.yaml", text, { checks: CHECKS }));
+  return policyWarnings(parsePolicy("policy.yaml", text, PIPELINE));
 }
 
 Deno.test("policyWarnings() is silent about a policy without contradictions", () => {
@@ -90,7 +90,7 @@ Deno.test("policyWarnings() of the shipped policies: the sandbox's memory store,
   };
   const load = async (file: string) =>
     policyWarnings(
-      parsePolicy(file, await Deno.readTextFile(file), { checks: CHECKS, env: (n) => env[n] }),
+      parsePolicy(file, await Deno.readTextFile(file), { ...PIPELINE, env: (n) => env[n] }),
     );
   try {
     const sandbox = await load("config/policy.yaml");
