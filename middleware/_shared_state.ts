@@ -2,41 +2,35 @@
  * One store decision per request, shared by the checks of shared state (`idempotency`,
  * `rate_limit`, `consent_frequency`).
  *
- * At start-up each of these checks registers its part of the decision in the operation's
- * {@link DecisionPlan}. At request time the first of them to run builds the whole decision and
- * asks the store once (one round trip: the X-Request-ID, every limit and the consent counter
- * together); each check then reads its own part of the answer and throws its own error, so
- * modes and findings stay per check.
+ * At start-up each of these checks fills in its part of the operation's decision plan
+ * (`BuildContext.decisions`, one per operation). At request time the first of them to run builds
+ * the whole decision and asks the store once (one round trip: the X-Request-ID, every limit and
+ * the consent counter together); each check then reads its own part of the answer and throws its
+ * own error, so modes and findings stay per check.
  */
 import { z } from "zod";
-import type { BuildContext, GatewayContext } from "../src/core/check.ts";
+import type { GatewayContext } from "../src/core/check.ts";
 import { GatewayError } from "../src/core/errors.ts";
 import type { Services } from "../src/core/services.ts";
 import {
   type Decision,
   type DecisionOutcome,
-  type FrequencyPart,
-  type IdempotencyPart,
-  type LimitPart,
+  type DecisionPlan,
   StoreUnavailableError,
 } from "../src/store/types.ts";
 import { clientAddress } from "../src/core/request.ts";
 
-/** The parts one operation's checks contribute, each built from the request. */
-export interface DecisionPlan {
-  idempotency?: (c: GatewayContext) => Promise<IdempotencyPart | undefined>;
-  limits?: (c: GatewayContext) => LimitPart[];
-  frequency?: (c: GatewayContext) => FrequencyPart | undefined;
+/** The decision plan of an operation's checks of shared state. */
+export type SharedStatePlan = DecisionPlan<GatewayContext>;
+
+/** What the checks of shared state keep per request. */
+export interface SharedStateVariables {
+  /** The request's decision, asked of the store once (see {@link decide}). */
+  decision?: Promise<DecisionOutcome>;
 }
 
-// The checks of one operation share its BuildContext object (one per operation and app).
-const plans = new WeakMap<BuildContext, DecisionPlan>();
-
-/** The decision plan of the operation being built. */
-export function decisionPlan(context: BuildContext): DecisionPlan {
-  let plan = plans.get(context);
-  if (!plan) plans.set(context, plan = {});
-  return plan;
+declare module "../src/core/check.ts" {
+  interface GatewayVariables extends SharedStateVariables {}
 }
 
 async function ask(services: Services, decision: Decision): Promise<DecisionOutcome> {
@@ -51,7 +45,7 @@ async function ask(services: Services, decision: Decision): Promise<DecisionOutc
   }
 }
 
-async function build(c: GatewayContext, plan: DecisionPlan): Promise<Decision> {
+async function build(c: GatewayContext, plan: SharedStatePlan): Promise<Decision> {
   return {
     idempotency: await plan.idempotency?.(c),
     limits: plan.limits?.(c) ?? [],
@@ -62,7 +56,7 @@ async function build(c: GatewayContext, plan: DecisionPlan): Promise<Decision> {
 /** The request's decision, asked of the store once and shared by the checks. */
 export function decide(
   c: GatewayContext,
-  plan: DecisionPlan,
+  plan: SharedStatePlan,
   services: Services,
 ): Promise<DecisionOutcome> {
   let outcome = c.get("decision");

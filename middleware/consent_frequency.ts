@@ -18,7 +18,6 @@ import { bankCalendar, isTimeZone } from "../src/lib/calendar.ts";
 import {
   callerId,
   decide,
-  decisionPlan,
   duration,
   failField,
   keyPart,
@@ -144,7 +143,7 @@ export const consentFrequency = defineCheck({
 
     const enforce = options.mode === "enforce";
     const bilateral = new Map(Object.entries(options.bilateral));
-    const plan = decisionPlan(context);
+    const plan = context.decisions;
     plan.frequency = (c) => {
       const consent = header(c, "consent-id");
       if (!consent) return undefined;

@@ -16,7 +16,6 @@ import {
   callerId,
   decide,
   decideAgain,
-  decisionPlan,
   duration,
   failField,
   keyPart,
@@ -110,7 +109,7 @@ export const idempotency = defineCheck({
     const { operation, services } = context;
     const kind = operation.method === "GET" ? options.reads : options.writes;
     if (kind === "none") return undefined;
-    const plan = decisionPlan(context);
+    const plan = context.decisions;
     const enforce = options.mode === "enforce";
     const fail = { check: KEY, fail: options.fail };
     plan.idempotency = async (c): Promise<IdempotencyPart | undefined> => {

@@ -14,7 +14,6 @@ import { GatewayError } from "../src/core/errors.ts";
 import {
   callerId,
   decide,
-  decisionPlan,
   duration,
   failField,
   keyPart,
@@ -130,7 +129,7 @@ export const rateLimit = defineCheck({
 
     const allowedCount = services.metrics.rateLimit.cell({ outcome: "allowed" });
     const rejectedCount = services.metrics.rateLimit.cell({ outcome: "rejected" });
-    const plan = decisionPlan(context);
+    const plan = context.decisions;
     plan.limits = (c) => {
       const limits = byTpp.get(callerId(c)) ?? standard;
       const parts: LimitPart[] = [];

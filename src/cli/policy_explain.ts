@@ -18,8 +18,8 @@ export function explain(policy: Policy, only?: string): Record<string, unknown> 
     if (only && operation.id !== only) continue;
     const chain = policy.checks.map((check) => {
       const { mode, ...rest } = options[check.key] as Record<string, unknown>;
-      const applies = mode === "off" ||
-        check.create(options[check.key], { operation, services, sections: policy }) !== undefined;
+      const context = { operation, services, sections: policy, decisions: {}, report: () => {} };
+      const applies = mode === "off" || check.create(options[check.key], context) !== undefined;
       return {
         check: check.key,
         mode: !applies ? "not applicable to this operation" : (mode ?? "always"),

@@ -2,7 +2,15 @@
  * The assembly of each operation's chain, built once at start-up from the resolved policy and the
  * checks it was resolved with (their order is `middleware/mod.ts`).
  */
-import type { BuildContext, Check, Finding, GatewayContext, Middleware, Mode } from "./check.ts";
+import type {
+  BuildContext,
+  Check,
+  Finding,
+  GatewayContext,
+  Middleware,
+  Mode,
+  Report,
+} from "./check.ts";
 import { GatewayError } from "./errors.ts";
 function finding(check: string, mode: Mode, error: GatewayError): Finding {
   return {
@@ -12,6 +20,15 @@ function finding(check: string, mode: Mode, error: GatewayError): Finding {
     code: error.code,
     path: error.path,
     text: error.message,
+  };
+}
+
+/** The `report` a check is built with: its findings carry its key and mode. */
+function reporter(check: string, mode: Mode): Report {
+  return (c, error, details) => {
+    const found = finding(check, mode, error);
+    if (details?.dropped !== undefined) found.dropped = details.dropped;
+    c.get("findings").push(found);
   };
 }
 
@@ -93,16 +110,22 @@ export function buildChain(
     checks: readonly Check[];
     options: Record<string, Record<string, unknown>>;
   },
-  context: BuildContext,
+  context: Omit<BuildContext, "decisions" | "report">,
   respond: ErrorResponder,
 ): Chain {
   const layers: Layer[] = [];
+  // One plan per operation, shared by its checks of shared state (one store decision a request).
+  const decisions = {};
   for (const check of checks) {
     const resolved = options[check.key];
-    const mode = resolved.mode as Mode | undefined;
+    const mode = (resolved.mode as Mode | undefined) ?? "enforce";
     if (mode === "off") continue;
-    const run = check.create(resolved, context);
-    if (run) layers.push({ key: check.key, mode: mode ?? "enforce", run });
+    const run = check.create(resolved, {
+      ...context,
+      decisions,
+      report: reporter(check.key, mode),
+    });
+    if (run) layers.push({ key: check.key, mode, run });
   }
   return (c) => new Walk(c, layers, respond).dispatch(0);
 }

@@ -70,6 +70,16 @@ export interface Decision {
   frequency?: FrequencyPart;
 }
 
+/**
+ * How an operation builds its {@link Decision} from a request: one part per check of shared
+ * state, filled in by those checks when the operation's chain is built.
+ */
+export interface DecisionPlan<Request> {
+  idempotency?: (request: Request) => Promise<IdempotencyPart | undefined>;
+  limits?: (request: Request) => LimitPart[];
+  frequency?: (request: Request) => FrequencyPart | undefined;
+}
+
 /** A stored upstream answer, replayed for a repeated request. */
 export interface StoredResponse {
   status: number;
