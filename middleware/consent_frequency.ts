@@ -10,19 +10,22 @@
  * core decides), optionally capped by a default.
  */
 import { z } from "zod";
+import type { Next } from "hono";
 import { errorText } from "../src/lib/mask.ts";
-import { defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
+import { type BuildContext, defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
 import { header, jsonBody } from "../src/core/request.ts";
 import { GatewayError } from "../src/core/errors.ts";
-import { bankCalendar, isTimeZone } from "../src/lib/calendar.ts";
+import { type BankCalendar, bankCalendar, isTimeZone } from "../src/lib/calendar.ts";
 import {
   callerId,
   decide,
   duration,
   failField,
   keyPart,
+  type SharedStatePlan,
   storeUnavailable,
 } from "./_shared_state.ts";
+import type { FrequencyPart, FrequencyVerdict } from "../src/store/types.ts";
 import type { Services } from "../src/core/services.ts";
 
 const KEY = "consent_frequency";
@@ -33,6 +36,38 @@ interface ConsentTerms {
   recurring: boolean;
   frequencyPerDay: number;
   validUntil: string;
+}
+
+/** The options compiled once for one operation; every request of it reads this. */
+interface FrequencyConfig {
+  readonly operationId: string;
+  readonly enforce: boolean;
+  readonly fail: "open" | "closed";
+  readonly timeZone: string;
+  readonly calendar: BankCalendar;
+  readonly maxPerDay: number;
+  /** The bilateral maximum of each TPP that has one. */
+  readonly bilateral: ReadonlyMap<string, number>;
+  readonly unknownLimit: number;
+  readonly maxRetentionMs: number;
+  readonly services: Services;
+}
+
+type Options = z.output<typeof consentFrequency.options>;
+
+function compile(options: Options, { operation, services }: BuildContext): FrequencyConfig {
+  return Object.freeze({
+    operationId: operation.id,
+    enforce: options.mode === "enforce",
+    fail: options.fail,
+    timeZone: options.time_zone,
+    calendar: bankCalendar(options.time_zone),
+    maxPerDay: options.max_per_day,
+    bilateral: new Map(Object.entries(options.bilateral)),
+    unknownLimit: options.unknown_consent_limit,
+    maxRetentionMs: options.max_retention,
+    services,
+  });
 }
 
 /** The terms in a consent request or a consent read answer, if they are complete. */
@@ -57,6 +92,119 @@ async function responseJson(c: GatewayContext): Promise<unknown> {
   } catch {
     return undefined;
   }
+}
+
+/** Keeps (or, when already expired, forgets) a consent's terms until the end of validUntil. */
+async function learn(config: FrequencyConfig, id: string, terms: ConsentTerms) {
+  const { services } = config;
+  const nextDay = new Date(Date.parse(`${terms.validUntil}T00:00:00Z`) + 86_400_000)
+    .toISOString().slice(0, 10);
+  const ttl = Math.min(config.calendar.startOf(nextDay) - services.now(), config.maxRetentionMs);
+  try {
+    if (ttl <= 0) return await services.store.delete(consentKey(id));
+    await services.store.put(
+      consentKey(id),
+      `${terms.recurring ? 1 : 0}|${terms.frequencyPerDay}`,
+      ttl,
+    );
+  } catch (error) {
+    services.log.error({
+      msg: "consent not learnt",
+      op: config.operationId,
+      error: errorText(error),
+    });
+  }
+}
+
+async function forget(services: Services, id: string) {
+  try {
+    await services.store.delete(consentKey(id));
+  } catch (error) {
+    services.log.error({ msg: "consent not forgotten", error: errorText(error) });
+  }
+}
+
+/** POST /v1/consents: learns the request's terms under the consentId of the bank's answer. */
+async function learnCreated(c: GatewayContext, next: Next, config: FrequencyConfig) {
+  await next();
+  if (c.res.status !== 201 || !c.get("upstream")) return;
+  const id = (await responseJson(c) as { consentId?: unknown } | undefined)?.consentId;
+  let terms: ConsentTerms | undefined;
+  try {
+    terms = consentTerms(jsonBody(c));
+  } catch {
+    terms = undefined;
+  }
+  if (typeof id === "string" && id !== "" && terms) await learn(config, id, terms);
+}
+
+/** GET /v1/consents/{consentId}: refreshes the terms from the bank's answer. */
+async function learnRead(c: GatewayContext, next: Next, config: FrequencyConfig) {
+  await next();
+  if (c.res.status !== 200 || !c.get("upstream")) return;
+  const terms = consentTerms(await responseJson(c));
+  if (terms) await learn(config, c.get("params").consentId, terms);
+}
+
+/** DELETE /v1/consents/{consentId}: forgets the consent once the bank deleted it. */
+async function forgetDeleted(c: GatewayContext, next: Next, config: FrequencyConfig) {
+  await next();
+  if (c.res.status >= 300 || !c.get("upstream")) return;
+  await forget(config.services, c.get("params").consentId);
+}
+
+/** The consent counter's part of the request's store decision (none without Consent-ID). */
+function frequencyPart(c: GatewayContext, config: FrequencyConfig): FrequencyPart | undefined {
+  const consent = header(c, "consent-id");
+  if (!consent) return undefined;
+  const base = `freq:${keyPart(consent)}:`;
+  const resource = keyPart(c.req.path);
+  return {
+    consentKey: consentKey(consent),
+    days: config.calendar.around(config.services.now()).map((day) => ({
+      key: `${base}${day.label}:${resource}`,
+      start: day.start,
+      end: day.end,
+    })),
+    max: config.bilateral.get(callerId(c)) ?? config.maxPerDay,
+    unknownLimit: config.unknownLimit,
+    psuInitiated: c.get("psuInitiated"),
+    enforce: config.enforce,
+  };
+}
+
+/** 429 ACCESS_EXCEEDED for a read over the consent's frequency. */
+function exceeded(c: GatewayContext, config: FrequencyConfig, result: FrequencyVerdict) {
+  return new GatewayError(
+    429,
+    "ACCESS_EXCEEDED",
+    `Consent "${header(c, "consent-id")}" allows ${result.limit} ${
+      result.limit === 1 ? "read" : "reads"
+    } of this resource a day${
+      result.known ? "" : " (consent not known to the gateway)"
+    }; the count starts again at midnight ${config.timeZone}`,
+    {
+      path: "Consent-ID",
+      headers: { "retry-after": String(Math.max(1, Math.ceil(result.retryMs / 1000))) },
+    },
+  );
+}
+
+/** An account read: refused when the store found the consent's count for today used up. */
+async function countRead(
+  c: GatewayContext,
+  next: Next,
+  config: FrequencyConfig,
+  plan: SharedStatePlan,
+) {
+  const outcome = await decide(c, plan, config.services);
+  if (outcome.error) {
+    storeUnavailable(c, config.services, { check: KEY, fail: config.fail });
+    return next();
+  }
+  const result = outcome.verdict.frequency;
+  if (!result || !result.counted || result.allowed) return next();
+  throw exceeded(c, config, result);
 }
 
 export const consentFrequency = defineCheck({
@@ -86,113 +234,18 @@ export const consentFrequency = defineCheck({
       : [`time_zone "${options.time_zone}" is not a known IANA time zone`];
   },
   create(options, context) {
-    const { operation, services } = context;
-    const calendar = bankCalendar(options.time_zone);
-
-    /** Keeps (or, when already expired, forgets) a consent's terms. */
-    async function learn(id: string, terms: ConsentTerms) {
-      const nextDay = new Date(Date.parse(`${terms.validUntil}T00:00:00Z`) + 86_400_000)
-        .toISOString().slice(0, 10);
-      const ttl = Math.min(calendar.startOf(nextDay) - services.now(), options.max_retention);
-      try {
-        if (ttl <= 0) return await services.store.delete(consentKey(id));
-        await services.store.put(
-          consentKey(id),
-          `${terms.recurring ? 1 : 0}|${terms.frequencyPerDay}`,
-          ttl,
-        );
-      } catch (error) {
-        services.log.error({
-          msg: "consent not learnt",
-          op: operation.id,
-          error: errorText(error),
-        });
-      }
+    const config = compile(options, context);
+    switch (context.operation.id) {
+      case "createConsent":
+        return (c, next) => learnCreated(c, next, config);
+      case "getConsentInformation":
+        return (c, next) => learnRead(c, next, config);
+      case "deleteConsent":
+        return (c, next) => forgetDeleted(c, next, config);
     }
-
-    if (operation.id === "createConsent") {
-      return async (c, next) => {
-        await next();
-        if (c.res.status !== 201 || !c.get("upstream")) return;
-        const id = (await responseJson(c) as { consentId?: unknown } | undefined)?.consentId;
-        let terms: ConsentTerms | undefined;
-        try {
-          terms = consentTerms(jsonBody(c));
-        } catch {
-          terms = undefined;
-        }
-        if (typeof id === "string" && id !== "" && terms) await learn(id, terms);
-      };
-    }
-    if (operation.id === "getConsentInformation") {
-      return async (c, next) => {
-        await next();
-        if (c.res.status !== 200 || !c.get("upstream")) return;
-        const terms = consentTerms(await responseJson(c));
-        if (terms) await learn(c.get("params").consentId, terms);
-      };
-    }
-    if (operation.id === "deleteConsent") {
-      return async (c, next) => {
-        await next();
-        if (c.res.status >= 300 || !c.get("upstream")) return;
-        await forget(services, c.get("params").consentId);
-      };
-    }
-    if (operation.group !== "ais") return undefined;
-
-    const enforce = options.mode === "enforce";
-    const bilateral = new Map(Object.entries(options.bilateral));
+    if (context.operation.group !== "ais") return undefined;
     const plan = context.decisions;
-    plan.frequency = (c) => {
-      const consent = header(c, "consent-id");
-      if (!consent) return undefined;
-      const caller = callerId(c);
-      const base = `freq:${keyPart(consent)}:`;
-      const resource = keyPart(c.req.path);
-      return {
-        consentKey: consentKey(consent),
-        days: calendar.around(services.now()).map((day) => ({
-          key: `${base}${day.label}:${resource}`,
-          start: day.start,
-          end: day.end,
-        })),
-        max: bilateral.get(caller) ?? options.max_per_day,
-        unknownLimit: options.unknown_consent_limit,
-        psuInitiated: c.get("psuInitiated"),
-        enforce,
-      };
-    };
-
-    return async (c, next) => {
-      const outcome = await decide(c, plan, services);
-      if (outcome.error) {
-        storeUnavailable(c, services, { check: KEY, fail: options.fail });
-        return next();
-      }
-      const result = outcome.verdict.frequency;
-      if (!result || !result.counted || result.allowed) return next();
-      throw new GatewayError(
-        429,
-        "ACCESS_EXCEEDED",
-        `Consent "${header(c, "consent-id")}" allows ${result.limit} ${
-          result.limit === 1 ? "read" : "reads"
-        } of this resource a day${
-          result.known ? "" : " (consent not known to the gateway)"
-        }; the count starts again at midnight ${options.time_zone}`,
-        {
-          path: "Consent-ID",
-          headers: { "retry-after": String(Math.max(1, Math.ceil(result.retryMs / 1000))) },
-        },
-      );
-    };
+    plan.frequency = (c) => frequencyPart(c, config);
+    return (c, next) => countRead(c, next, config, plan);
   },
 });
-
-async function forget(services: Services, id: string) {
-  try {
-    await services.store.delete(consentKey(id));
-  } catch (error) {
-    services.log.error({ msg: "consent not forgotten", error: errorText(error) });
-  }
-}
