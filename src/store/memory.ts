@@ -1,6 +1,6 @@
 /**
  * The in-process store: the embedded default of `deno task start`, for one gateway instance.
- * Same semantics as the Lua scripts of `script.ts`, in TypeScript (a decision is synchronous, so
+ * Same semantics as the Lua scripts of `lua/`, in TypeScript (a decision is synchronous, so
  * atomic). Bounded: entries expire, and past `maxEntries` the oldest entry is evicted, so memory
  * stays flat however many distinct keys arrive.
  */
