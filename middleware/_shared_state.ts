@@ -17,6 +17,7 @@ import {
   type DecisionOutcome,
   type DecisionPlan,
   StoreUnavailableError,
+  verdictProblem,
 } from "../src/store/types.ts";
 import { clientAddress } from "../src/core/request.ts";
 
@@ -36,7 +37,19 @@ declare module "../src/core/check.ts" {
 async function ask(services: Services, decision: Decision): Promise<DecisionOutcome> {
   const started = performance.now();
   try {
-    return { decision, verdict: await services.store.decide(decision) };
+    const verdict = await services.store.decide(decision);
+    const problem = verdictProblem(decision, verdict);
+    if (problem === undefined) return { decision, verdict };
+    services.store.stats.errors++;
+    services.log.error({
+      msg: "store verdict not understood",
+      store: services.store.kind,
+      problem,
+    });
+    return {
+      decision,
+      error: new StoreUnavailableError(`The store answered with an unknown verdict: ${problem}`),
+    };
   } catch (error) {
     if (!(error instanceof StoreUnavailableError)) throw error;
     return { decision, error };

@@ -217,6 +217,12 @@ async function guard(
     case "unknown":
     case "gone":
       throw reuseError(found.outcome, c.get("requestId"));
+    case "claimed":
+      break;
+    default:
+      // Never taken for "go": an outcome this code does not know is a store failure.
+      storeUnavailable(c, config.services, config.fail);
+      return next();
   }
   if (config.kind === "unique") return next();
   const part = outcome.decision.idempotency!;

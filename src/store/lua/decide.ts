@@ -231,16 +231,19 @@ export function decodeVerdict(reply: unknown, decision: Decision): Verdict {
     const [outcome, status, headers, body] = idempotency.map(String);
     verdict.idempotency = { outcome: outcome as IdempotencyOutcome };
     if (outcome === "replay") {
-      verdict.idempotency.response = {
-        status: Number(status),
-        headers: headers ? JSON.parse(headers) : [],
-        body,
-      };
+      let pairs: [string, string][];
+      try {
+        pairs = headers ? JSON.parse(headers) : [];
+      } catch {
+        throw unexpected();
+      }
+      verdict.idempotency.response = { status: Number(status), headers: pairs, body };
       return verdict;
     }
   }
   for (const limit of limits) {
-    const [allowed, remaining, resetMs, retryMs] = (limit as unknown[]).map(Number);
+    if (!Array.isArray(limit)) throw unexpected();
+    const [allowed, remaining, resetMs, retryMs] = limit.map(Number);
     const result: LimitVerdict = { allowed: allowed === 1, remaining, resetMs, retryMs };
     verdict.limits.push(result);
   }
