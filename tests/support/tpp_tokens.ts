@@ -13,14 +13,14 @@ export interface TokenIssuer {
   options: Record<string, unknown>;
   /** A token for `clientId` (valid five minutes), with `claims` over the defaults. */
   token(clientId: string, claims?: Record<string, unknown>): Promise<string>;
-  /** `Authorization: Bearer <token>` for `clientId`. */
+  /** `Authorization: Bearer <token>` for `clientId` (signed once per client id and claims). */
   headers(clientId: string, claims?: Record<string, unknown>): Promise<Record<string, string>>;
 }
 
 /** Makes a key, writes its JWKS to a temporary file and issues tokens signed with it. */
 export async function tokenIssuer(): Promise<TokenIssuer> {
-  const keys = await generateKeyPair("ES256");
-  const jwk = { ...await exportJWK(keys.publicKey), kid: "test", alg: "ES256", use: "sig" };
+  const keys = await generateKeyPair("RS256");
+  const jwk = { ...await exportJWK(keys.publicKey), kid: "test", alg: "RS256", use: "sig" };
   const file = await Deno.makeTempFile({ prefix: "jwks-", suffix: ".json" });
   await Deno.writeTextFile(file, JSON.stringify({ keys: [jwk] }));
   const token = (clientId: string, claims: Record<string, unknown> = {}) =>
@@ -29,12 +29,16 @@ export async function tokenIssuer(): Promise<TokenIssuer> {
       client_id: clientId,
       exp: Math.floor(Date.now() / 1000) + 300,
       ...claims,
-    }).setProtectedHeader({ alg: "ES256", kid: "test" }).sign(keys.privateKey);
+    }).setProtectedHeader({ alg: "RS256", kid: "test" }).sign(keys.privateKey);
+  const signed = new Map<string, Promise<string>>();
   return {
-    options: { mode: "enforce", jwks_file: file, issuer: ISSUER, algorithms: ["ES256"] },
+    options: { mode: "enforce", jwks_file: file, issuer: ISSUER, algorithms: ["RS256"] },
     token,
-    headers: async (clientId, claims) => ({
-      authorization: `Bearer ${await token(clientId, claims)}`,
-    }),
+    async headers(clientId, claims) {
+      const key = JSON.stringify([clientId, claims]);
+      let value = signed.get(key);
+      if (!value) signed.set(key, value = token(clientId, claims));
+      return { authorization: `Bearer ${await value}` };
+    },
   };
 }
