@@ -5,7 +5,8 @@
  * true`, without reaching the upstream; the same id with another request is 400 FORMAT_ERROR; a
  * repeat while the first is still in flight waits for it (bounded), else 409 STATUS_INVALID.
  * Reads may require plain uniqueness instead. Only upstream answers are kept, never the
- * gateway's own rejections.
+ * gateway's own rejections, and only for an identified TPP (certificate, signature or token):
+ * for a caller without TPP identity every reuse of an id is refused (400), never replayed.
  */
 import { z } from "zod";
 import type { Next } from "hono";
@@ -14,7 +15,6 @@ import { type BuildContext, defineCheck, type GatewayContext, modal } from "../s
 import { pairs } from "../src/lib/header_pairs.ts";
 import { formatError, GatewayError } from "../src/core/errors.ts";
 import {
-  callerId,
   decide,
   decideAgain,
   duration,
@@ -100,16 +100,23 @@ async function fingerprint(c: GatewayContext): Promise<string> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)).toBase64();
 }
 
-/** The idempotency part of the request's store decision (none without an X-Request-ID). */
+/**
+ * The idempotency part of the request's store decision (none without an X-Request-ID). Only an
+ * identified TPP has its answers kept for a replay, under its own key. Callers without a TPP
+ * identity share one key space, in which any reuse of an id is refused: whoever sends an id that
+ * was seen before, never gets the answer of the request that used it.
+ */
 async function idempotencyPart(
   c: GatewayContext,
   config: IdempotencyConfig,
 ): Promise<IdempotencyPart | undefined> {
   const id = c.get("requestId");
   if (!id) return undefined;
+  const tpp = c.get("tpp")?.id;
   return {
-    key: `idem:${keyPart(callerId(c))}:${keyPart(id)}`,
-    mode: config.kind,
+    // A TPP id is never empty, so `idem::` is no TPP's key space.
+    key: `idem:${tpp ? keyPart(tpp) : ""}:${keyPart(id)}`,
+    mode: tpp ? config.kind : "unique",
     fingerprint: await fingerprint(c),
     token: crypto.randomUUID(),
     enforce: config.enforce,
@@ -294,7 +301,7 @@ export const idempotency = defineCheck({
   options: modal({
     fail: failField("closed"),
     writes: z.enum(["replay", "unique", "none"]).default("replay").describe(
-      "POST, PUT, DELETE: replay the first answer to the same request; unique: reject any reuse; none: no check",
+      "POST, PUT, DELETE: replay the first answer to the same request of the same identified TPP (callers without TPP identity: reject any reuse); unique: reject any reuse; none: no check",
     ),
     reads: z.enum(["unique", "none"]).default("none").describe(
       "GET: unique: reject a reused X-Request-ID; none: no check",
