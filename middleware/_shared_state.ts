@@ -20,6 +20,7 @@ import {
   verdictProblem,
 } from "../src/store/types.ts";
 import { clientAddress } from "../src/core/request.ts";
+import { UUID } from "./_headers.ts";
 
 /** The decision plan of an operation's checks of shared state. */
 export type SharedStatePlan = DecisionPlan<GatewayContext>;
@@ -128,6 +129,23 @@ export function callerId(c: GatewayContext): string {
   if (tpp) return tpp;
   const address = clientAddress(c);
   return address ? `ip:${address}` : "anonymous";
+}
+
+/**
+ * The identified TPP's part of a key (`keyPart` of its id); "" for every caller without a TPP
+ * identity, which no TPP's part can be.
+ */
+export function tppKey(c: GatewayContext): string {
+  const tpp = c.get("tpp")?.id;
+  return tpp ? keyPart(tpp) : "";
+}
+
+/**
+ * A consent id as keys hold it: a UUID in lower case (the same consent, whatever case a TPP
+ * sends it in), any other id as sent.
+ */
+export function consentIdKey(id: string): string {
+  return UUID.test(id) ? id.toLowerCase() : id;
 }
 
 /** A key component: never contains the `:` separator. */

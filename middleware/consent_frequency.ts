@@ -3,11 +3,13 @@
  * instance. The gateway learns each consent as it passes (POST /v1/consents: the request's
  * recurringIndicator, frequencyPerDay and validUntil with the answer's consentId; GET of the
  * consent refreshes it; DELETE forgets it) and keeps it until validUntil. An account read without
- * PSU-IP-Address (TPP-initiated) counts per consent, per resource (path) and per calendar day of
- * the bank's time zone, against min(frequencyPerDay, the TPP's maximum); a one-off consent allows
- * 1 read of each resource, whoever initiates it; PSU-initiated reads on recurring consents are
- * not counted. Over it: 429 ACCESS_EXCEEDED. A consent the gateway never saw is forwarded (the
- * core decides), optionally capped by a default.
+ * PSU-IP-Address (TPP-initiated) counts per TPP and consent (callers without TPP identity share
+ * one count), per resource (path) and per calendar day of the bank's time zone, against
+ * min(frequencyPerDay, the TPP's maximum); a one-off consent allows 1 read of each resource,
+ * whoever initiates it; PSU-initiated reads on recurring consents are not counted. Only reads the
+ * core answers with 2xx count (counted on the way in, taken back on the way out). A UUID consent
+ * id counts the same in any case. Over it: 429 ACCESS_EXCEEDED. A consent the gateway never saw
+ * is forwarded (the core decides), optionally capped by a default.
  */
 import { z } from "zod";
 import type { Next } from "hono";
@@ -18,12 +20,14 @@ import { GatewayError } from "../src/core/errors.ts";
 import { type BankCalendar, bankCalendar, isTimeZone } from "../src/lib/calendar.ts";
 import {
   callerId,
+  consentIdKey,
   decide,
   duration,
   failField,
   keyPart,
   type SharedStatePlan,
   storeUnavailable,
+  tppKey,
 } from "./_shared_state.ts";
 import type { FrequencyPart, FrequencyVerdict } from "../src/store/types.ts";
 import type { Services } from "../src/core/services.ts";
@@ -81,7 +85,7 @@ export function consentTerms(value: unknown): ConsentTerms | undefined {
 }
 
 function consentKey(id: string): string {
-  return `consent:${keyPart(id)}`;
+  return `consent:${keyPart(consentIdKey(id))}`;
 }
 
 /** The answer's body as JSON (a copy: the client still gets the body), if it is JSON. */
@@ -157,7 +161,8 @@ async function forgetDeleted(c: GatewayContext, next: Next, config: FrequencyCon
 function frequencyPart(c: GatewayContext, config: FrequencyConfig): FrequencyPart | undefined {
   const consent = header(c, "consent-id");
   if (!consent) return undefined;
-  const base = `freq:${keyPart(consent)}:`;
+  // One count per TPP and consent: another TPP's reads never use up the consent's owner's.
+  const base = `freq:${tppKey(c)}:${keyPart(consentIdKey(consent))}:`;
   const resource = keyPart(c.req.path);
   return {
     consentKey: consentKey(consent),
@@ -190,7 +195,25 @@ function exceeded(c: GatewayContext, config: FrequencyConfig, result: FrequencyV
   );
 }
 
-/** An account read: refused when the store found the consent's count for today used up. */
+/** Takes back a read counted on the way in (the core did not answer it with 2xx). */
+async function refund(c: GatewayContext, config: FrequencyConfig, counter: string) {
+  try {
+    await config.services.store.refund(counter);
+  } catch (error) {
+    config.services.log.error({
+      msg: "consent read not refunded",
+      op: config.operationId,
+      request_id: c.get("requestId") || undefined,
+      error: errorText(error),
+    });
+  }
+}
+
+/**
+ * An account read: refused when the store found the consent's count for today used up. The read
+ * is counted in the request's one decision on the way in; one the core does not answer with 2xx
+ * is taken back on the way out, so only reads the core served count.
+ */
 async function countRead(
   c: GatewayContext,
   next: Next,
@@ -203,8 +226,12 @@ async function countRead(
     return next();
   }
   const result = outcome.verdict.frequency;
-  if (!result || !result.counted || result.allowed) return next();
-  throw exceeded(c, config, result);
+  if (result?.counted && !result.allowed) throw exceeded(c, config, result);
+  const counter = result?.counter;
+  if (!counter) return next();
+  await next();
+  const status = c.get("upstream")?.status;
+  if (status === undefined || status < 200 || status > 299) await refund(c, config, counter);
 }
 
 export const consentFrequency = defineCheck({

@@ -22,6 +22,7 @@ import {
   keyPart,
   type SharedStatePlan,
   storeUnavailable,
+  tppKey,
 } from "./_shared_state.ts";
 import type {
   DecisionOutcome,
@@ -112,10 +113,9 @@ async function idempotencyPart(
 ): Promise<IdempotencyPart | undefined> {
   const id = c.get("requestId");
   if (!id) return undefined;
-  const tpp = c.get("tpp")?.id;
+  const tpp = tppKey(c);
   return {
-    // A TPP id is never empty, so `idem::` is no TPP's key space.
-    key: `idem:${tpp ? keyPart(tpp) : ""}:${keyPart(id)}`,
+    key: `idem:${tpp}:${keyPart(id)}`,
     mode: tpp ? config.kind : "unique",
     fingerprint: await fingerprint(c),
     token: crypto.randomUUID(),

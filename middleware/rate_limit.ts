@@ -16,6 +16,7 @@ import type { Services } from "../src/core/services.ts";
 import type { CounterCell } from "../src/lib/metrics.ts";
 import {
   callerId,
+  consentIdKey,
   decide,
   duration,
   failField,
@@ -138,7 +139,7 @@ function component(c: GatewayContext, key: LimitKey, config: RateLimitConfig): s
       return header(c, ipHeader)?.split(",").at(-1)?.trim() || undefined;
     }
     case "consent":
-      return header(c, "consent-id") ?? c.get("params").consentId;
+      return consentIdKey(header(c, "consent-id") ?? c.get("params").consentId);
     case "operation":
       return config.operationId;
   }

@@ -390,7 +390,10 @@ export class MemoryStore implements Store {
     } catch (error) {
       return Promise.reject(error);
     }
-    if (countRead) counted.used++;
+    if (countRead) {
+      counted.used++;
+      counted.counter = day!.key;
+    }
     if (claim) verdict.idempotency!.outcome = "claimed";
     return Promise.resolve(verdict);
   }
@@ -417,6 +420,17 @@ export class MemoryStore implements Store {
       this.#write([[completion.key, done, completion.retentionMs, true]], now);
     } catch (error) {
       return Promise.reject(error);
+    }
+    return Promise.resolve();
+  }
+
+  refund(counter: string): Promise<void> {
+    this.stats.roundTrips++;
+    const entry = this.#entries.get(counter);
+    if (
+      entry && entry.expires > this.#now() && typeof entry.value === "number" && entry.value > 0
+    ) {
+      entry.value--;
     }
     return Promise.resolve();
   }

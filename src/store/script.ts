@@ -14,6 +14,7 @@ import {
 } from "./types.ts";
 import { DECIDE_SCRIPT, decodeVerdict, encodeDecision } from "./lua/decide.ts";
 import { COMPLETE_SCRIPT, encodeCompletion } from "./lua/complete.ts";
+import { REFUND_SCRIPT } from "./lua/refund.ts";
 
 /** What a backend must offer to run the scripts. */
 export interface ScriptTransport {
@@ -108,6 +109,13 @@ export function scriptedStore(transport: ScriptTransport, options: ScriptedStore
         await run(COMPLETE_SCRIPT, keys, args);
       } catch (error) {
         failed("complete", error);
+      }
+    },
+    async refund(counter) {
+      try {
+        await run(REFUND_SCRIPT, [prefix + counter], []);
+      } catch (error) {
+        failed("refund", error);
       }
     },
     async put(key, value, ttlMs) {

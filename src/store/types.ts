@@ -132,6 +132,11 @@ export interface FrequencyVerdict {
   retryMs: number;
   /** The consent was learnt by the gateway. */
   known: boolean;
+  /**
+   * The day counter this read was counted in (its key in the decision), when it was: counted,
+   * allowed and not blocked. {@link Store.refund} takes it back.
+   */
+  counter?: string;
 }
 
 /** The store's answer to a {@link Decision}. */
@@ -225,6 +230,14 @@ export function verdictProblem(decision: Decision, verdict: Verdict): string | u
     if (!flags || !counts) return "the verdict on the consent counter";
     if (!frequency.allowed && !frequency.counted) return "an uncounted read that is not allowed";
     if (!frequency.allowed && decision.frequency.enforce) rejected = true;
+    const incremented = frequency.counted && frequency.allowed && !verdict.blocked;
+    if ((frequency.counter !== undefined) !== incremented) return "the counter of a counted read";
+    if (
+      frequency.counter !== undefined &&
+      !decision.frequency.days.some((day) => day.key === frequency.counter)
+    ) {
+      return "a day counter that was not asked for";
+    }
   } else if (frequency !== undefined) {
     return "a verdict on a consent counter that was not asked for";
   }
@@ -274,6 +287,11 @@ export interface Store {
   decide(decision: Decision): Promise<Verdict>;
   /** Stores or releases an idempotency record, if `token` still owns it. */
   complete(completion: Completion): Promise<void>;
+  /**
+   * Takes back one read counted in a day counter (`FrequencyVerdict.counter`): the core did not
+   * answer it with 2xx. Never below zero; the counter keeps its expiry.
+   */
+  refund(counter: string): Promise<void>;
   /** Keeps a small value for `ttlMs` (the learnt consents). */
   put(key: string, value: string, ttlMs: number): Promise<void>;
   delete(key: string): Promise<void>;

@@ -102,6 +102,7 @@ function tamperedStore(tamper: (verdict: Verdict) => Verdict): Store {
     stats: inner.stats,
     decide: async (decision) => tamper(await inner.decide(decision)),
     complete: (completion) => inner.complete(completion),
+    refund: (counter) => inner.refund(counter),
     put: (key, value, ttlMs) => inner.put(key, value, ttlMs),
     delete: (key) => inner.delete(key),
     close: () => inner.close(),

@@ -33,7 +33,9 @@ import {
  * - idempotency: {outcome, status, headers, body} (the last three only for a replay)
  * - limits: one {allowed, remaining, reset_ms, retry_ms} per limit (none once the X-Request-ID
  *   stopped the decision)
- * - frequency: {counted, allowed, limit, used, retry_ms, known}, or {} without a counter
+ * - frequency: {counted, allowed, limit, used, retry_ms, known, counted_day}, or {} without a
+ *   counter; counted_day is the index (1 to 3) of the day counter the read was counted in, 0 when
+ *   it was not
  */
 export const DECIDE_SCRIPT = `
 local time = redis.call("TIME")
@@ -103,7 +105,8 @@ end
 
 -- The consent counter: the day the store's clock falls in, among three candidates.
 local counted, read_allowed, read_limit, used, retry_ms, known = 0, 1, 0, 0, 0, 0
-local day_key, day_end
+local day_key, day_end, today
+local counted_day = 0
 if has_frequency then
   local consent_key = next_key()
   local day_keys = {next_key(), next_key(), next_key()}
@@ -130,7 +133,7 @@ if has_frequency then
     counted, read_limit = 1, unknown_limit
   end
   if counted == 1 then
-    local today = 2
+    today = 2
     for d = 1, 3 do
       if day_starts[d] <= now and now < day_ends[d] then today = d end
     end
@@ -155,6 +158,7 @@ if blocked == 0 then
   if counted == 1 and read_allowed == 1 then
     used = redis.call("INCR", day_key)
     redis.call("PEXPIREAT", day_key, day_end + 3600000)
+    counted_day = today
   end
   if outcome == "free" then
     if idem_mode == "replay" then
@@ -170,7 +174,9 @@ if blocked == 0 then
 end
 
 local frequency = {}
-if has_frequency then frequency = {counted, read_allowed, read_limit, used, retry_ms, known} end
+if has_frequency then
+  frequency = {counted, read_allowed, read_limit, used, retry_ms, known, counted_day}
+end
 return {now, blocked, {outcome, "", "", ""}, limits, frequency}
 `;
 
@@ -248,7 +254,7 @@ export function decodeVerdict(reply: unknown, decision: Decision): Verdict {
     verdict.limits.push(result);
   }
   if (frequency.length > 0) {
-    const [counted, allowed, limit, used, retryMs, known] = frequency.map(Number);
+    const [counted, allowed, limit, used, retryMs, known, countedDay] = frequency.map(Number);
     const result: FrequencyVerdict = {
       counted: counted === 1,
       allowed: allowed === 1,
@@ -257,6 +263,11 @@ export function decodeVerdict(reply: unknown, decision: Decision): Verdict {
       retryMs,
       known: known === 1,
     };
+    if (countedDay > 0) {
+      const day = decision.frequency?.days[countedDay - 1];
+      if (!day) throw unexpected();
+      result.counter = day.key;
+    }
     verdict.frequency = result;
   }
   return verdict;
