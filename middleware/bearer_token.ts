@@ -15,6 +15,16 @@ import { type ErrorCode, GatewayError } from "../src/core/errors.ts";
 import { JWS_ALGORITHMS } from "../src/signing/jws.ts";
 import { keySet, readJwksFile } from "../src/tokens/jwks.ts";
 
+/** What this check keeps per request, besides the TPP's identity. */
+export interface BearerTokenVariables {
+  /** The verified token's subject (`sub`), the PSU it was issued for, when it names one. */
+  tokenSubject?: string;
+}
+
+declare module "../src/core/check.ts" {
+  interface GatewayVariables extends BearerTokenVariables {}
+}
+
 /** Groups whose operations take a bearer token by the documents. */
 const TOKEN_GROUPS: readonly Group[] = ["checkout", "installment"];
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
@@ -225,6 +235,7 @@ export const bearerToken = defineCheck({
           "PSU-ID",
         );
       }
+      if (typeof claims.sub === "string" && claims.sub !== "") c.set("tokenSubject", claims.sub);
       const clientId = claims[options.client_id_claim];
       if (!c.get("tpp") && typeof clientId === "string" && clientId !== "") {
         c.set("tpp", { id: clientId, roles: [], domains: [] });

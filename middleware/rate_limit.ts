@@ -1,7 +1,8 @@
 /**
  * `rate_limit`: named request limits (GCRA, exact across gateway instances: one atomic store
- * decision per request, on the store's clock). Each limit counts by a key (TPP, PSU-ID, client
- * address, consent, operation, or a combination); limits with the same name share one counter
+ * decision per request, on the store's clock). Each limit counts by a key (TPP, PSU, client
+ * address, consent, operation, or a combination; the PSU is PSU-ID, else the bearer token's
+ * subject, else one unknown PSU per TPP); limits with the same name share one counter
  * across every operation that has them. Over a limit: 429 ACCESS_EXCEEDED with Retry-After and
  * RateLimit-Limit, -Remaining, -Reset; forwarded requests carry the RateLimit headers too.
  * Rejected requests (by this or any other check) consume nothing. TPPs may be put in tiers that
@@ -26,6 +27,7 @@ import {
 } from "./_shared_state.ts";
 import type { LimitPart, LimitVerdict } from "../src/store/types.ts";
 import { clientAddress } from "../src/core/request.ts";
+import type {} from "./bearer_token.ts"; // tokenSubject
 
 const KEY = "rate_limit";
 
@@ -37,7 +39,7 @@ const name = z.string().regex(/^[a-z][a-z0-9_]*$/, "a name in snake_case");
 
 const limitSchema = z.object({
   key: z.array(z.enum(LIMIT_KEYS)).min(1).default(["tpp"]).describe(
-    "What the limit counts by: tpp, psu_id, client_ip, consent, operation, or several; a request without one of them is not counted by this limit",
+    "What the limit counts by: tpp, psu_id (PSU-ID, else the bearer token's subject, else one unknown PSU per TPP), client_ip, consent, operation, or several; a request without one of them is not counted by this limit",
   ),
   limit: z.number().int().positive().describe("Requests allowed per window"),
   window: duration().describe("The window, for example 1s, 1m, 1h, 1d"),
@@ -126,6 +128,15 @@ function compile(options: Options, { operation, services }: BuildContext) {
   return Object.freeze(config);
 }
 
+/**
+ * The PSU a request counts for: PSU-ID, else the bearer token's subject, else one "unknown PSU"
+ * of the caller, so that leaving PSU-ID out never escapes a per-PSU limit. No PSU-ID can name
+ * that one: header values never start with a space.
+ */
+function psuComponent(c: GatewayContext): string {
+  return header(c, "psu-id") || c.get("tokenSubject") || ` unknown PSU of ${callerId(c)}`;
+}
+
 /** What a request counts by for one key of a limit; `undefined`: not counted by that limit. */
 function component(c: GatewayContext, key: LimitKey, config: RateLimitConfig): string | undefined {
   const ipHeader = config.ipHeader;
@@ -133,7 +144,7 @@ function component(c: GatewayContext, key: LimitKey, config: RateLimitConfig): s
     case "tpp":
       return callerId(c);
     case "psu_id":
-      return header(c, "psu-id");
+      return psuComponent(c);
     case "client_ip": {
       if (!ipHeader) return clientAddress(c);
       return header(c, ipHeader)?.split(",").at(-1)?.trim() || undefined;
