@@ -23,6 +23,13 @@ export async function tokenIssuer(): Promise<TokenIssuer> {
   const jwk = { ...await exportJWK(keys.publicKey), kid: "test", alg: "RS256", use: "sig" };
   const file = await Deno.makeTempFile({ prefix: "jwks-", suffix: ".json" });
   await Deno.writeTextFile(file, JSON.stringify({ keys: [jwk] }));
+  globalThis.addEventListener("unload", () => {
+    try {
+      Deno.removeSync(file);
+    } catch {
+      // Already gone.
+    }
+  });
   const token = (clientId: string, claims: Record<string, unknown> = {}) =>
     new SignJWT({
       iss: ISSUER,
