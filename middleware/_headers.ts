@@ -5,7 +5,7 @@
  * policy says otherwise). An empty header is absent for every check (`requestHeaders()`).
  */
 import { z } from "zod";
-import type { GatewayContext, Mode } from "../src/core/check.ts";
+import type { GatewayContext, Mode, Report } from "../src/core/check.ts";
 import type { Operation } from "../src/core/catalogue.ts";
 import { dropHeader } from "../src/core/request.ts";
 import { formatError, type GatewayError } from "../src/core/errors.ts";
@@ -85,26 +85,18 @@ export interface IgnorableOptions {
 
 /**
  * Handles a violation on one header: throws it, or, for an ignorable header under the `strip`
- * policy, records it as a finding and (in enforce mode) drops the header from the forwarded
+ * policy, reports it as a finding and (in enforce mode) drops the header from the forwarded
  * request. Returns true when the header was dropped.
  */
 export function headerViolation(
   c: GatewayContext,
-  check: { key: string; options: IgnorableOptions },
+  check: { report: Report; options: IgnorableOptions },
   name: string,
   error: GatewayError,
 ): boolean {
   if (!IGNORABLE_HEADERS.has(name) || check.options.ignorable === "reject") throw error;
   const enforce = check.options.mode === "enforce";
-  c.get("findings").push({
-    check: check.key,
-    mode: check.options.mode,
-    status: error.status,
-    code: error.code,
-    path: error.path,
-    text: error.message,
-    dropped: enforce,
-  });
+  check.report(c, error, { dropped: enforce });
   if (enforce) dropHeader(c, name);
   return enforce;
 }

@@ -7,6 +7,8 @@ import { requestHeaders } from "../src/core/request.ts";
 import { GatewayError } from "../src/core/errors.ts";
 import { checkDigest } from "../src/signing/digest.ts";
 import type { SignatureVerifier } from "../src/signing/signer.ts";
+import type {} from "./digest.ts"; // digestVerified
+import type {} from "./tpp_certificate.ts"; // tppCertificate
 
 /**
  * For the signature checks: the signed Digest must match the body. Done once per request (the

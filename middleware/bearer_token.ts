@@ -20,6 +20,16 @@ import { duration, httpUrl, TIMER_MAX } from "../src/policy/fields.ts";
 import { RETRY_AFTER_SECONDS } from "../src/core/retry_after.ts";
 import type { CertificateInfo } from "../src/pki/certificate.ts";
 
+/** What this check keeps per request, besides the TPP's identity. */
+export interface BearerTokenVariables {
+  /** The verified token's subject (`sub`), the PSU it was issued for, when it names one. */
+  tokenSubject?: string;
+}
+
+declare module "../src/core/check.ts" {
+  interface GatewayVariables extends BearerTokenVariables {}
+}
+
 /** Groups whose operations take a bearer token by the documents. */
 const TOKEN_GROUPS: readonly Group[] = ["checkout", "installment"];
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
@@ -288,6 +298,7 @@ export const bearerToken = defineCheck({
         );
       }
       bindToCertificate(c.get("tppCertificate"), claims, options.certificate_claim, realm);
+      if (typeof claims.sub === "string" && claims.sub !== "") c.set("tokenSubject", claims.sub);
       const clientId = claims[options.client_id_claim];
       if (!c.get("tpp") && typeof clientId === "string" && clientId !== "") {
         c.set("tpp", { id: clientId, roles: [], domains: [] });

@@ -82,11 +82,11 @@ export const headerLimits = defineCheck({
     ),
     ignorable: ignorableField(),
   }),
-  create(options) {
+  create(options, { report }) {
     const caps = new Map(
       Object.entries(options.caps).map(([name, cap]) => [name.toLowerCase(), cap]),
     );
-    const check = { key: "header_limits", options };
+    const check = { report, options };
     return (c, next) => {
       let total = 0;
       for (const [name, value] of headerList(c)) {

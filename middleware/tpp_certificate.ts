@@ -13,6 +13,17 @@ import { formatError, GatewayError } from "../src/core/errors.ts";
 import { CLIENT_CERT_FORMS, clientCertificate, DEFAULT_HEADER } from "../src/pki/client_cert.ts";
 import { trustStore } from "../src/pki/trust.ts";
 import { headerName } from "../src/policy/fields.ts";
+import type { CertificateInfo } from "../src/pki/certificate.ts";
+
+/** What this check keeps per request, besides the TPP's identity. */
+export interface TppCertificateVariables {
+  /** The TPP's transport certificate, once verified. */
+  tppCertificate?: CertificateInfo;
+}
+
+declare module "../src/core/check.ts" {
+  interface GatewayVariables extends TppCertificateVariables {}
+}
 
 export const tppCertificate = defineCheck({
   key: "tpp_certificate",

@@ -27,10 +27,10 @@ export const tppFlags = defineCheck({
   key: "tpp_flags",
   description: "The TPP-*-Preferred headers must be true or false",
   options: modal({ ignorable: ignorableField() }),
-  create(options, { operation }) {
+  create(options, { operation, report }) {
     const flags = FLAGS.filter((name) => takes(operation, name));
     if (flags.length === 0) return undefined;
-    const check = { key: "tpp_flags", options };
+    const check = { report, options };
     return (c, next) => {
       const headers = requestHeaders(c);
       for (const name of flags) {

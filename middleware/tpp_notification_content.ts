@@ -30,9 +30,9 @@ export const tppNotificationContent = defineCheck({
   key: "tpp_notification_content",
   description: "TPP-Notification-Content-Preferred must look like status=SCA,PROCESS,LAST",
   options: modal({ ignorable: ignorableField() }),
-  create(options, { operation }) {
+  create(options, { operation, report }) {
     if (!takes(operation, NAME)) return undefined;
-    const check = { key: "tpp_notification_content", options };
+    const check = { report, options };
     return (c, next) => {
       const value = requestHeaders(c).get(NAME);
       const problem = value === null ? undefined : notificationContentProblem(value);

@@ -49,11 +49,11 @@ export const tppRedirectUri = defineCheck({
     ),
     ignorable: ignorableField(),
   }),
-  create(options, { operation }) {
+  create(options, { operation, report }) {
     const uris = URIS.filter((name) => takes(operation, name));
     if (uris.length === 0) return undefined;
     const redirect = takes(operation, "tpp-redirect-uri");
-    const check = { key: "tpp_redirect_uri", options };
+    const check = { report, options };
     return (c, next) => {
       const headers = requestHeaders(c);
       if (

@@ -19,8 +19,8 @@ export function explain(policy: Policy, only?: string): Record<string, unknown> 
     // The terminal handler (the proxy) last, as it runs.
     const chain = [...policy.checks, policy.terminal].map((check) => {
       const { mode, ...rest } = options[check.key] as Record<string, unknown>;
-      const applies = mode === "off" ||
-        check.create(options[check.key], { operation, services, sections: policy }) !== undefined;
+      const context = { operation, services, sections: policy, decisions: {}, report: () => {} };
+      const applies = mode === "off" || check.create(options[check.key], context) !== undefined;
       return {
         check: check.key,
         mode: !applies ? "not applicable to this operation" : (mode ?? "always"),

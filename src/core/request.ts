@@ -7,6 +7,26 @@ import { GatewayError } from "./errors.ts";
 import { HeaderPairs, pairs } from "../lib/header_pairs.ts";
 import { normalAddress } from "../pki/terminators.ts";
 
+/** What these helpers keep per request: reads done once, and what the answer gains or loses. */
+export interface RequestVariables {
+  /** The request headers read once, when `requestHeaders()` or `headerList()` first ran. */
+  headerLookup?: HeaderPairs;
+  /** The request body parsed as JSON, once `jsonBody()` ran. */
+  json?: unknown;
+  /** The connection peer's address ("" when unknown), once `peerAddress()` ran. */
+  peerAddress?: string;
+  /** The client's address ("" when unknown), once `clientAddress()` ran. */
+  clientAddress?: string;
+  /** Headers of the answer decided before it exists; see {@link answerHeader}. */
+  answerHeaders?: [string, string][];
+  /** Request headers (lower case) the proxy must not forward, for example a malformed ignorable one. */
+  dropHeaders?: Set<string>;
+}
+
+declare module "./check.ts" {
+  interface GatewayVariables extends RequestVariables {}
+}
+
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
 /**

@@ -65,7 +65,10 @@ export const storeSection = z.object({
     "Deadline of one store call, for example 500ms; past it the store counts as unavailable and each check's `fail` applies",
   ),
   max_entries: z.number().int().positive().default(100_000).describe(
-    "memory: most entries kept; past it the oldest is evicted, so memory stays flat",
+    "memory: most entries kept; past it the oldest rate-limit counters and learnt consents are evicted, never an X-Request-ID inside its retention: when only those are left, new writes fail like a store outage (each check's fail applies)",
+  ),
+  max_bytes: z.number().int().positive().default(67_108_864).describe(
+    "memory: most bytes kept (an estimate of keys, values and stored answers), bounded like max_entries; default 64 MiB",
   ),
 }).strict().superRefine((store, context) => {
   if (store.kind === "memory") return;

@@ -12,7 +12,11 @@ export async function createStore(
   switch (section.kind) {
     case "memory": {
       const { MemoryStore } = await import("./memory.ts");
-      return new MemoryStore({ maxEntries: section.max_entries, now: options.now });
+      return new MemoryStore({
+        maxEntries: section.max_entries,
+        maxBytes: section.max_bytes,
+        now: options.now,
+      });
     }
     case "redis": {
       const { redisStore } = await import("./redis.ts");

@@ -15,6 +15,11 @@ import { passthroughPolicy } from "../support/policies.ts";
 import { startRedisServer, storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
 import { startUpstream } from "../support/upstream.ts";
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
+import { tokenIssuer } from "../support/tpp_tokens.ts";
+
+// Answers are kept for a replay to an identified TPP only.
+const issuer = await tokenIssuer();
+const TPP = await issuer.headers("PSDGE-NBG-123456");
 
 const PAYMENTS = "/v1/payments/sepa-credit-transfers";
 const BODY = JSON.stringify(singlePayment());
@@ -78,6 +83,7 @@ async function underLoad(outage: Outage) {
     defaults: {
       // X-Test-Phase marks each request for the assertions: forwarded on purpose.
       proxy: { timeout: "2s", forward_headers: ["X-Test-Phase"] },
+      bearer_token: issuer.options,
       idempotency: { mode: "enforce", fail: "closed", wait: "300ms", poll: "25ms" },
     },
   });
@@ -93,7 +99,7 @@ async function underLoad(outage: Outage) {
     try {
       response = await gateways[gateway].fetch(PAYMENTS, {
         method: "POST",
-        headers: initiationHeaders({ "x-request-id": id, "x-test-phase": sentIn }),
+        headers: { ...initiationHeaders({ "x-request-id": id, "x-test-phase": sentIn }), ...TPP },
         body: BODY,
         signal: AbortSignal.timeout(8000),
       });
@@ -249,14 +255,17 @@ Deno.test({
     });
     const policy = passthroughPolicy({
       sections: parse(store.yaml),
-      defaults: { idempotency: { mode: "enforce", wait: "200ms", poll: "20ms", inflight: "2s" } },
+      defaults: {
+        bearer_token: issuer.options,
+        idempotency: { mode: "enforce", wait: "200ms", poll: "20ms", inflight: "2s" },
+      },
     });
     await using gateway = await startGateway({ policy, upstream: upstream.url, env: store.env });
     const id = crypto.randomUUID();
     const initiate = () =>
       gateway.fetch(PAYMENTS, {
         method: "POST",
-        headers: initiationHeaders({ "x-request-id": id }),
+        headers: { ...initiationHeaders({ "x-request-id": id }), ...TPP },
         body: BODY,
       });
     const first = initiate();

@@ -14,6 +14,9 @@ import {
   startFaultyUpstream,
 } from "../support/faulty_upstream.ts";
 import { consentBody, initiationHeaders, singlePayment } from "../support/requests.ts";
+import { DEFAULT_POLICY } from "../support/gateway.ts";
+import { tokenIssuer } from "../support/tpp_tokens.ts";
+import { parse, stringify } from "yaml";
 
 /** The proxy's deadline in these tests. */
 const TIMEOUT_MS = 300;
@@ -383,11 +386,19 @@ Deno.test("faults: malformed JSON answers under the default policy (consent lear
   const truncated =
     '{"consentStatus":"received","consentId":"c-1","_links":{"self":{"href":"/psd2/v1/consents/c-1"}';
   await using upstream = startFaultyUpstream({ kind: "answer", status: 201, body: truncated });
-  await using gateway = await startGateway({ upstream: upstream.url });
+  // The default policy, with the caller identified by a token: answers are kept for a replay to
+  // an identified TPP only.
+  const issuer = await tokenIssuer();
+  const policy = parse(DEFAULT_POLICY);
+  policy.defaults.bearer_token = issuer.options;
+  await using gateway = await startGateway({ policy: stringify(policy), upstream: upstream.url });
   const id = crypto.randomUUID();
   const init = {
     method: "POST",
-    headers: initiationHeaders({ "x-request-id": id }),
+    headers: {
+      ...initiationHeaders({ "x-request-id": id }),
+      ...await issuer.headers("PSDGE-NBG-123456"),
+    },
     body: JSON.stringify(consentBody()),
   };
   const first = await send(gateway, "/v1/consents", init);

@@ -624,6 +624,8 @@ Deno.test("bodySchema() lets a policy raise frequencyPerDay for a TPP with a bil
     operation: operation("createConsent"),
     services: defaultServices({ log: memoryLogger() }),
     sections: TEST_SECTIONS,
+    decisions: {},
+    report: () => {},
   })!;
   const app = new Hono<GatewayEnv>();
   app.onError((error) => renderError(error));

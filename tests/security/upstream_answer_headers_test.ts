@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { rawAnswer, startFaultyUpstream } from "../support/faulty_upstream.ts";
 import { startGateway } from "../support/gateway.ts";
+import { tokenIssuer } from "../support/tpp_tokens.ts";
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
 
 const LEAKS = [
@@ -43,10 +44,11 @@ function created(location: string, extra: string[] = []) {
 async function pay(
   gateway: { fetch(path: string, init?: RequestInit): Promise<Response> },
   id = crypto.randomUUID(),
+  extra: Record<string, string> = {},
 ) {
   return await gateway.fetch("/v1/payments/domestic", {
     method: "POST",
-    headers: initiationHeaders({ "x-request-id": id }),
+    headers: initiationHeaders({ "x-request-id": id, ...extra }),
     body: JSON.stringify(singlePayment()),
   });
 }
@@ -77,11 +79,18 @@ Deno.test("a Location naming an internal host is rewritten to the public prefix,
     kind: "raw",
     parts: [{ bytes: created("http://core-7.internal:8443/psd2/v1/payments/domestic/pay-1") }],
   });
-  // The default policy: idempotency keeps the answer for a replay.
-  await using gateway = await startGateway({ upstream: core.url });
+  // Idempotency keeps the answer for a replay to the same identified TPP.
+  const issuer = await tokenIssuer();
+  await using gateway = await startGateway({
+    policy: `${policy()}  idempotency: { mode: enforce }\n  bearer_token: ${
+      JSON.stringify(issuer.options)
+    }\n`,
+    upstream: core.url,
+  });
+  const tpp = await issuer.headers("PSDGE-NBG-123456");
   const id = crypto.randomUUID();
   for (const replay of [false, true]) {
-    const response = await pay(gateway, id);
+    const response = await pay(gateway, id, tpp);
     await response.body?.cancel();
     assert.equal(response.status, 201);
     assert.equal(response.headers.get("x-idempotent-replay"), replay ? "true" : null);

@@ -48,12 +48,13 @@ Deno.test("upstream answer with a control byte in a header: 503, the process liv
     assert.equal(first.headers.get("x-core"), null);
     assert.equal(await core.connections[0].ended, "peer", "the gateway closed the connection");
 
-    // The retry gets the gateway's stored 503, never the core's answer, and is not executed again.
+    // The retry never gets the core's answer and is not executed again: this caller has no TPP
+    // identity under the default policy, so a reused X-Request-ID is refused (an identified TPP
+    // gets the stored 503: tests/faults/idempotency_faults_test.ts).
     const retry = await pay();
-    assert.equal(retry.status, 503);
-    assert.equal(retry.headers.get("x-idempotent-replay"), "true");
+    assert.equal(retry.status, 400);
     assert.equal(retry.headers.get("x-core"), null);
-    assert.equal((await retry.json()).tppMessages[0].code, "UPSTREAM_UNAVAILABLE");
+    assert.equal((await retry.json()).tppMessages[0].path, "X-Request-ID");
     assert.equal(core.executions(id), 1);
 
     // Still serving.
