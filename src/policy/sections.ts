@@ -48,6 +48,18 @@ export const metricsSection = z.object({
   ),
 }).strict().default({}).describe("Prometheus metrics; off unless a port or a token is set");
 
+/** How `/readyz` probes the gateway's dependencies. */
+export const readinessSection = z.object({
+  interval_ms: z.number().int().positive().default(5000).describe(
+    "At most one probe of the dependencies (upstream, store) per interval; /readyz answers the last result in between",
+  ),
+  timeout_ms: z.number().int().positive().default(2000).describe(
+    "How long a probe of the upstream may take before it counts as down",
+  ),
+}).strict().prefault({}).describe(
+  "Readiness (/readyz): the upstream, the store when a check fails closed without it, the circuit",
+);
+
 /** Where shared state lives (idempotency records, rate limits, consent frequency). */
 export const storeSection = z.object({
   kind: z.enum(["memory", "redis", "upstash"]).default("memory").describe(
@@ -106,6 +118,7 @@ export const SECTIONS = {
   trust: trustSection,
   tpp_keys: tppKeysSection,
   store: storeSection,
+  readiness: readinessSection,
 };
 
 /** The global sections of a loaded policy, parsed. */
