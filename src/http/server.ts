@@ -3,11 +3,17 @@
  * on reload (a bad file is refused and the old policy keeps serving; requests in flight finish
  * under the policy they started with), serves /metrics on its own port when the policy says so,
  * and shuts down gracefully within a bound.
+ *
+ * Every load of the policy file (at start, on SIGHUP, on a change) writes one audit line with the
+ * file's SHA-256 and the outcome. The watch is on the file's directory, not its inode, so that it
+ * survives atomic saves (a temporary file renamed over it: editors, `sed -i`) and Kubernetes
+ * ConfigMap updates (the `..data` symlink swapped); a change is a change of the file's content.
  */
+import { dirname } from "node:path";
 import { createApp } from "./app.ts";
 import { metricsResponse } from "./endpoints.ts";
 import type { Check } from "../core/check.ts";
-import { loadPolicy, PolicyError } from "../policy/load.ts";
+import { parsePolicy, type Policy, PolicyError } from "../policy/load.ts";
 import { type Services, withPolicyClients } from "../core/services.ts";
 
 /** Options of {@link serveGateway}. */
@@ -34,11 +40,30 @@ export interface GatewayServer {
   shutdown(graceMs?: number): Promise<void>;
 }
 
+/** The policy file's bytes as read now, and their SHA-256 in hex. */
+async function readPolicyFile(file: string): Promise<{ text: string; sha256: string }> {
+  let bytes: Uint8Array<ArrayBuffer>;
+  try {
+    bytes = await Deno.readFile(file);
+  } catch (error) {
+    throw new PolicyError(file, [`cannot read the file: ${(error as Error).message}`]);
+  }
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return { text: new TextDecoder().decode(bytes), sha256: digest.toHex() };
+}
+
+/** How a load of the policy file came about (in its audit line). */
+type Trigger = "start" | "reload";
+
 /** Starts the gateway; throws {@link PolicyError} when the policy file is invalid. */
 export async function serveGateway(options: ServeOptions): Promise<GatewayServer> {
   const { file, checks } = options;
-  const policy = await loadPolicy(file, { checks });
+  const first = await readPolicyFile(file);
+  const policy = parsePolicy(file, first.text, { checks });
   const services = await withPolicyClients(policy, options.services);
+  /** The SHA-256 of the last content loaded or refused: the watch reloads when it changes. */
+  let seen = first.sha256;
+  services.log.info(audit("applied", "start", file, first.sha256));
   const { store, upstream } = services;
   services.metrics.storeEntries.track(() => store.size);
   let app = createApp({ policy, services });
@@ -60,24 +85,32 @@ export async function serveGateway(options: ServeOptions): Promise<GatewayServer
 
   let reloading = Promise.resolve(true);
   async function reloadOnce(): Promise<boolean> {
+    let sha256: string | undefined;
     try {
-      app = createApp({ policy: await loadPolicy(file, { checks }), services });
+      const read = await readPolicyFile(file);
+      sha256 = seen = read.sha256;
+      const next: Policy = parsePolicy(file, read.text, { checks });
+      app = createApp({ policy: next, services });
       services.metrics.reloads.inc({ outcome: "applied" });
-      services.log.info({ level: "info", msg: "policy reloaded", file });
+      services.log.info(audit("applied", "reload", file, sha256));
       return true;
     } catch (error) {
       services.metrics.reloads.inc({ outcome: "refused" });
       services.log.error({
-        msg: "policy reload refused; the previous policy keeps serving",
-        file,
+        ...audit("refused", "reload", file, sha256),
         problems: error instanceof PolicyError ? error.problems : [String(error)],
       });
       return false;
     }
   }
   const reload = () => reloading = reloading.then(reloadOnce, reloadOnce);
+  /** A reload when the file's content differs from the last one loaded or refused. */
+  async function changed() {
+    const sha256 = await readPolicyFile(file).then((read) => read.sha256, () => undefined);
+    if (sha256 !== seen) await reload();
+  }
 
-  const watcher = options.watch ? watchFile(file, reload) : undefined;
+  const watcher = options.watch ? await watchPolicy(file, changed) : undefined;
 
   return {
     addr: server.addr,
@@ -96,21 +129,85 @@ export async function serveGateway(options: ServeOptions): Promise<GatewayServer
   };
 }
 
-/** Calls `onChange` (debounced) when the file changes; undefined where watching is not allowed. */
-function watchFile(file: string, onChange: () => void): Deno.FsWatcher | undefined {
-  let watcher: Deno.FsWatcher;
+/** The audit line of one load of the policy file. */
+function audit(outcome: "applied" | "refused", trigger: Trigger, file: string, sha256?: string) {
+  return {
+    msg: outcome === "applied"
+      ? (trigger === "start" ? "policy loaded" : "policy reloaded")
+      : "policy reload refused; the previous policy keeps serving",
+    audit: "policy",
+    outcome,
+    trigger,
+    file,
+    sha256: sha256 ?? null,
+  };
+}
+
+/**
+ * The directories whose entries decide the file's content: its own, and its target's when it is a
+ * symlink into another directory (edited there in place).
+ */
+async function watchedDirectories(file: string): Promise<string[]> {
+  const dirs = [dirname(file)];
   try {
-    watcher = Deno.watchFs(file);
+    const target = dirname(await Deno.realPath(file));
+    if (target !== await Deno.realPath(dirs[0]).catch(() => dirs[0])) dirs.push(target);
   } catch {
-    return undefined;
+    // The file is missing just now (between a removal and a rename): its directory will tell.
   }
+  return dirs;
+}
+
+/** A watch that can be closed. */
+interface Watch {
+  close(): void;
+}
+
+/**
+ * Calls `onChange` (debounced) when an entry of the file's directory changes: a write, a rename
+ * over it, a symlink swapped. Undefined where watching is not allowed.
+ */
+async function watchPolicy(
+  file: string,
+  onChange: () => Promise<void>,
+): Promise<Watch | undefined> {
+  let closed = false;
+  let watcher: Deno.FsWatcher | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  (async () => {
-    for await (const event of watcher) {
-      if (event.kind === "access") continue;
-      clearTimeout(timer);
-      timer = setTimeout(onChange, 200);
+  let dirs: string[] = [];
+
+  async function fire() {
+    await onChange().catch(() => {});
+    // A symlink now pointing into another directory: watch that one instead.
+    const next = await watchedDirectories(file);
+    if (!closed && next.join("\n") !== dirs.join("\n")) open(next);
+  }
+
+  function open(next: string[]): boolean {
+    try {
+      const opened = Deno.watchFs(next, { recursive: false });
+      watcher?.close();
+      watcher = opened;
+      dirs = next;
+    } catch {
+      return false;
     }
-  })().catch(() => {});
-  return watcher;
+    (async () => {
+      for await (const event of watcher) {
+        if (event.kind === "access") continue;
+        clearTimeout(timer);
+        timer = setTimeout(fire, 200);
+      }
+    })().catch(() => {});
+    return true;
+  }
+
+  if (!open(await watchedDirectories(file))) return undefined;
+  return {
+    close() {
+      closed = true;
+      clearTimeout(timer);
+      watcher?.close();
+    },
+  };
 }
