@@ -12,6 +12,7 @@ import type { GatewayEnv } from "../core/check.ts";
 import type { Services } from "../core/services.ts";
 import type { Policy } from "../policy/load.ts";
 import { withDeadline } from "../lib/deadline.ts";
+import { mergeSnapshots, type MetricsSnapshot, renderSnapshot } from "../lib/metrics.ts";
 
 /** The state of one dependency. */
 export type DependencyState = "up" | "down";
@@ -142,14 +143,27 @@ function sameSecret(given: string, expected: string): boolean {
   return diff === 0;
 }
 
-/** The Prometheus exposition of the services' metrics. */
-export function metricsResponse(services: Services): Response {
-  const store = services.store.stats;
-  const text = services.metrics.render() +
-    "# HELP xs2a_store_round_trips_total Requests sent to the shared-state store\n" +
-    `# TYPE xs2a_store_round_trips_total counter\nxs2a_store_round_trips_total ${store.roundTrips}\n` +
-    "# HELP xs2a_store_fail_open_total Requests let through while the store was unavailable\n" +
-    `# TYPE xs2a_store_fail_open_total counter\nxs2a_store_fail_open_total ${store.failOpen}\n`;
+/** This worker's metrics as plain data, the store's own counters included. */
+export function localSnapshot(services: Services): MetricsSnapshot {
+  const { metrics, store } = services;
+  metrics.storeRoundTrips.track(() => store.stats.roundTrips);
+  metrics.storeFailOpen.track(() => store.stats.failOpen);
+  return metrics.snapshot();
+}
+
+/**
+ * The Prometheus exposition of the services' metrics: the sum over every worker of the process
+ * (`deno serve --parallel`), whichever worker the scrape reached, or this one's alone.
+ */
+export async function metricsResponse(services: Services): Promise<Response> {
+  const workers = services.metrics.workers;
+  const snapshots = workers ? await workers() : [localSnapshot(services)];
+  const text = renderSnapshot([...mergeSnapshots(snapshots), {
+    type: "gauge",
+    name: "xs2a_workers",
+    help: "Workers whose metrics this scrape adds up (deno serve --parallel runs several)",
+    value: snapshots.length,
+  }]);
   return new Response(text, {
     headers: { "content-type": "text/plain; version=0.0.4", "cache-control": "no-store" },
   });

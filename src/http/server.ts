@@ -15,6 +15,7 @@ import { metricsResponse } from "./endpoints.ts";
 import type { Check } from "../core/check.ts";
 import { parsePolicy, type Policy, PolicyError } from "../policy/load.ts";
 import { type Services, withPolicyClients } from "../core/services.ts";
+import type { StoreSection } from "../policy/sections.ts";
 
 /** Options of {@link serveGateway}. */
 export interface ServeOptions {
@@ -40,6 +41,34 @@ export interface GatewayServer {
   shutdown(graceMs?: number): Promise<void>;
 }
 
+/** Whether this process runs on Deno Deploy. */
+export function onDenoDeploy(): boolean {
+  try {
+    return Boolean(Deno.env.get("DENO_DEPLOYMENT_ID"));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why the policy's store cannot serve here: a memory store where there are several instances
+ * (`workers` of `deno serve --parallel`, the isolates of Deno Deploy) holds the X-Request-IDs and
+ * counts of one instance only, unless the policy accepts that (`store.allow_per_instance`).
+ */
+export function perInstanceProblem(
+  store: StoreSection,
+  where: { workers: number; deploy: boolean },
+): string | undefined {
+  if (store.kind !== "memory" || store.allow_per_instance) return undefined;
+  const many = where.deploy
+    ? "on Deno Deploy (every isolate would have its own)"
+    : where.workers > 1
+    ? `with ${where.workers} workers (each would have its own)`
+    : undefined;
+  if (!many) return undefined;
+  return `store.kind: a memory store cannot hold X-Request-ID uniqueness and limits ${many}; use redis or upstash, or set store.allow_per_instance: true`;
+}
+
 /** The policy file's bytes as read now, and their SHA-256 in hex. */
 async function readPolicyFile(file: string): Promise<{ text: string; sha256: string }> {
   let bytes: Uint8Array<ArrayBuffer>;
@@ -60,6 +89,8 @@ export async function serveGateway(options: ServeOptions): Promise<GatewayServer
   const { file, checks } = options;
   const first = await readPolicyFile(file);
   const policy = parsePolicy(file, first.text, { checks });
+  const problem = perInstanceProblem(policy.store, { workers: 1, deploy: onDenoDeploy() });
+  if (problem) throw new PolicyError(file, [problem]);
   const services = await withPolicyClients(policy, options.services);
   /** The SHA-256 of the last content loaded or refused: the watch reloads when it changes. */
   let seen = first.sha256;

@@ -34,12 +34,22 @@ function batchedWriter(file: { writeSync(bytes: Uint8Array): number }, delayMs =
   };
 }
 
+/** Writes one line at once (console.error would prefix `[serve-worker-N ]` under --parallel). */
+function lineWriter(file: { writeSync(bytes: Uint8Array): number }) {
+  const encoder = new TextEncoder();
+  return (line: string) => {
+    let bytes = encoder.encode(line + "\n");
+    while (bytes.byteLength > 0) bytes = bytes.subarray(file.writeSync(bytes));
+  };
+}
+
 /** A logger writing one JSON object per line: info to stdout (batched), errors to stderr. */
 export function jsonLogger(): Logger {
   const write = batchedWriter(Deno.stdout);
+  const writeError = lineWriter(Deno.stderr);
   return {
     info: (entry) => write(JSON.stringify(entry)),
-    error: (entry) => console.error(JSON.stringify({ level: "error", ...entry })),
+    error: (entry) => writeError(JSON.stringify({ level: "error", ...entry })),
   };
 }
 

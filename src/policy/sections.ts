@@ -78,6 +78,9 @@ export const storeSection = z.object({
   max_entries: z.number().int().positive().default(100_000).describe(
     "memory: most entries kept; past it the oldest is evicted, so memory stays flat",
   ),
+  allow_per_instance: z.boolean().default(false).describe(
+    "memory: allow a store per instance where there are several (deno serve --parallel workers, Deno Deploy isolates); each then holds its own X-Request-IDs and counts, so a repeat or a limit is only seen by the instance that saw the first",
+  ),
 }).strict().superRefine((store, context) => {
   if (store.kind === "memory") return;
   if (store.url === "") {

@@ -350,3 +350,34 @@ Deno.test("serveGateway() writes one audit line with the file's SHA-256 per load
     await server.shutdown();
   }
 });
+
+Deno.test("serveGateway() refuses a memory store on Deno Deploy unless the policy allows it", async () => {
+  const file = await policyFile(policy("http://127.0.0.1:9"));
+  Deno.env.set("DENO_DEPLOYMENT_ID", "test-deployment");
+  try {
+    await assert.rejects(
+      serveGateway({
+        file,
+        checks: CHECKS,
+        hostname: "127.0.0.1",
+        port: 0,
+        services: defaultServices({ log: memoryLogger() }),
+      }),
+      /memory store .* on Deno Deploy/,
+    );
+    await Deno.writeTextFile(
+      file,
+      policy("http://127.0.0.1:9", 1000, { store: { allow_per_instance: true } }),
+    );
+    const server = await serveGateway({
+      file,
+      checks: CHECKS,
+      hostname: "127.0.0.1",
+      port: 0,
+      services: defaultServices({ log: memoryLogger() }),
+    });
+    await server.shutdown();
+  } finally {
+    Deno.env.delete("DENO_DEPLOYMENT_ID");
+  }
+});
