@@ -16,6 +16,7 @@ import { defaultServices } from "./src/core/services.ts";
 import { policyCheck } from "./src/cli/policy_check.ts";
 import { policyExplain } from "./src/cli/policy_explain.ts";
 import { policySchemaFile } from "./src/cli/policy_schema.ts";
+import { logToStderr } from "./src/lib/log.ts";
 
 const COMMANDS = {
   "policy:check": policyCheck,
@@ -40,23 +41,39 @@ export async function main(args: string[]): Promise<number | undefined> {
       services: defaultServices(),
       watch: Deno.env.get("GATEWAY_WATCH") !== "false",
     });
-    console.error(`xs2a-edge on http://${hostname}:${server.addr.port} (policy ${file})`);
+    logToStderr("info", {
+      msg: `xs2a-edge on http://${hostname}:${server.addr.port} (policy ${file})`,
+    });
     Deno.addSignalListener("SIGHUP", () => server.reload());
     for (const signal of ["SIGTERM", "SIGINT"] as const) {
       Deno.addSignalListener(signal, async () => {
         await server.shutdown(Number(Deno.env.get("SHUTDOWN_GRACE_MS") ?? 10_000));
+        logToStderr("info", { msg: `xs2a-edge stopped (${signal})` });
         Deno.exit(0);
       });
     }
     return undefined;
   } catch (error) {
     if (!(error instanceof PolicyError)) throw error;
-    console.error(error.message);
+    logToStderr("error", { msg: "the gateway cannot start", file, problems: error.problems });
     return 1;
   }
 }
 
+/** An uncaught failure: logged as a JSON line like every other, then the process ends. */
+function fatal(event: ErrorEvent | PromiseRejectionEvent) {
+  event.preventDefault();
+  const error = event instanceof ErrorEvent ? event.error : event.reason;
+  logToStderr("error", {
+    msg: "uncaught error; the process ends",
+    error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+  });
+  Deno.exit(1);
+}
+
 if (import.meta.main) {
+  globalThis.addEventListener("error", fatal);
+  globalThis.addEventListener("unhandledrejection", fatal);
   const code = await main(Deno.args);
   if (code !== undefined) Deno.exit(code);
 }

@@ -10,6 +10,7 @@ import { requestHeaders } from "../src/core/request.ts";
 import { GatewayError } from "../src/core/errors.ts";
 import { CLIENT_CERT_FORMS, clientCertificate, DEFAULT_HEADER } from "../src/pki/client_cert.ts";
 import { trustStore } from "../src/pki/trust.ts";
+import type { CertificateInfo } from "../src/pki/certificate.ts";
 
 export const tppCertificate = defineCheck({
   key: "tpp_certificate",
@@ -42,12 +43,25 @@ export const tppCertificate = defineCheck({
         if (options.required) throw missing;
         return next();
       }
-      const info = await store.certificate(source, role);
+      // A refused certificate is logged with whom it names (the TPP learns only the code).
+      const refused = (error: unknown, info?: CertificateInfo): never => {
+        services.log.info({
+          msg: "TPP certificate refused",
+          request_id: c.get("requestId") || undefined,
+          op: operation.id,
+          code: error instanceof GatewayError ? error.code : undefined,
+          subject: info?.cert.subject,
+          organization_id: info?.organizationId,
+          serial: info?.serial,
+        });
+        throw error;
+      };
+      const info = await store.certificate(source, role).catch((error) => refused(error));
       const id = await store.checkTpp(info, {
         ...role,
         group: operation.group,
         now: services.now(),
-      });
+      }).catch((error) => refused(error, info));
       c.set("tppCertificate", info);
       c.set("tpp", { id, roles: info.roles, domains: info.domains });
       return next();

@@ -87,7 +87,7 @@ export function createApp({ policy, services }: AppOptions): Hono<GatewayEnv> {
     return renderError(error);
   };
   healthEndpoints(app, policy, services);
-  const logged = accessLog(services, respond);
+  const logged = accessLog(services, respond, policy.access_log);
 
   const byPath = Map.groupBy(policy.operations, (r) => r.operation.path);
   for (const path of [...byPath.keys()].sort(bySpecificity)) {

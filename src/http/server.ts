@@ -5,13 +5,12 @@
  * and shuts down gracefully within a bound.
  *
  * Every load of the policy file (at start, on SIGHUP, on a change) writes one audit line with the
- * file's SHA-256 and the outcome. The watch is on the file's directory, not its inode, so that it
- * survives atomic saves (a temporary file renamed over it: editors, `sed -i`) and Kubernetes
- * ConfigMap updates (the `..data` symlink swapped); a change is a change of the file's content.
+ * file's SHA-256 and the outcome. The watch (`policy_watch.ts`) survives atomic saves and
+ * Kubernetes ConfigMap updates; a change is a change of the file's content.
  */
-import { dirname } from "node:path";
 import { createApp } from "./app.ts";
 import { metricsResponse } from "./endpoints.ts";
+import { watchPolicy } from "./policy_watch.ts";
 import type { Check } from "../core/check.ts";
 import { parsePolicy, type Policy, PolicyError } from "../policy/load.ts";
 import { type Services, withPolicyClients } from "../core/services.ts";
@@ -171,74 +170,5 @@ function audit(outcome: "applied" | "refused", trigger: Trigger, file: string, s
     trigger,
     file,
     sha256: sha256 ?? null,
-  };
-}
-
-/**
- * The directories whose entries decide the file's content: its own, and its target's when it is a
- * symlink into another directory (edited there in place).
- */
-async function watchedDirectories(file: string): Promise<string[]> {
-  const dirs = [dirname(file)];
-  try {
-    const target = dirname(await Deno.realPath(file));
-    if (target !== await Deno.realPath(dirs[0]).catch(() => dirs[0])) dirs.push(target);
-  } catch {
-    // The file is missing just now (between a removal and a rename): its directory will tell.
-  }
-  return dirs;
-}
-
-/** A watch that can be closed. */
-interface Watch {
-  close(): void;
-}
-
-/**
- * Calls `onChange` (debounced) when an entry of the file's directory changes: a write, a rename
- * over it, a symlink swapped. Undefined where watching is not allowed.
- */
-async function watchPolicy(
-  file: string,
-  onChange: () => Promise<void>,
-): Promise<Watch | undefined> {
-  let closed = false;
-  let watcher: Deno.FsWatcher | undefined;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let dirs: string[] = [];
-
-  async function fire() {
-    await onChange().catch(() => {});
-    // A symlink now pointing into another directory: watch that one instead.
-    const next = await watchedDirectories(file);
-    if (!closed && next.join("\n") !== dirs.join("\n")) open(next);
-  }
-
-  function open(next: string[]): boolean {
-    try {
-      const opened = Deno.watchFs(next, { recursive: false });
-      watcher?.close();
-      watcher = opened;
-      dirs = next;
-    } catch {
-      return false;
-    }
-    (async () => {
-      for await (const event of watcher) {
-        if (event.kind === "access") continue;
-        clearTimeout(timer);
-        timer = setTimeout(fire, 200);
-      }
-    })().catch(() => {});
-    return true;
-  }
-
-  if (!open(await watchedDirectories(file))) return undefined;
-  return {
-    close() {
-      closed = true;
-      clearTimeout(timer);
-      watcher?.close();
-    },
   };
 }

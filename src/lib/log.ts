@@ -1,5 +1,7 @@
 /**
- * Structured logging: one JSON object per line, and a logger that keeps its lines for tests.
+ * Structured logging: one JSON object per line, each with `time` (ISO 8601) and `level`, and a
+ * logger that keeps its lines for tests. Every line the gateway process writes goes through here:
+ * the access log (stdout, batched), errors and operational events (stderr).
  */
 /** One structured log line. */
 export type LogEntry = Record<string, unknown>;
@@ -43,14 +45,27 @@ function lineWriter(file: { writeSync(bytes: Uint8Array): number }) {
   };
 }
 
+/** `entry` with its time and level first (an access-log line brings both: taken as it is). */
+function stamped(level: "info" | "error", entry: LogEntry): LogEntry {
+  if (entry.time !== undefined && entry.level !== undefined) return entry;
+  return { time: new Date().toISOString(), level, ...entry };
+}
+
 /** A logger writing one JSON object per line: info to stdout (batched), errors to stderr. */
 export function jsonLogger(): Logger {
   const write = batchedWriter(Deno.stdout);
   const writeError = lineWriter(Deno.stderr);
   return {
-    info: (entry) => write(JSON.stringify(entry)),
-    error: (entry) => writeError(JSON.stringify({ level: "error", ...entry })),
+    info: (entry) => write(JSON.stringify(stamped("info", entry))),
+    error: (entry) => writeError(JSON.stringify(stamped("error", entry))),
   };
+}
+
+const writeStderr = lineWriter(Deno.stderr);
+
+/** One JSON line on stderr at once (the process's start and stop, before a logger exists). */
+export function logToStderr(level: "info" | "error", entry: LogEntry): void {
+  writeStderr(JSON.stringify(stamped(level, entry)));
 }
 
 /** A logger that keeps its lines, for tests and tools. */

@@ -48,6 +48,20 @@ export const metricsSection = z.object({
   ),
 }).strict().default({}).describe("Prometheus metrics; off unless a port or a token is set");
 
+/** What the access log shows of the PSU. */
+export const accessLogSection = z.object({
+  psu_id: z.enum(["mask", "hmac"]).default("mask").describe(
+    "How PSU-ID appears in the access log: mask (first and last characters only), or hmac (a pseudonym, hmac:<32 hex>: HMAC-SHA-256 of the id under hmac_key, the same for every line of one PSU, so lines can be joined without revealing the id)",
+  ),
+  hmac_key: unsetWhenEmpty(z.string().min(32)).describe(
+    "The secret key of psu_id: hmac, at least 32 characters, from ${ENV}; whoever holds it can test a guessed PSU-ID against a pseudonym",
+  ),
+}).strict().superRefine((log, context) => {
+  if (log.psu_id === "hmac" && !log.hmac_key) {
+    context.addIssue({ code: "custom", path: ["hmac_key"], message: "psu_id: hmac needs a key" });
+  }
+}).prefault({}).describe("The access log (one JSON line per request on stdout)");
+
 /** How `/readyz` probes the gateway's dependencies. */
 export const readinessSection = z.object({
   interval_ms: z.number().int().positive().default(5000).describe(
@@ -122,6 +136,7 @@ export const SECTIONS = {
   tpp_keys: tppKeysSection,
   store: storeSection,
   readiness: readinessSection,
+  access_log: accessLogSection,
 };
 
 /** The global sections of a loaded policy, parsed. */
