@@ -6,10 +6,12 @@
  *
  * Every load of the policy file (at start, on SIGHUP, on a change) writes one audit line with the
  * file's SHA-256 and the outcome. The watch (`policy_watch.ts`) survives atomic saves and
- * Kubernetes ConfigMap updates; a change is a change of the file's content.
+ * Kubernetes ConfigMap updates; a change is a change of the file's content. The listeners come back
+ * after failing to accept (`listener.ts`).
  */
 import { createApp } from "./app.ts";
 import { metricsResponse } from "./endpoints.ts";
+import { serveResiliently } from "./listener.ts";
 import { watchPolicy } from "./policy_watch.ts";
 import type { Check } from "../core/check.ts";
 import { parsePolicy, type Policy, PolicyError } from "../policy/load.ts";
@@ -97,19 +99,20 @@ export async function serveGateway(options: ServeOptions): Promise<GatewayServer
   const { store, upstream } = services;
   services.metrics.storeEntries.track(() => store.size);
   let app = createApp({ policy, services });
-  const server = Deno.serve({
-    hostname: options.hostname,
-    port: options.port,
-    onListen: () => {},
-  }, (request, info) => app.fetch(request, info));
+  const server = serveResiliently(
+    { hostname: options.hostname, port: options.port, name: "gateway" },
+    (request, info) => app.fetch(request, info),
+    services.log,
+  );
 
   const metricsServer = policy.metrics.port
-    ? Deno.serve(
-      { hostname: options.hostname, port: policy.metrics.port, onListen: () => {} },
+    ? serveResiliently(
+      { hostname: options.hostname, port: policy.metrics.port, name: "metrics" },
       (request) =>
         new URL(request.url).pathname === "/metrics"
           ? metricsResponse(services)
           : new Response("Not found", { status: 404 }),
+      services.log,
     )
     : undefined;
 
