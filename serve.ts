@@ -15,9 +15,9 @@
 import { CHECKS } from "./middleware/mod.ts";
 import { createApp } from "./src/http/app.ts";
 import { localSnapshot, metricsResponse } from "./src/http/endpoints.ts";
-import { onDenoDeploy, perInstanceProblem } from "./src/http/server.ts";
+import { loadPolicyFile, onDenoDeploy, perInstanceProblem } from "./src/http/server.ts";
 import { joinWorkers } from "./src/http/workers.ts";
-import { loadPolicy, type Policy, PolicyError } from "./src/policy/load.ts";
+import { type Policy, PolicyError } from "./src/policy/load.ts";
 import { defaultServices, type Services, withPolicyClients } from "./src/core/services.ts";
 import { jsonLogger } from "./src/lib/log.ts";
 
@@ -52,7 +52,7 @@ const workers = deploy ? undefined : joinWorkers(
 );
 
 try {
-  policy = await loadPolicy(file, { checks: CHECKS });
+  policy = (await loadPolicyFile(file, CHECKS)).policy;
 } catch (error) {
   if (!(error instanceof PolicyError)) throw error;
   refuse(error.problems);

@@ -313,3 +313,81 @@ Deno.test("serve.ts refuses a memory store on Deno Deploy unless the policy allo
   assert.equal(refused.code, 1, refused.text);
   assert.match(refused.text, /memory store .* on Deno Deploy/);
 });
+
+Deno.test("serve.ts reads the files its policy names without synchronous file calls, as on Deno Deploy", async () => {
+  const { createCa, issue, nginxHeader } = await import("./support/pki.ts");
+  const { exportJWK, generateKeyPair, SignJWT } = await import("jose");
+  const { passthroughPolicy } = await import("./support/policies.ts");
+  const dir = await Deno.makeTempDir();
+  const ca = await createCa();
+  const tpp = await issue(ca);
+  const keys = await generateKeyPair("RS256");
+  await Deno.writeTextFile(`${dir}/qtsp.pem`, ca.pem);
+  await Deno.writeTextFile(
+    `${dir}/jwks.json`,
+    JSON.stringify({ keys: [{ ...await exportJWK(keys.publicKey), kid: "k1", alg: "RS256" }] }),
+  );
+  await Deno.writeTextFile(
+    `${dir}/policy.yaml`,
+    passthroughPolicy({
+      sections: {
+        store: { kind: "memory", allow_per_instance: true },
+        trust: { anchors: ["${CA_FILE}"] },
+      },
+      defaults: {
+        tpp_certificate: { mode: "enforce", required: true },
+        bearer_token: {
+          mode: "enforce",
+          required: true,
+          jwks_file: `${dir}/jwks.json`,
+          issuer: "https://idp.example",
+        },
+      },
+    }),
+  );
+  const token = await new SignJWT({ iss: "https://idp.example", sub: "PSU-1" })
+    .setProtectedHeader({ alg: "RS256", kid: "k1" })
+    .setExpirationTime("5m")
+    .sign(keys.privateKey);
+  const upstream = await startEchoUpstream();
+  const port = freePort();
+  // `deno run` with DENO_AUTO_SERVE serves serve.ts as `deno serve` does; `deno serve` itself runs
+  // a --preload module only after the entry's npm imports (Deno 2.9), too late to take anything.
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--preload", "tests/support/deploy_fs.ts", "--allow-all", "serve.ts"],
+    env: {
+      DENO_AUTO_SERVE: "1",
+      DENO_SERVE_ADDRESS: `tcp:127.0.0.1:${port}`,
+      UPSTREAM_URL: upstream.url,
+      GATEWAY_POLICY: `${dir}/policy.yaml`,
+      CA_FILE: `${dir}/qtsp.pem`,
+      DENO_DEPLOYMENT_ID: "test-deployment",
+    },
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const stderr = new Response(child.stderr).text();
+  try {
+    await waitFor(`http://127.0.0.1:${port}/healthz`).catch(async (error) => {
+      child.kill("SIGKILL");
+      throw new Error(`${error.message}: ${await stderr}`);
+    });
+    const answer = await fresh(`http://127.0.0.1:${port}/v1/consents/c-1/status`, {
+      headers: {
+        "x-request-id": crypto.randomUUID(),
+        "x-ssl-client-cert": nginxHeader(tpp),
+        authorization: `Bearer ${token}`,
+      },
+    });
+    assert.equal(answer.status, 200, answer.text);
+    const refused = await fresh(`http://127.0.0.1:${port}/v1/consents/c-1/status`, {
+      headers: { "x-request-id": crypto.randomUUID(), authorization: `Bearer ${token}` },
+    });
+    assert.equal(refused.status, 401, "the certificate is required: the policy was applied");
+  } finally {
+    await stop(child);
+    await stderr;
+    await upstream.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

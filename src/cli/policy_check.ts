@@ -12,6 +12,7 @@
 import { parseDocument } from "yaml";
 import type { Check } from "../core/check.ts";
 import { parsePolicy, type Policy, PolicyError } from "../policy/load.ts";
+import { readPolicyFiles } from "../lib/policy_files.ts";
 
 const USAGE = "usage: deno task policy:check [--env-file <file>] <policy file>";
 
@@ -170,6 +171,7 @@ export async function policyCheck(args: string[], checks: readonly Check[]): Pro
     for (const [name, paths] of unset) console.log(`  - ${name} (${paths.join(", ")})`);
   }
   const paths = [...unset.values()].flat();
+  await readPolicyFiles(text, env);
   try {
     const policy = parsePolicy(file, text, { checks, env, placeholder: standIn });
     console.log(`${file}: valid (${policy.operations.length} operations)`);

@@ -13,6 +13,7 @@ import { createApp } from "./app.ts";
 import { metricsResponse } from "./endpoints.ts";
 import { serveResiliently } from "./listener.ts";
 import { watchPolicy } from "./policy_watch.ts";
+import { readPolicyFiles } from "../lib/policy_files.ts";
 import type { Check } from "../core/check.ts";
 import { parsePolicy, type Policy, PolicyError } from "../policy/load.ts";
 import { type Services, withPolicyClients } from "../core/services.ts";
@@ -70,7 +71,10 @@ export function perInstanceProblem(
   return `store.kind: a memory store cannot hold X-Request-ID uniqueness and limits ${many}; use redis or upstash, or set store.allow_per_instance: true`;
 }
 
-/** The policy file's bytes as read now, and their SHA-256 in hex. */
+/**
+ * The policy file's text as read now, and its SHA-256 in hex; the files it names are read ahead
+ * (`readPolicyFiles`), so that parsing it reads none synchronously.
+ */
 async function readPolicyFile(file: string): Promise<{ text: string; sha256: string }> {
   let bytes: Uint8Array<ArrayBuffer>;
   try {
@@ -79,7 +83,18 @@ async function readPolicyFile(file: string): Promise<{ text: string; sha256: str
     throw new PolicyError(file, [`cannot read the file: ${(error as Error).message}`]);
   }
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  return { text: new TextDecoder().decode(bytes), sha256: digest.toHex() };
+  const text = new TextDecoder().decode(bytes);
+  await readPolicyFiles(text);
+  return { text, sha256: digest.toHex() };
+}
+
+/** Reads and parses a policy file (and the files it names); throws {@link PolicyError}. */
+export async function loadPolicyFile(
+  file: string,
+  checks: readonly Check[],
+): Promise<{ policy: Policy; sha256: string }> {
+  const { text, sha256 } = await readPolicyFile(file);
+  return { policy: parsePolicy(file, text, { checks }), sha256 };
 }
 
 /** How a load of the policy file came about (in its audit line). */
