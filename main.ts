@@ -18,6 +18,7 @@ import { policyCheck } from "./src/cli/policy_check.ts";
 import { policyExplain } from "./src/cli/policy_explain.ts";
 import { policySchemaFile } from "./src/cli/policy_schema.ts";
 import { openApi } from "./src/cli/openapi.ts";
+import { logToStderr } from "./src/lib/log.ts";
 
 const COMMANDS = {
   "policy:check": policyCheck,
@@ -31,9 +32,10 @@ export async function main(args: string[]): Promise<number | undefined> {
   const command = COMMANDS[args[0] as keyof typeof COMMANDS];
   if (command) return await command(args.slice(1), PIPELINE);
   const flag = args.indexOf("--policy");
+  let file = flag >= 0 ? args[flag + 1] : undefined;
   try {
     const env = readEnv(gatewayEnv);
-    const file = (flag >= 0 ? args[flag + 1] : undefined) ?? env.GATEWAY_POLICY;
+    file ??= env.GATEWAY_POLICY;
     const hostname = env.HOST;
     const server = await serveGateway({
       file,
@@ -43,23 +45,39 @@ export async function main(args: string[]): Promise<number | undefined> {
       services: defaultServices(),
       watch: env.GATEWAY_WATCH,
     });
-    console.error(`xs2a-edge on http://${hostname}:${server.addr.port} (policy ${file})`);
+    logToStderr("info", {
+      msg: `xs2a-edge on http://${hostname}:${server.addr.port} (policy ${file})`,
+    });
     Deno.addSignalListener("SIGHUP", () => server.reload());
     for (const signal of ["SIGTERM", "SIGINT"] as const) {
       Deno.addSignalListener(signal, async () => {
         await server.shutdown(env.SHUTDOWN_GRACE_MS);
+        logToStderr("info", { msg: `xs2a-edge stopped (${signal})` });
         Deno.exit(0);
       });
     }
     return undefined;
   } catch (error) {
     if (!(error instanceof PolicyError || error instanceof EnvError)) throw error;
-    console.error(error.message);
+    logToStderr("error", { msg: "the gateway cannot start", file, problems: error.problems });
     return 1;
   }
 }
 
+/** An uncaught failure: logged as a JSON line like every other, then the process ends. */
+function fatal(event: ErrorEvent | PromiseRejectionEvent) {
+  event.preventDefault();
+  const error = event instanceof ErrorEvent ? event.error : event.reason;
+  logToStderr("error", {
+    msg: "uncaught error; the process ends",
+    error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+  });
+  Deno.exit(1);
+}
+
 if (import.meta.main) {
+  globalThis.addEventListener("error", fatal);
+  globalThis.addEventListener("unhandledrejection", fatal);
   const code = await main(Deno.args);
   if (code !== undefined) Deno.exit(code);
 }

@@ -77,12 +77,25 @@ export const tppCertificate = defineCheck({
         if (options.required) throw missing;
         return next();
       }
-      const info = await store.certificate(source, role);
+      // A refused certificate is logged with whom it names (the TPP learns only the code).
+      const refused = (error: unknown, info?: CertificateInfo): never => {
+        services.log.info({
+          msg: "TPP certificate refused",
+          request_id: c.get("requestId") || undefined,
+          op: operation.id,
+          code: error instanceof GatewayError ? error.code : undefined,
+          subject: info?.cert.subject,
+          organization_id: info?.organizationId,
+          serial: info?.serial,
+        });
+        throw error;
+      };
+      const info = await store.certificate(source, role).catch((error) => refused(error));
       const id = await store.checkTpp(info, {
         ...role,
         group: operation.group,
         now: services.now(),
-      });
+      }).catch((error) => refused(error, info));
       c.set("tppCertificate", info);
       c.set("tpp", { id, roles: info.roles, domains: info.domains });
       return next();

@@ -2,9 +2,11 @@
  * Around every handler of the interface's paths: starts the findings list, puts an X-Request-ID
  * that is a UUID on every response (the request's own, or one made here when the request had none
  * or an invalid one, also in the log line), and records each request once: one JSON access-log
- * line, the metrics, the trace span's attributes. PSU identifiers and account numbers are masked,
- * also in the paths of 404s and 405s; secrets, tokens and signatures never appear.
+ * line, the metrics, the trace span's attributes. PSU identifiers are masked (or pseudonymised:
+ * `access_log.psu_id: hmac`), account numbers masked, also in the paths of 404s and 405s; secrets,
+ * tokens and signatures never appear.
  */
+import { createHmac } from "node:crypto";
 import { answerHeader, requestHeaders } from "../core/request.ts";
 import { type GatewayContext } from "../core/check.ts";
 import type { ErrorResponder } from "../core/chain.ts";
@@ -20,6 +22,7 @@ import {
 } from "../core/catalogue.ts";
 import { annotateSpan, TRACING } from "../lib/tracing.ts";
 import { UUID } from "../lib/ids.ts";
+import type { PolicySections } from "../policy/sections.ts";
 
 /** The literal segments of the interface's paths: what the path of a 404 or 405 logs as sent. */
 const KNOWN_SEGMENTS: ReadonlySet<string> = new Set([
@@ -73,7 +76,20 @@ function isoClock(now: () => number): () => string {
   };
 }
 
-function logLine(c: GatewayContext, time: string, ms: number, requestId?: string) {
+/** What the log shows of a PSU-ID: masked, or a keyed pseudonym (`access_log.psu_id`). */
+function psuShown(options?: PolicySections["access_log"]): (psuId: string) => string {
+  const key = options?.hmac_key;
+  if (options?.psu_id !== "hmac" || !key) return mask;
+  return (psuId) => `hmac:${createHmac("sha256", key).update(psuId).digest("hex").slice(0, 32)}`;
+}
+
+function logLine(
+  c: GatewayContext,
+  time: string,
+  ms: number,
+  requestId: string | undefined,
+  psu: (psuId: string) => string,
+) {
   const op = c.get("op");
   const psuId = requestHeaders(c).get("psu-id");
   const upstream = c.get("upstream");
@@ -88,7 +104,7 @@ function logLine(c: GatewayContext, time: string, ms: number, requestId?: string
     status: c.res.status,
     ms,
     tpp: c.get("tpp")?.id,
-    psu: psuId ? mask(psuId) : undefined,
+    psu: psuId ? psu(psuId) : undefined,
     upstream_status: upstream?.status,
     upstream_ms: upstream?.ms,
     findings: findings.length > 0
@@ -114,8 +130,10 @@ export type Answering = (c: GatewayContext) => Response | Promise<Response>;
 export function accessLog(
   services: Services,
   respond: ErrorResponder,
+  options?: PolicySections["access_log"],
 ): (handler: Answering) => (c: GatewayContext) => Promise<Response> {
   const metrics = services.metrics;
+  const psu = psuShown(options);
   const clock = isoClock(services.now);
   const byOperation = new Map<string, OperationSeries>();
   function seriesOf(op: string): OperationSeries {
@@ -173,7 +191,7 @@ export function accessLog(
       for (const [name, value] of answer) c.res.headers.set(name, value);
     }
     const ms = Math.round((performance.now() - started) * 10) / 10;
-    services.log.info(logLine(c, clock(), ms, requestId));
+    services.log.info(logLine(c, clock(), ms, requestId, psu));
     count(c, ms / 1000);
     if (TRACING) {
       annotateSpan({

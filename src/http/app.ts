@@ -104,7 +104,7 @@ export function createApp({ policy, services }: AppOptions): Hono<GatewayEnv> {
       "cache-control": "no-cache",
     });
   });
-  const logged = accessLog(services, respond);
+  const logged = accessLog(services, respond, policy.access_log);
   const peers = terminators(policy.trust.terminators);
 
   const byPath = Map.groupBy(policy.operations, (r) => r.operation.path);

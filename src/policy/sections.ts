@@ -49,6 +49,32 @@ export const metricsSection = z.object({
   ),
 }).strict().default({}).describe("Prometheus metrics; off unless a port or a token is set");
 
+/** What the access log shows of the PSU. */
+export const accessLogSection = z.object({
+  psu_id: z.enum(["mask", "hmac"]).default("mask").describe(
+    "How PSU-ID appears in the access log: mask (first and last characters only), or hmac (a pseudonym, hmac:<32 hex>: HMAC-SHA-256 of the id under hmac_key, the same for every line of one PSU, so lines can be joined without revealing the id)",
+  ),
+  hmac_key: unsetWhenEmpty(z.string().min(32)).describe(
+    "The secret key of psu_id: hmac, at least 32 characters, from ${ENV}; whoever holds it can test a guessed PSU-ID against a pseudonym",
+  ),
+}).strict().superRefine((log, context) => {
+  if (log.psu_id === "hmac" && !log.hmac_key) {
+    context.addIssue({ code: "custom", path: ["hmac_key"], message: "psu_id: hmac needs a key" });
+  }
+}).prefault({}).describe("The access log (one JSON line per request on stdout)");
+
+/** How `/readyz` probes the gateway's dependencies. */
+export const readinessSection = z.object({
+  interval: duration({ min: "100ms" }).prefault("5s").describe(
+    "At most one probe of the dependencies (upstream, store) per interval, for example 5s; /readyz answers the last result in between",
+  ),
+  timeout: duration({ max: TIMER_MAX }).prefault("2s").describe(
+    "How long a probe of the upstream may take before it counts as down, for example 2s",
+  ),
+}).strict().prefault({}).describe(
+  "Readiness (/readyz): the upstream, the store when a check fails closed without it, the circuit",
+);
+
 /** Where shared state lives (idempotency records, rate limits, consent frequency). */
 export const storeSection = z.object({
   kind: z.enum(["memory", "redis", "upstash"]).default("memory").describe(
@@ -69,6 +95,9 @@ export const storeSection = z.object({
   ),
   max_bytes: z.number().int().positive().default(67_108_864).describe(
     "memory: most bytes kept (an estimate of keys, values and stored answers), bounded like max_entries; default 64 MiB",
+  ),
+  allow_per_instance: z.boolean().default(false).describe(
+    "memory: allow a store per instance where there are several (deno serve --parallel workers, Deno Deploy isolates); each then holds its own X-Request-IDs and counts, so a repeat or a limit is only seen by the instance that saw the first",
   ),
 }).strict().superRefine((store, context) => {
   if (store.kind === "memory") return;
@@ -110,6 +139,8 @@ export const SECTIONS = {
   trust: trustSection,
   tpp_keys: tppKeysSection,
   store: storeSection,
+  readiness: readinessSection,
+  access_log: accessLogSection,
 };
 
 /** The global sections of a loaded policy, parsed. */
