@@ -11,6 +11,7 @@ import { pemList, pemSource, readPemSource } from "./pem_source.ts";
 import { ROLE_NAMES, type RoleName } from "./qc_statement.ts";
 import { duration } from "../policy/fields.ts";
 import { parseRange } from "./terminators.ts";
+import { revocationSection } from "./revocation.ts";
 
 const role = z.enum(ROLE_NAMES);
 const roleList = (fallback: RoleName[], group: string) =>
@@ -61,6 +62,7 @@ export const trustSection = z.object({
   ).optional().describe(
     "Addresses or CIDRs of the TLS terminators: only these peers may send the certificate header and X-Forwarded-For; unset: the loopback addresses (127.0.0.0/8, ::1)",
   ),
+  revocation: revocationSection,
   from_other_peers: z.enum(["refuse", "strip"]).default("refuse").describe(
     "The certificate header or X-Forwarded-For from a peer that is not a terminator: refuse (401 CERTIFICATE_INVALID, 400 FORMAT_ERROR) or strip (ignored and not forwarded)",
   ),
