@@ -7,8 +7,7 @@
 import { z } from "zod";
 import { defineCheck, modal } from "../src/core/check.ts";
 import { trustStore } from "../src/pki/trust.ts";
-import { certificateGuard } from "../src/pki/certificate_use.ts";
-import { revocationField } from "../src/pki/revocation.ts";
+import { certificateGuard, certificateUseFields } from "../src/pki/certificate_use.ts";
 import { duration } from "../src/policy/fields.ts";
 import {
   HTTP_SIGNATURE_ALGORITHMS,
@@ -35,7 +34,7 @@ export const httpSignature = defineCheck({
     time_skew: duration({ min: "1s", max: "1h" }).prefault("5m").describe(
       "Largest distance of the signed Date header or (created) from the bank's clock, for example 5m; one of them must be signed",
     ),
-    revocation: revocationField(),
+    ...certificateUseFields("signing"),
   }),
   validate: (options) => coverageProblems(options, MINIMUM),
   create(options, { operation, sections, services }) {
@@ -54,6 +53,7 @@ export const httpSignature = defineCheck({
       guard: certificateGuard(
         options,
         {
+          kind: "signing",
           label: "signing certificate",
           path: "TPP-Signature-Certificate",
           check: "http_signature",

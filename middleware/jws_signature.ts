@@ -7,8 +7,7 @@
 import { z } from "zod";
 import { defineCheck, modal } from "../src/core/check.ts";
 import { trustStore } from "../src/pki/trust.ts";
-import { certificateGuard } from "../src/pki/certificate_use.ts";
-import { revocationField } from "../src/pki/revocation.ts";
+import { certificateGuard, certificateUseFields } from "../src/pki/certificate_use.ts";
 import { JWS_ALGORITHMS, JwsVerifier } from "../src/signing/jws.ts";
 import { coverageProblems, signatureFields } from "../src/signing/signer.ts";
 import { signatureMiddleware } from "./_signature.ts";
@@ -26,7 +25,7 @@ export const jwsSignature = defineCheck({
     sigt_skew: duration({ min: "1s", max: "1h" }).prefault("5m").describe(
       "Largest distance of the signing time (sigT) from the bank's clock, for example 5m",
     ),
-    revocation: revocationField(),
+    ...certificateUseFields("signing"),
   }),
   validate: (options) => coverageProblems(options, MINIMUM),
   create(options, { operation, sections, services }) {
@@ -44,7 +43,12 @@ export const jwsSignature = defineCheck({
       now: services.now,
       guard: certificateGuard(
         options,
-        { label: "signing certificate", path: "x-jws-signature", check: "jws_signature" },
+        {
+          kind: "signing",
+          label: "signing certificate",
+          path: "x-jws-signature",
+          check: "jws_signature",
+        },
         { store, sections, services },
       ),
     });

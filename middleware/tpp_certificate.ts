@@ -12,8 +12,7 @@ import { dropHeader, fromTerminator, requestHeaders } from "../src/core/request.
 import { formatError, GatewayError } from "../src/core/errors.ts";
 import { CLIENT_CERT_FORMS, clientCertificate, DEFAULT_HEADER } from "../src/pki/client_cert.ts";
 import { trustStore } from "../src/pki/trust.ts";
-import { certificateGuard } from "../src/pki/certificate_use.ts";
-import { revocationField } from "../src/pki/revocation.ts";
+import { certificateGuard, certificateUseFields } from "../src/pki/certificate_use.ts";
 import { headerName } from "../src/policy/fields.ts";
 
 /** The DER of a stapled OCSP response sent as base64 (or RFC 9440 `:base64:`); unreadable: none. */
@@ -40,7 +39,7 @@ export const tppCertificate = defineCheck({
     header: headerName().optional().describe(
       "Header carrying the certificate; default X-SSL-Client-Cert (nginx), X-Forwarded-Client-Cert (envoy), Client-Cert (rfc9440)",
     ),
-    revocation: revocationField(),
+    ...certificateUseFields("transport"),
     ocsp_header: headerName().optional().describe(
       "Header in which the TLS terminator forwards an OCSP response for the client certificate (base64 DER), used instead of asking the responder when it verifies; read only from a terminator",
     ),
@@ -49,7 +48,11 @@ export const tppCertificate = defineCheck({
     const store = trustStore(sections);
     const header = options.header ?? DEFAULT_HEADER[options.form];
     const role = { label: "TPP certificate", path: header };
-    const guard = certificateGuard(options, { ...role, check: "tpp_certificate" }, {
+    const guard = certificateGuard(options, {
+      ...role,
+      kind: "transport",
+      check: "tpp_certificate",
+    }, {
       store,
       sections,
       services,
@@ -98,7 +101,7 @@ export const tppCertificate = defineCheck({
         group: operation.group,
         now: services.now(),
       });
-      if (guard) await guard(info, stapled === undefined ? undefined : stapledBytes(stapled));
+      await guard(info, stapled === undefined ? undefined : stapledBytes(stapled));
       c.set("tppCertificate", info);
       c.set("tpp", { id, roles: info.roles, domains: info.domains });
       return next();

@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import "reflect-metadata";
+import { ExtendedKeyUsage, ExtendedKeyUsageExtension } from "@peculiar/x509";
 import { startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
 import { createCa, issue, type Issued, nginxHeader, yamlString } from "../support/pki.ts";
@@ -367,4 +369,62 @@ Deno.test("tppCertificate() revocation: an OCSP response stapled by the terminat
     headers: { "x-ssl-client-ocsp": await stapled(goodTpp) },
   });
   assert.equal(other.response.status, 503);
+});
+
+// Certificate types (QC type statement) and extended key usage.
+
+const qwac = await issue(ca, { qcTypes: ["QWAC"] });
+const qsealc = await issue(ca, { qcTypes: ["QSealC"] });
+const clientAuth = await issue(ca, {
+  qcTypes: ["QWAC"],
+  extensions: [new ExtendedKeyUsageExtension([ExtendedKeyUsage.clientAuth])],
+});
+const serverAuthOnly = await issue(ca, {
+  qcTypes: ["QWAC"],
+  extensions: [new ExtendedKeyUsageExtension([ExtendedKeyUsage.serverAuth])],
+});
+
+Deno.test("tppCertificate() accepts a QWAC and refuses a QSealC as transport certificate by default", async () => {
+  assert.equal((await call({ "x-ssl-client-cert": nginxHeader(qwac) })).response.status, 200);
+  await rejected({ "x-ssl-client-cert": nginxHeader(qsealc) }, {
+    code: "CERTIFICATE_INVALID",
+    text: /TPP certificate is a QSealC \(id-etsi-qct-eseal\); this operation accepts QWAC/,
+  });
+});
+
+Deno.test("tppCertificate() takes the accepted types from the policy, and can require a declared type", async () => {
+  const both = policy("groups:\n  pis:\n    tpp_certificate: { types: [QWAC, QSealC] }");
+  assert.equal(
+    (await call({ "x-ssl-client-cert": nginxHeader(qsealc) }, { policy: both })).response.status,
+    200,
+  );
+  // The test certificates of the other tests declare no type: they pass unless it is required.
+  const strict = policy("groups:\n  pis:\n    tpp_certificate: { require_type: true }");
+  await rejected({ "x-ssl-client-cert": nginxHeader(tpp) }, {
+    code: "CERTIFICATE_INVALID",
+    text: /declares no QC type .* accepts QWAC/,
+  }, { policy: strict });
+  assert.equal(
+    (await call({ "x-ssl-client-cert": nginxHeader(qwac) }, { policy: strict })).response.status,
+    200,
+  );
+});
+
+Deno.test("tppCertificate() requires the extended key usage clientAuth when the policy asks", async () => {
+  const strict = policy("groups:\n  pis:\n    tpp_certificate: { require_key_usage: true }");
+  assert.equal(
+    (await call({ "x-ssl-client-cert": nginxHeader(clientAuth) }, { policy: strict })).response
+      .status,
+    200,
+  );
+  for (const cert of [serverAuthOnly, qwac]) {
+    await rejected({ "x-ssl-client-cert": nginxHeader(cert) }, {
+      code: "CERTIFICATE_INVALID",
+      text: /extended key usage must include clientAuth/,
+    }, { policy: strict });
+  }
+  assert.equal(
+    (await call({ "x-ssl-client-cert": nginxHeader(serverAuthOnly) })).response.status,
+    200,
+  );
 });

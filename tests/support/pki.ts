@@ -14,7 +14,11 @@ import {
   X509Certificate,
   X509CertificateGenerator,
 } from "@peculiar/x509";
-import { psd2StatementsValue, QC_STATEMENTS_OID } from "../../src/pki/qc_statement.ts";
+import {
+  psd2StatementsValue,
+  QC_STATEMENTS_OID,
+  type QcTypeName,
+} from "../../src/pki/qc_statement.ts";
 
 /** Key types of test certificates. */
 export type KeyType = "RSA" | "EC";
@@ -88,6 +92,8 @@ export interface TppOptions {
   crl?: string[];
   /** Further extensions. */
   extensions?: Extension[];
+  /** QC types of a QC type statement (none by default). */
+  qcTypes?: QcTypeName[];
 }
 
 /** Issues a certificate signed by `issuer`. */
@@ -108,7 +114,11 @@ export async function issue(issuer: Issued, options: TppOptions = {}): Promise<I
       new Extension(
         QC_STATEMENTS_OID,
         false,
-        psd2StatementsValue(options.roles ?? ["PSP_PI", "PSP_AI"], { name: "NBG", id: "GE-NBG" }),
+        psd2StatementsValue(
+          options.roles ?? ["PSP_PI", "PSP_AI"],
+          { name: "NBG", id: "GE-NBG" },
+          options.qcTypes,
+        ),
       ),
       new SubjectAlternativeNameExtension(
         domains.map((value) => ({ type: "dns" as const, value })),
