@@ -58,7 +58,7 @@ export const httpSignature = defineCheck({
           path: "TPP-Signature-Certificate",
           check: "http_signature",
         },
-        { store, sections, services },
+        { store, sections, services, group: operation.group },
       ),
     });
   },

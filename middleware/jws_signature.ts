@@ -49,7 +49,7 @@ export const jwsSignature = defineCheck({
           path: "x-jws-signature",
           check: "jws_signature",
         },
-        { store, sections, services },
+        { store, sections, services, group: operation.group },
       ),
     });
   },

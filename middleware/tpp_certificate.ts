@@ -56,6 +56,7 @@ export const tppCertificate = defineCheck({
       store,
       sections,
       services,
+      group: operation.group,
     });
     const staple = options.ocsp_header?.toLowerCase();
     const missing = new GatewayError(

@@ -2,7 +2,8 @@
  * What a check asks of a certificate beyond the trust store's checks (chain, dates, blocked list,
  * roles), for its use: transport (`tpp_certificate`) or signing (`jws_signature`,
  * `http_signature`): the QC type its QC statements declare (QWAC, QSealC), its (extended) key
- * usage, and that it is not revoked. Built once per operation; per request a few comparisons and
+ * usage, that its TPP is in the TPP register with the group's service, and that it is not
+ * revoked. Built once per operation; per request a few comparisons and
  * a cache lookup.
  */
 import { z } from "zod";
@@ -18,6 +19,8 @@ import {
   type RevocationServices,
 } from "./revocation.ts";
 import type { TrustStore } from "./trust.ts";
+import { type RegisterServices, tppRegister } from "./register.ts";
+import type { Group } from "../core/catalogue.ts";
 
 /** What a certificate is used for. */
 export type CertificateKind = "transport" | "signing";
@@ -77,9 +80,17 @@ export type CertificateGuard = (info: CertificateInfo, stapled?: Uint8Array) => 
 export function certificateGuard(
   options: CertificateUseOptions,
   use: CertificateUse,
-  context: { store: TrustStore; sections: PolicySections; services: RevocationServices },
+  context: {
+    store: TrustStore;
+    sections: PolicySections;
+    services: RevocationServices & RegisterServices;
+    group: Group;
+  },
 ): CertificateGuard {
-  const { store, sections, services } = context;
+  const { store, sections, services, group } = context;
+  const register = sections.trust.register && sections.trust.register.services[group].length > 0
+    ? tppRegister(sections.trust.register, services)
+    : undefined;
   const mode = options.revocation;
   const checker = mode === "off"
     ? undefined
@@ -88,6 +99,9 @@ export function certificateGuard(
   return async (info, stapled) => {
     checkType(info, options, use);
     if (options.require_key_usage) checkKeyUsage(info, use);
+    if (register && info.organizationId) {
+      await register.check(info.organizationId, group, use.path);
+    }
     if (!checker || !revocationUse) return;
     const issuer = store.issuerOf(info);
     const outcome = issuer

@@ -12,6 +12,7 @@ import { ROLE_NAMES, type RoleName } from "./qc_statement.ts";
 import { duration } from "../policy/fields.ts";
 import { parseRange } from "./terminators.ts";
 import { revocationSection } from "./revocation.ts";
+import { registerSection } from "./register.ts";
 
 const role = z.enum(ROLE_NAMES);
 const roleList = (fallback: RoleName[], group: string) =>
@@ -62,10 +63,11 @@ export const trustSection = z.object({
   ).optional().describe(
     "Addresses or CIDRs of the TLS terminators: only these peers may send the certificate header and X-Forwarded-For; unset: the loopback addresses (127.0.0.0/8, ::1)",
   ),
-  revocation: revocationSection,
   from_other_peers: z.enum(["refuse", "strip"]).default("refuse").describe(
     "The certificate header or X-Forwarded-For from a peer that is not a terminator: refuse (401 CERTIFICATE_INVALID, 400 FORMAT_ERROR) or strip (ignored and not forwarded)",
   ),
+  revocation: revocationSection,
+  register: registerSection,
 }).strict().prefault({}).transform((trust, ctx) => ({
   ...trust,
   anchors: trust.anchors.flatMap((s, i) => readPemSource(s, ctx, ["anchors", i])),
