@@ -238,6 +238,6 @@ Deno.test("RevocationChecker.check() answers a cached status in microseconds (th
   const started = performance.now();
   for (let i = 0; i < rounds; i++) await check.check(info, issuer);
   const perCheck = (performance.now() - started) * 1000 / rounds;
-  // About 1 µs on the 2-core development machine; the bound leaves room for a loaded one.
+  // About 0.6 µs on the 2-core development machine; the bound leaves room for a loaded one.
   assert.ok(perCheck < 50, `a cached check took ${perCheck.toFixed(1)} µs`);
 });
