@@ -11,13 +11,13 @@ import { GatewayError } from "../core/errors.ts";
 import type { PolicySections } from "../policy/sections.ts";
 import type { CertificateInfo } from "./certificate.ts";
 import { QC_TYPE_LABELS, QC_TYPE_NAMES, type QcTypeName } from "./qc_statement.ts";
+import { revocationChecker } from "./revocation.ts";
 import {
   enforceRevocation,
-  revocationChecker,
   revocationField,
   type RevocationMode,
   type RevocationServices,
-} from "./revocation.ts";
+} from "./revocation_policy.ts";
 import type { TrustStore } from "./trust.ts";
 import { type RegisterServices, tppRegister } from "./register.ts";
 import type { Group } from "../core/catalogue.ts";

@@ -11,7 +11,7 @@ import { pemList, pemSource, readPemSource } from "./pem_source.ts";
 import { ROLE_NAMES, type RoleName } from "./qc_statement.ts";
 import { duration } from "../policy/fields.ts";
 import { parseRange } from "./terminators.ts";
-import { revocationSection } from "./revocation.ts";
+import { revocationSection } from "./revocation_policy.ts";
 import { registerSection } from "./register.ts";
 
 const role = z.enum(ROLE_NAMES);

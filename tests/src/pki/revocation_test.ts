@@ -1,10 +1,7 @@
 import assert from "node:assert/strict";
 import { parseCertificate } from "../../../src/pki/certificate.ts";
-import {
-  RevocationChecker,
-  type RevocationOutcome,
-  revocationSection,
-} from "../../../src/pki/revocation.ts";
+import { RevocationChecker } from "../../../src/pki/revocation.ts";
+import { type RevocationOutcome, revocationSection } from "../../../src/pki/revocation_policy.ts";
 import { createMetrics } from "../../../src/lib/metrics.ts";
 import { memoryLogger } from "../../../src/lib/log.ts";
 import { issue } from "../../support/pki.ts";
