@@ -1,7 +1,9 @@
 /**
  * `bearer_token`: checks `Authorization: Bearer <JWT>` with jose against a JWKS (file or URL):
  * algorithm allow-list, issuer, audience, expiry with leeway, the scopes the operation's group
- * needs, and optionally that PSU-ID matches a claim. Required on the checkout order and the
+ * needs, and optionally that PSU-ID matches a claim. Opaque tokens are asked of the authorisation
+ * server's introspection endpoint (RFC 7662, src/tokens/introspection.ts) and their answer goes
+ * through the same checks; the policy chooses per group (`verification`). Required on the checkout order and the
  * installment calculator (the document says so). Errors carry `WWW-Authenticate` (RFC 6750).
  * When no certificate identified the TPP, the token's client id does. A token bound to a
  * certificate (RFC 8705 `cnf.x5t#S256`) is good only with that transport certificate, and the
@@ -16,6 +18,13 @@ import { requestHeaders } from "../src/core/request.ts";
 import { type CodeFor, GatewayError } from "../src/core/errors.ts";
 import { JWS_ALGORITHMS } from "../src/signing/jws.ts";
 import { keySet, readJwksFile } from "../src/tokens/jwks.ts";
+import {
+  InactiveToken,
+  introspectionOptions,
+  introspectionProblems,
+  introspector,
+  looksLikeJwt,
+} from "../src/tokens/introspection.ts";
 import { duration, httpUrl, TIMER_MAX } from "../src/policy/fields.ts";
 import { RETRY_AFTER_SECONDS } from "../src/core/retry_after.ts";
 import type { CertificateInfo } from "../src/pki/certificate.ts";
@@ -157,12 +166,55 @@ function bindToCertificate(
   }
 }
 
+/**
+ * The claims of an active introspected token, checked as jose checks a JWT's: exp and nbf with
+ * leeway (when present: the server said the token is active), iss and aud when the policy names
+ * them.
+ */
+function checkIntrospected(
+  claims: JWTPayload,
+  verify: { issuer?: string; audience?: string[]; clockTolerance: number },
+  now: number,
+  realm: string,
+): void {
+  const seconds = now / 1000;
+  if (typeof claims.exp === "number" && claims.exp + verify.clockTolerance <= seconds) {
+    throw rejection(realm, "TOKEN_EXPIRED", "The bearer token has expired");
+  }
+  if (typeof claims.nbf === "number" && claims.nbf - verify.clockTolerance > seconds) {
+    throw rejection(realm, "TOKEN_INVALID", 'The bearer token\'s "nbf" claim is not valid here');
+  }
+  if (verify.issuer && claims.iss !== undefined && claims.iss !== verify.issuer) {
+    throw rejection(
+      realm,
+      "TOKEN_UNKNOWN",
+      "The bearer token was not issued by the bank's authorisation server",
+    );
+  }
+  if (verify.audience) {
+    const aud = claims.aud === undefined ? [] : [claims.aud].flat();
+    if (aud.length === 0) {
+      throw rejection(realm, "TOKEN_INVALID", 'The bearer token must carry the "aud" claim');
+    }
+    if (!aud.some((a) => verify.audience!.includes(a))) {
+      throw rejection(realm, "TOKEN_INVALID", 'The bearer token\'s "aud" claim is not valid here');
+    }
+  }
+}
+
 export const bearerToken = defineCheck({
   key: "bearer_token",
-  description: "Verifies OAuth bearer tokens (JWT) against a JWKS: alg, iss, aud, exp, scopes",
+  description:
+    "Verifies OAuth bearer tokens: JWTs against a JWKS (alg, iss, aud, exp), opaque tokens by introspection (RFC 7662); scopes",
   options: modal({
     required: z.boolean().optional().describe(
       "Reject requests without a bearer token; default true for the checkout and installment groups and wherever scopes are set, false elsewhere (a token present is always checked)",
+    ),
+    verification: z.enum(["jwt", "introspection", "auto"]).default("jwt").describe(
+      "How tokens are verified: jwt (signature against the JWKS), introspection (RFC 7662, for opaque tokens), auto (a token shaped like a JWT as jwt, any other by introspection)",
+    ),
+    introspection: introspectionOptions.optional().describe(
+      "The introspection endpoint (RFC 7662) and the gateway's client authentication, for verification introspection or auto; a level that sets it replaces it whole",
     ),
     jwks_url: httpUrl().optional().describe(
       "URL of the authorisation server's JWKS (one of jwks_url and jwks_file)",
@@ -207,25 +259,38 @@ export const bearerToken = defineCheck({
   }, "off"),
   validate(options) {
     if (options.mode === "off") return [];
-    if (!options.jwks_url === !options.jwks_file) return ["give one of jwks_url and jwks_file"];
-    if (options.jwks_file) {
-      const jwks = readJwksFile(options.jwks_file);
-      if (jwks instanceof Error) return [`jwks_file: ${jwks.message}`];
+    const problems: string[] = [];
+    if (options.verification !== "introspection") {
+      if (!options.jwks_url === !options.jwks_file) {
+        problems.push("give one of jwks_url and jwks_file");
+      } else if (options.jwks_file) {
+        const jwks = readJwksFile(options.jwks_file);
+        if (jwks instanceof Error) problems.push(`jwks_file: ${jwks.message}`);
+      }
     }
-    return [];
+    if (options.verification !== "jwt") {
+      if (!options.introspection) {
+        problems.push(`introspection: needed for verification ${options.verification}`);
+      } else problems.push(...introspectionProblems(options.introspection));
+    }
+    return problems;
   },
   create(options, { operation, services }) {
     // Scopes protect nothing if a request without a token passes: they make the token required
     // unless the policy says `required: false` itself (at any level).
     const required = options.required ??
       (TOKEN_GROUPS.includes(operation.group) || options.scopes.length > 0);
-    const keys = keySet({
+    const verification = options.verification;
+    const keys = verification === "introspection" ? undefined : keySet({
       url: options.jwks_url,
       file: options.jwks_file,
       cooldownMs: options.refetch_interval,
       maxAgeMs: options.cache_max_age,
       timeoutMs: options.fetch_timeout,
     }, services);
+    const introspect = verification === "jwt" || !options.introspection
+      ? undefined
+      : introspector(options.introspection, services);
     const realm = options.realm;
     const verify = {
       // A token without exp would be good forever (issue 18 item 16).
@@ -260,22 +325,45 @@ export const bearerToken = defineCheck({
           {},
         );
       }
+      const token = match[1];
       let claims: JWTPayload;
-      try {
-        ({ payload: claims } = await jwtVerify(match[1], keys, {
-          ...verify,
-          currentDate: new Date(services.now()),
-        }));
-      } catch (error) {
-        const rejected = fromJose(error, realm);
-        if (rejected.status === 503) {
+      if (introspect && (!keys || !looksLikeJwt(token))) {
+        try {
+          claims = await introspect.claims(token);
+        } catch (error) {
+          if (error instanceof InactiveToken) {
+            throw rejection(realm, "TOKEN_INVALID", "The bearer token is not active");
+          }
           services.log.error({
-            msg: "jwks unavailable",
+            msg: "token introspection unavailable",
             op: operation.id,
             error: errorText(error),
           });
+          throw new GatewayError(
+            503,
+            "UPSTREAM_UNAVAILABLE",
+            "The authorisation server cannot check bearer tokens now",
+            { headers: { "retry-after": String(RETRY_AFTER_SECONDS.keysUnavailable) } },
+          );
         }
-        throw rejected;
+        checkIntrospected(claims, verify, services.now(), realm);
+      } else {
+        try {
+          ({ payload: claims } = await jwtVerify(token, keys!, {
+            ...verify,
+            currentDate: new Date(services.now()),
+          }));
+        } catch (error) {
+          const rejected = fromJose(error, realm);
+          if (rejected.status === 503) {
+            services.log.error({
+              msg: "jwks unavailable",
+              op: operation.id,
+              error: errorText(error),
+            });
+          }
+          throw rejected;
+        }
       }
       const granted = scopesOf(claims[options.scope_claim]);
       const lacking = options.scopes.filter((s) => !granted.includes(s));

@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { defineCheck, modal } from "../src/core/check.ts";
 import { trustStore } from "../src/pki/trust.ts";
+import { certificateGuard, certificateUseFields } from "../src/pki/certificate_use.ts";
 import { duration } from "../src/policy/fields.ts";
 import {
   HTTP_SIGNATURE_ALGORITHMS,
@@ -33,10 +34,12 @@ export const httpSignature = defineCheck({
     time_skew: duration({ min: "1s", max: "1h" }).prefault("5m").describe(
       "Largest distance of the signed Date header or (created) from the bank's clock, for example 5m; one of them must be signed",
     ),
+    ...certificateUseFields("signing"),
   }),
   validate: (options) => coverageProblems(options, MINIMUM),
   create(options, { operation, sections, services }) {
-    const verifier = new HttpSignatureVerifier(trustStore(sections), {
+    const store = trustStore(sections);
+    const verifier = new HttpSignatureVerifier(store, {
       algorithms: options.algorithms,
       coverage: { always: options.cover, whenPresent: options.cover_when_present },
       group: operation.group,
@@ -47,6 +50,16 @@ export const httpSignature = defineCheck({
       header: "Signature",
       required: options.required,
       now: services.now,
+      guard: certificateGuard(
+        options,
+        {
+          kind: "signing",
+          label: "signing certificate",
+          path: "TPP-Signature-Certificate",
+          check: "http_signature",
+        },
+        { store, sections, services, group: operation.group },
+      ),
     });
   },
 });

@@ -12,6 +12,7 @@ import { dropHeader, fromTerminator, requestHeaders } from "../src/core/request.
 import { formatError, GatewayError } from "../src/core/errors.ts";
 import { CLIENT_CERT_FORMS, clientCertificate, DEFAULT_HEADER } from "../src/pki/client_cert.ts";
 import { trustStore } from "../src/pki/trust.ts";
+import { certificateGuard, certificateUseFields } from "../src/pki/certificate_use.ts";
 import { headerName } from "../src/policy/fields.ts";
 import type { CertificateInfo } from "../src/pki/certificate.ts";
 
@@ -23,6 +24,16 @@ export interface TppCertificateVariables {
 
 declare module "../src/core/check.ts" {
   interface GatewayVariables extends TppCertificateVariables {}
+}
+
+/** The DER of a stapled OCSP response sent as base64 (or RFC 9440 `:base64:`); unreadable: none. */
+function stapledBytes(value: string): Uint8Array | undefined {
+  const text = value.trim().replace(/^:(.*):$/, "$1");
+  try {
+    return Uint8Array.from(atob(text), (ch) => ch.charCodeAt(0));
+  } catch {
+    return undefined;
+  }
 }
 
 export const tppCertificate = defineCheck({
@@ -39,11 +50,26 @@ export const tppCertificate = defineCheck({
     header: headerName().optional().describe(
       "Header carrying the certificate; default X-SSL-Client-Cert (nginx), X-Forwarded-Client-Cert (envoy), Client-Cert (rfc9440)",
     ),
+    ...certificateUseFields("transport"),
+    ocsp_header: headerName().optional().describe(
+      "Header in which the TLS terminator forwards an OCSP response for the client certificate (base64 DER), used instead of asking the responder when it verifies; read only from a terminator",
+    ),
   }),
   create(options, { operation, sections, services }) {
     const store = trustStore(sections);
     const header = options.header ?? DEFAULT_HEADER[options.form];
     const role = { label: "TPP certificate", path: header };
+    const guard = certificateGuard(options, {
+      ...role,
+      kind: "transport",
+      check: "tpp_certificate",
+    }, {
+      store,
+      sections,
+      services,
+      group: operation.group,
+    });
+    const staple = options.ocsp_header?.toLowerCase();
     const missing = new GatewayError(
       401,
       "CERTIFICATE_MISSING",
@@ -65,14 +91,18 @@ export const tppCertificate = defineCheck({
     return async (c, next) => {
       const headers = requestHeaders(c);
       let source: string | undefined;
+      let stapled: string | undefined;
       if (fromTerminator(c)) {
         source = clientCertificate(headers, options.form, header);
+        if (staple) stapled = headers.get(staple) ?? undefined;
       } else if (headers.has(lower) || headers.has("x-forwarded-for")) {
         // Anyone who reaches the gateway directly could claim another TPP's certificate.
         if (!strip) throw headers.has(lower) ? notFromTerminator : forwardedNotFromTerminator;
         dropHeader(c, lower);
         dropHeader(c, "x-forwarded-for");
       }
+      // A response stapled by anyone else is not believed, and not forwarded either.
+      if (staple && headers.has(staple)) dropHeader(c, staple);
       if (source === undefined) {
         if (options.required) throw missing;
         return next();
@@ -96,6 +126,9 @@ export const tppCertificate = defineCheck({
         group: operation.group,
         now: services.now(),
       }).catch((error) => refused(error, info));
+      await guard(info, stapled === undefined ? undefined : stapledBytes(stapled)).catch((error) =>
+        refused(error, info)
+      );
       c.set("tppCertificate", info);
       c.set("tpp", { id, roles: info.roles, domains: info.domains });
       return next();

@@ -10,6 +10,19 @@ import { defaultServices } from "../core/services.ts";
 import { memoryLogger } from "../lib/log.ts";
 import { upstreamTemplate } from "../core/catalogue.ts";
 
+/** Option names whose values are secrets: explained as set, never printed. */
+const SECRET = /secret|password|token$|_key$/;
+
+/** The options with every secret value replaced, at any depth. */
+function redacted(value: unknown, name = ""): unknown {
+  if (SECRET.test(name) && value !== undefined) return "(secret, set)";
+  if (Array.isArray(value)) return value.map((item) => redacted(item));
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redacted(v, k)]));
+  }
+  return value;
+}
+
 /** The explanation of one policy, for some or all operations. */
 export function explain(policy: Policy, only?: string): Record<string, unknown> {
   const services = defaultServices({ log: memoryLogger() });
@@ -24,7 +37,9 @@ export function explain(policy: Policy, only?: string): Record<string, unknown> 
       return {
         check: check.key,
         mode: !applies ? "not applicable to this operation" : (mode ?? "always"),
-        ...(Object.keys(rest).length > 0 && applies && mode !== "off" ? { options: rest } : {}),
+        ...(Object.keys(rest).length > 0 && applies && mode !== "off"
+          ? { options: redacted(rest) }
+          : {}),
       };
     });
     out[operation.id] = {

@@ -283,6 +283,22 @@ export function createMetrics() {
     rateLimit: new Counter("xs2a_rate_limit_decisions_total", "Rate limit decisions by outcome"),
     replays: new Counter("xs2a_replays_total", "Stored first responses served again"),
     reloads: new Counter("xs2a_policy_reloads_total", "Policy reloads by outcome"),
+    revocation: new Counter(
+      "xs2a_revocation_lookups_total",
+      "Revocation statuses fetched, by source (ocsp, crl, stapled) and outcome (good, revoked, unknown, unavailable)",
+    ),
+    revocationSoftPasses: new Counter(
+      "xs2a_revocation_soft_passes_total",
+      "Requests passed under revocation: soft without a status (unreachable responder, no source), by check",
+    ),
+    introspection: new Counter(
+      "xs2a_token_introspections_total",
+      "Token introspection requests, by outcome (active, inactive, unavailable)",
+    ),
+    register: new Counter(
+      "xs2a_tpp_register_loads_total",
+      "Loads of the TPP register, by outcome (loaded, failed)",
+    ),
     storeEntries: new Gauge(
       "xs2a_store_entries",
       "Entries held by the in-process (memory) store, expired ones not yet swept included",

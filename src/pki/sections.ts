@@ -11,6 +11,8 @@ import { pemList, pemSource, readPemSource } from "./pem_source.ts";
 import { ROLE_NAMES, type RoleName } from "./qc_statement.ts";
 import { duration } from "../policy/fields.ts";
 import { parseRange } from "./terminators.ts";
+import { revocationSection } from "./revocation_policy.ts";
+import { registerSection } from "./register.ts";
 
 const role = z.enum(ROLE_NAMES);
 const roleList = (fallback: RoleName[], group: string) =>
@@ -64,6 +66,8 @@ export const trustSection = z.object({
   from_other_peers: z.enum(["refuse", "strip"]).default("refuse").describe(
     "The certificate header or X-Forwarded-For from a peer that is not a terminator: refuse (401 CERTIFICATE_INVALID, 400 FORMAT_ERROR) or strip (ignored and not forwarded)",
   ),
+  revocation: revocationSection,
+  register: registerSection,
 }).strict().prefault({}).transform((trust, ctx) => ({
   ...trust,
   anchors: trust.anchors.flatMap((s, i) => readPemSource(s, ctx, ["anchors", i])),

@@ -73,3 +73,15 @@ Deno.test("policy:explain explains the shipped default policy with its environme
   assert.equal(result.code, 0, result.stderr);
   assert.match(result.stdout, /route: GET \/v1\/accounts\/\{account-id\}\/balances -> /);
 });
+
+Deno.test("policy:explain never prints a secret option's value", async () => {
+  const file = await Deno.makeTempFile({ suffix: ".yaml" });
+  await Deno.writeTextFile(
+    file,
+    `upstream:\n  url: http://127.0.0.1:9\ndefaults:\n  bearer_token:\n    mode: enforce\n    jwks_url: http://127.0.0.1:9/jwks\n    verification: introspection\n    introspection: { url: "http://127.0.0.1:9/introspect", client_id: gw, client_secret: s3cr3t-value }\n`,
+  );
+  const result = await run("policy:explain", file, "getAccountList");
+  assert.equal(result.code, 0, result.stderr);
+  assert.doesNotMatch(result.stdout, /s3cr3t-value/);
+  assert.match(result.stdout, /client_secret: \(secret, set\)/);
+});

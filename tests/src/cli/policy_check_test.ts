@@ -72,6 +72,9 @@ METRICS_TOKEN=short
 QTSP_CA_BUNDLE='/nonexistent/qtsp-ca.pem'
 OAUTH_JWKS_URL=https://idp.staging.internal/jwks
 OAUTH_ISSUER=https://idp.staging.internal # the issuer
+OAUTH_INTROSPECTION_URL=https://idp.staging.internal/introspect
+OAUTH_CLIENT_SECRET=staging-secret
+TPP_REGISTER_URL=https://register.staging.internal/tpps.json
 `,
     ".env",
   );

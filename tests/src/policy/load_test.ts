@@ -143,6 +143,9 @@ Deno.test("the default and production example policy files are valid", async () 
     OAUTH_JWKS_URL: "https://auth.bank.internal/jwks.json",
     OAUTH_ISSUER: "https://auth.bank.internal",
     METRICS_TOKEN: "a-long-enough-metrics-token",
+    OAUTH_INTROSPECTION_URL: "https://auth.bank.internal/introspect",
+    OAUTH_CLIENT_SECRET: "a-client-secret",
+    TPP_REGISTER_URL: "https://register.bank.internal/tpp_register.json",
   };
   const policy = parsePolicy("config/policy.yaml", await Deno.readTextFile("config/policy.yaml"), {
     ...PIPELINE,

@@ -87,6 +87,9 @@ Deno.test("policyWarnings() of the shipped policies: the sandbox's memory store,
     OAUTH_JWKS_URL: JWKS,
     OAUTH_ISSUER: "https://auth.bank.example",
     METRICS_TOKEN: "a-metrics-token-of-enough-length",
+    OAUTH_INTROSPECTION_URL: "https://auth.bank.example/introspect",
+    OAUTH_CLIENT_SECRET: "a-client-secret",
+    TPP_REGISTER_URL: "https://register.bank.example/tpp_register.json",
   };
   const load = async (file: string) =>
     policyWarnings(
