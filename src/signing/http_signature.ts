@@ -15,7 +15,7 @@ import {
   checkCoverage,
   checkSigner,
   type Coverage,
-  signedLines,
+  signedBytes,
   type SignedRequest,
 } from "./signer.ts";
 
@@ -31,7 +31,6 @@ const PARAM = /\s*([A-Za-z]+)\s*=\s*(?:"([^"]*)"|([0-9]+(?:\.[0-9]+)?))\s*(?:,|$
 const UNIX_TIME = /^[0-9]{1,12}(\.[0-9]{1,9})?$/;
 /** Pseudo-headers of draft-cavage besides `(request-target)`. */
 const PSEUDO = ["(created)", "(expires)"];
-const encoder = new TextEncoder();
 
 /** Options of an {@link HttpSignatureVerifier}, from the policy. */
 export interface HttpSignatureOptions {
@@ -199,10 +198,10 @@ export class HttpSignatureVerifier {
       "RSASSA-PKCS1-v1_5",
       key,
       signature,
-      encoder.encode(signedLines(names, request, {
+      signedBytes(names, request, {
         "(created)": params.created,
         "(expires)": params.expires,
-      })),
+      }),
     );
     if (!ok) {
       throw invalid(

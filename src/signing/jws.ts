@@ -13,7 +13,7 @@ import {
   checkCoverage,
   checkSigner,
   type Coverage,
-  signedLines,
+  signedBytes,
   type SignedRequest,
 } from "./signer.ts";
 
@@ -41,7 +41,6 @@ const HEADER = "x-jws-signature";
 const MAX_X5C = 4;
 const COMPACT_DETACHED = /^([A-Za-z0-9_-]+)\.\.([A-Za-z0-9_-]+)$/;
 const SIG_T = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
-const encoder = new TextEncoder();
 
 /** Options of a {@link JwsVerifier}, from the policy. */
 export interface JwsVerifierOptions {
@@ -202,7 +201,7 @@ export class JwsVerifier {
       await flattenedVerify(
         {
           protected: protectedPart,
-          payload: encoder.encode(signedLines(pars, request)),
+          payload: signedBytes(pars, request),
           signature,
         },
         key,

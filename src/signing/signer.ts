@@ -54,6 +54,27 @@ export function signedLines(
 }
 
 /**
+ * {@link signedLines} as the bytes that were sent, which both schemes sign. Header values arrive
+ * as byte strings (one character per byte), so a UTF-8 value must be taken byte for byte, not
+ * encoded to UTF-8 a second time (a PSU-ID in Georgian would then never verify).
+ */
+export function signedBytes(
+  names: readonly string[],
+  request: Pick<SignedRequest, "method" | "target" | "headers">,
+  pseudo: Record<string, string> = {},
+): Uint8Array<ArrayBuffer> {
+  const text = signedLines(names, request, pseudo);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    // Nothing from the wire is above 0xFF; a caller's own text is then UTF-8, as written.
+    if (code > 0xff) return new TextEncoder().encode(text);
+    bytes[i] = code;
+  }
+  return bytes;
+}
+
+/**
  * Checks a signature's list of covered headers (lower case): nothing repeated, every required
  * header covered, every covered header present. `fail` makes the error of the scheme.
  */

@@ -17,6 +17,6 @@ Deno.test("gateway answers arbitrarily changed requests safely and forwards only
       assertAnswerProperties(request, exchange);
       assertForwardedKeepsRules(request, exchange);
     }),
-    fuzzParameters(runs(400)),
+    fuzzParameters(runs(400), import.meta),
   );
 });

@@ -29,7 +29,7 @@ Deno.test("gateway rejects each certain mutation as documented and forwards none
           assertAnswerProperties(request, exchange);
           assertExpectation(request, exchange);
         }),
-        fuzzParameters(numRuns),
+        fuzzParameters(numRuns, import.meta),
       );
     });
   }

@@ -214,7 +214,7 @@ for (const client of ["http1", "fetch"] as const) {
         // Whatever passed was written for this request: never another request's answer.
         for (const named of namedIds(text)) assert.equal(named, id, where);
       }),
-      fuzzParameters(runs(60)),
+      fuzzParameters(runs(60), import.meta),
     );
   });
 }

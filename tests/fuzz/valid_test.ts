@@ -47,7 +47,7 @@ Deno.test("gateway forwards generated valid requests of every operation unchange
         assertAnswerProperties(request, exchange);
         assertExpectation(request, exchange);
       }),
-      fuzzParameters(PER_OPERATION),
+      fuzzParameters(PER_OPERATION, import.meta),
     );
   }
 });

@@ -114,6 +114,19 @@ Deno.test("httpSignature() accepts (created) instead of date, and a reordered is
   assert.equal((await run(await signed({ keyId }))).response.status, 201);
 });
 
+Deno.test("httpSignature() verifies a UTF-8 PSU-ID as the bytes that were sent", async () => {
+  // The TPP signs the header's UTF-8 bytes; the gateway reads header values one character per
+  // byte and must verify those bytes, not encode them to UTF-8 a second time.
+  const psuId = "ნინო ბერიძე";
+  const sent = String.fromCharCode(...new TextEncoder().encode(psuId));
+  const { response, body, reached } = await run({
+    ...await signHttpSignature(tpp, input({ "psu-id": psuId })),
+    "psu-id": sent,
+  });
+  assert.equal(response.status, 201, JSON.stringify(body));
+  assert.equal(reached, 1);
+});
+
 Deno.test("httpSignature() answers SIGNATURE_MISSING where required", async () => {
   await rejected(input().headers, { code: "SIGNATURE_MISSING", path: "Signature" });
 });

@@ -112,6 +112,29 @@ Deno.test("idempotency() rejects the same X-Request-ID with another body, path o
   assert.equal(upstream.received.length, 1);
 });
 
+Deno.test("idempotency() rejects the same X-Request-ID with another query", async () => {
+  // The query is part of the request: a write repeated with another query is another request.
+  await using upstream = paymentUpstream();
+  await using gateway = await startGateway({
+    policy: policy("  query_params: { unknown_params: forward }"),
+    upstream: upstream.url,
+  });
+  const id = crypto.randomUUID();
+  assert.equal((await json(await gateway.fetch(`${PAYMENT}?batch=1`, post(id)))).status, 201);
+  const same = await gateway.fetch(`${PAYMENT}?batch=1`, post(id));
+  assert.equal(same.headers.get("x-idempotent-replay"), "true");
+  await same.body?.cancel();
+  const other = await json(await gateway.fetch(`${PAYMENT}?batch=2`, post(id)));
+  assert.equal(other.status, 400);
+  assert.equal(
+    other.body.tppMessages[0].text,
+    `X-Request-ID "${id}" was already used for another request; send a new one`,
+  );
+  const none = await json(await gateway.fetch(PAYMENT, post(id)));
+  assert.equal(none.status, 400, "no query is another query too");
+  assert.equal(upstream.received.length, 1);
+});
+
 Deno.test("idempotency() keeps an upstream 4xx, but releases the id after a 5xx", async () => {
   let status = 400;
   await using upstream = startUpstream(() =>

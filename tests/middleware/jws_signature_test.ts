@@ -102,6 +102,19 @@ Deno.test("jwsSignature() accepts a PS256 signature with x5c and identifies the 
   assert.equal(log.find((l) => l.op === "initiatePayment")?.tpp, "PSDGE-NBG-123456");
 });
 
+Deno.test("jwsSignature() verifies a UTF-8 PSU-ID as the bytes that were sent", async () => {
+  // The TPP signs the header's UTF-8 bytes; the gateway reads header values one character per
+  // byte and must verify those bytes, not encode them to UTF-8 a second time.
+  const psuId = "ნინო ბერიძე";
+  const sent = String.fromCharCode(...new TextEncoder().encode(psuId));
+  const { response, body, received } = await run({
+    ...await signed({}, tpp, { "psu-id": psuId }),
+    "psu-id": sent,
+  });
+  assert.equal(response.status, 201, JSON.stringify(body));
+  assert.equal(received, 1);
+});
+
 Deno.test("jwsSignature() accepts RS256 and ES256 signatures", async () => {
   assert.equal((await run(await signed({ alg: "RS256" }))).response.status, 201);
   assert.equal((await run(await signed({}, tppEc))).response.status, 201);
@@ -246,6 +259,19 @@ Deno.test("jwsSignature() rejects a stale sigT and a malformed one", async () =>
     code: "SIGNATURE_INVALID",
     text: /"sigT" must be a UTC time/,
   });
+});
+
+Deno.test("jwsSignature() rejects a sigT in the future beyond the skew", async () => {
+  // A signature dated ahead could be held back and replayed for longer than the window.
+  const ahead = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d{3}Z$/, "Z");
+  await rejected(await signed({ sigT: ahead }), {
+    code: "SIGNATURE_INVALID",
+    text: /"sigT" .* is more than 300 s away/,
+    path: "x-jws-signature",
+  });
+  const near = new Date(Date.now() + 60_000).toISOString().replace(/\.\d{3}Z$/, "Z");
+  const { response } = await run(await signed({ sigT: near }));
+  assert.equal(response.status, 201, "a minute ahead is within the skew");
 });
 
 Deno.test("jwsSignature() rejects a certificate from another CA", async () => {

@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { hrefRewriter, locationRewriter, rewriteLinks } from "../../middleware/links.ts";
+import { hrefRewriter, links, locationRewriter, rewriteLinks } from "../../middleware/links.ts";
+import { Context } from "hono";
+import { PIPELINE } from "../../middleware/mod.ts";
+import { operation } from "../../src/core/catalogue.ts";
+import type { GatewayContext } from "../../src/core/check.ts";
+import { parsePolicy } from "../../src/policy/load.ts";
+import { buildContext } from "../support/sections.ts";
 
 const rewrite = hrefRewriter({
   prefixes: ["/psd2/v1", "/v1", "/0.8/v1"],
@@ -17,6 +23,39 @@ Deno.test("hrefRewriter() maps legacy prefixes and upstream origins to the publi
     rewrite("http://core.internal:9000/api/v1/checkout/orders/7"),
     "/api/v1/checkout/orders/7",
   );
+});
+
+Deno.test("hrefRewriter() maps the upstream's bare origin to the root, never to an empty href", () => {
+  assert.equal(rewrite("http://core.internal:9000"), "/");
+  assert.equal(rewrite("http://core.internal:9000/"), "/");
+  assert.equal(rewrite("http://core.internal:9000?page=2"), "?page=2");
+});
+
+Deno.test("hrefRewriter() maps a prefix that ends the href or is followed by a query or fragment", () => {
+  assert.equal(rewrite("/psd2/v1"), "/v1");
+  assert.equal(rewrite("/psd2/v1?page=2"), "/v1?page=2");
+  assert.equal(rewrite("/psd2/v1#top"), "/v1#top");
+});
+
+Deno.test("hrefRewriter() maps the longest matching prefix, whatever the order of the list", () => {
+  const nested = hrefRewriter({
+    prefixes: ["/core", "/core/v1"],
+    publicPrefix: "/v1",
+    origins: [],
+    mappings: [],
+  });
+  assert.equal(nested("/core/v1/payments/1"), "/v1/payments/1");
+  assert.equal(nested("/core/payments/1"), "/v1/payments/1");
+});
+
+Deno.test("hrefRewriter() ignores trailing slashes of a configured origin", () => {
+  const slashed = hrefRewriter({
+    prefixes: ["/psd2/v1"],
+    publicPrefix: "/v1",
+    origins: ["http://core.internal:9000//"],
+    mappings: [],
+  });
+  assert.equal(slashed("http://core.internal:9000/psd2/v1/x"), "/v1/x");
 });
 
 Deno.test("hrefRewriter() leaves links elsewhere alone", () => {
@@ -94,4 +133,44 @@ Deno.test("locationRewriter() takes any origin off a Location under an upstream 
   // Elsewhere, or not a URL: as it is.
   assert.equal(location("https://bank.example/sca/1"), "https://bank.example/sca/1");
   assert.equal(location("http://[bad/psd2/v1/x"), "http://[bad/psd2/v1/x");
+});
+
+Deno.test("rewriteLinks() leaves an href that is no valid JSON string as it is, and rewrites the others", () => {
+  assert.equal(
+    rewriteLinks('{"href":"\\x","_links":{"self":{"href":"/psd2/v1/a"}}}', rewrite),
+    '{"href":"\\x","_links":{"self":{"href":"/v1/a"}}}',
+  );
+});
+
+function build(options: Record<string, unknown>) {
+  return links.create(links.options.parse(options), buildContext(operation("getAccountList")));
+}
+
+Deno.test("links() builds nothing when rewrite is false", () => {
+  assert.equal(build({ rewrite: false }), undefined);
+  assert.notEqual(build({}), undefined);
+});
+
+Deno.test("links() adds its filter after the response filters already registered", async () => {
+  const middleware = build({})!;
+  const c = new Context(new Request("http://gateway.test/v1/accounts")) as GatewayContext;
+  const earlier = (text: string) => text.replace("a", "b");
+  c.set("responseFilters", [earlier]);
+  await middleware(c, () => Promise.resolve());
+  const filters = c.get("responseFilters")!;
+  assert.equal(filters.length, 2);
+  assert.equal(filters[0], earlier);
+  assert.equal(filters[1]('{"href":"/psd2/v1/a"}'), '{"href":"/v1/a"}');
+});
+
+Deno.test("links() options refuse a prefix that is no path", () => {
+  assert.throws(
+    () =>
+      parsePolicy(
+        "p.yaml",
+        "upstream:\n  url: http://127.0.0.1:9\ndefaults:\n  links: { public_prefix: v1 }\n",
+        { ...PIPELINE, env: () => undefined },
+      ),
+    /defaults\.links\.public_prefix: must be a path prefix such as \/psd2\/v1/,
+  );
 });

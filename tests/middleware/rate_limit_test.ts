@@ -1,8 +1,13 @@
 import assert from "node:assert/strict";
+import { tokenIssuer } from "../support/tpp_tokens.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { closedPort, startUpstream } from "../support/upstream.ts";
 import { startRedisServer, storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
 import { MemoryStore } from "../../src/store/memory.ts";
+import { rateLimit } from "../../middleware/rate_limit.ts";
+import { operation } from "../../src/core/catalogue.ts";
+import { createMetrics } from "../../src/lib/metrics.ts";
+import { buildContext } from "../support/sections.ts";
 
 function policy(limits: string, store = "", extra = "") {
   return `
@@ -47,13 +52,14 @@ Deno.test("rateLimit() lets the limit through with RateLimit headers, then answe
     policy: policy("      per_tpp: { key: [tpp], limit: 3, window: 1m }"),
     upstream: upstream.url,
   });
-  for (const remaining of ["2", "1", "0"]) {
+  // GCRA: each request moves the full refill 20 s (a minute / 3) further away.
+  for (const [remaining, reset] of [["2", "20"], ["1", "40"], ["0", "60"]]) {
     const response = await read(gateway);
     assert.equal(response.status, 200);
     await response.body?.cancel();
     assert.equal(response.headers.get("ratelimit-limit"), "3");
     assert.equal(response.headers.get("ratelimit-remaining"), remaining);
-    assert.ok(Number(response.headers.get("ratelimit-reset")) > 0);
+    assert.equal(response.headers.get("ratelimit-reset"), reset);
   }
   const limited = await read(gateway);
   assert.equal(limited.status, 429);
@@ -122,6 +128,241 @@ Deno.test("rateLimit() counts by the configured key and skips requests without i
   await balances.body?.cancel();
 });
 
+Deno.test("rateLimit() counts by the last value of client_ip_header", async () => {
+  // A client may send its own X-Forwarded-For; the terminator appends the address it saw.
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: policy(
+      "      per_client: { key: [client_ip], limit: 1, window: 1h }",
+      "",
+      "    client_ip_header: X-Forwarded-For",
+    ),
+    upstream: upstream.url,
+  });
+  const from = (value: string) => read(gateway, { "x-forwarded-for": value });
+  assert.deepEqual(
+    await statuses([() => from("6.6.6.1, 10.0.0.1"), () => from("6.6.6.2, 10.0.0.1")]),
+    [200, 429],
+    "a forged first value does not give a new counter",
+  );
+  assert.deepEqual(await statuses([() => from("10.0.0.1, 10.0.0.2")]), [200]);
+  assert.deepEqual(
+    await statuses([
+      () => from("10.0.0.3"),
+      () => from("6.6.6.1,10.0.0.3"),
+      () => from("10.0.0.13"),
+    ]),
+    [200, 429, 200],
+    "the value without spaces around it, compared whole",
+  );
+  const without = await read(gateway);
+  assert.equal(without.status, 200, "no header: not counted by this limit");
+  await without.body?.cancel();
+});
+
+Deno.test("rateLimit() counts by the connection's address without client_ip_header", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: policy("      per_client: { key: [client_ip], limit: 1, window: 1h }"),
+    upstream: upstream.url,
+  });
+  assert.deepEqual(await statuses([() => read(gateway), () => read(gateway)]), [200, 429]);
+});
+
+Deno.test("rateLimit() counts a missing PSU-ID as the caller's unknown PSU, and keeps the parts of a key apart", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: policy("      per_psu_consent: { key: [psu_id, consent], limit: 1, window: 1h }"),
+    upstream: upstream.url,
+  });
+  assert.deepEqual(
+    await statuses([() => read(gateway), () => read(gateway)]),
+    [200, 429],
+    "no PSU-ID: one unknown PSU of this caller, never uncounted (issue 18 item 8)",
+  );
+  const as = (psu: string, consent: string) => () =>
+    read(gateway, { "psu-id": psu, "consent-id": consent });
+  assert.deepEqual(
+    await statuses([as("a", "bc"), as("ab", "c"), as("a", "bc")]),
+    [200, 200, 429],
+    "PSU a with consent bc is not PSU ab with consent c",
+  );
+});
+
+Deno.test("rateLimit() counts its decisions in xs2a_rate_limit_decisions_total by outcome", async () => {
+  await using upstream = startUpstream();
+  const metrics = createMetrics();
+  await using gateway = await startGateway({
+    policy: policy("      per_tpp: { key: [tpp], limit: 2, window: 1h }"),
+    upstream: upstream.url,
+    services: { metrics },
+  });
+  assert.deepEqual(
+    await statuses([() => read(gateway), () => read(gateway), () => read(gateway)]),
+    [
+      200,
+      200,
+      429,
+    ],
+  );
+  const text = metrics.render();
+  assert.match(text, /^xs2a_rate_limit_decisions_total\{outcome="allowed"\} 2$/m);
+  assert.match(text, /^xs2a_rate_limit_decisions_total\{outcome="rejected"\} 1$/m);
+});
+
+Deno.test("rateLimit() builds nothing without limits", () => {
+  const build = (limits: Record<string, unknown>) =>
+    rateLimit.create(
+      rateLimit.options.parse({ limits }),
+      buildContext(operation("getAccountList")),
+    );
+  assert.equal(build({}), undefined);
+  assert.notEqual(build({ per_tpp: { limit: 1, window: "1h" } }), undefined);
+});
+
+Deno.test("rateLimit() refuses limit and tier names that are not snake_case", async () => {
+  await using upstream = startUpstream();
+  await assert.rejects(
+    startGateway({
+      policy: policy("      PerTpp: { key: [tpp], limit: 1, window: 1h }"),
+      upstream: upstream.url,
+    }),
+    /defaults\.rate_limit\.limits\.PerTpp: Invalid key/,
+  );
+  await assert.rejects(
+    startGateway({
+      policy: policy(
+        "      per_tpp: { key: [tpp], limit: 1, window: 1h }",
+        "",
+        "    tpps: { TPP-1: Gold }",
+      ),
+      upstream: upstream.url,
+    }),
+    /defaults\.rate_limit\.tpps\.TPP-1: a name in snake_case/,
+  );
+});
+
+Deno.test("rateLimit() in report mode still lets the request's other parts through: its X-Request-ID is kept for replay", async () => {
+  await using upstream = startUpstream(() => Response.json({ paymentId: "p-1" }, { status: 201 }));
+  // Replay is for an identified TPP (a caller without one gets 400 for a reused id).
+  const issuer = await tokenIssuer();
+  const tpp = await issuer.headers("PSDGE-NBG-123456");
+  await using gateway = await startGateway({
+    policy: policy("      per_tpp: { key: [tpp], limit: 1, window: 1h }", "", "    mode: report") +
+      `  bearer_token: ${JSON.stringify(issuer.options)}\n`,
+    upstream: upstream.url,
+  });
+  const pay = (id: string) =>
+    gateway.fetch("/v1/payments/domestic", {
+      method: "POST",
+      headers: {
+        ...tpp,
+        "x-request-id": id,
+        "content-type": "application/json",
+        "psu-ip-address": "192.168.8.78",
+      },
+      body: JSON.stringify({
+        debtorAccount: { iban: "GE29NB0000000101904917" },
+        instructedAmount: { currency: "GEL", amount: "12.50" },
+        creditorAccount: { iban: "GE60NB0000000123456789" },
+        creditorName: "Merchant",
+      }),
+    });
+  assert.equal((await pay(crypto.randomUUID())).status, 201);
+  const id = crypto.randomUUID();
+  const over = await pay(id);
+  assert.equal(over.status, 201, "over the limit, reported, forwarded");
+  await over.body?.cancel();
+  const again = await pay(id);
+  await again.body?.cancel();
+  assert.equal(again.headers.get("x-idempotent-replay"), "true");
+  assert.equal(upstream.received.length, 2);
+});
+
+Deno.test("rateLimit() adds no RateLimit headers to a request a later check refused (nothing was counted)", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: policy("      per_tpp: { key: [tpp], limit: 5, window: 1h }") +
+      "  consent_frequency:\n    unknown_consent_limit: 1\n",
+    upstream: upstream.url,
+  });
+  const first = await read(gateway, { "consent-id": "never-seen" });
+  await first.body?.cancel();
+  assert.equal(first.headers.get("ratelimit-remaining"), "4");
+  const refused = await read(gateway, { "consent-id": "never-seen" });
+  assert.equal(refused.status, 429);
+  assert.equal((await refused.json()).tppMessages[0].path, "Consent-ID");
+  assert.equal(refused.headers.get("ratelimit-limit"), null);
+  assert.equal(refused.headers.get("ratelimit-remaining"), null);
+  const next = await read(gateway, { "consent-id": "other" });
+  await next.body?.cancel();
+  assert.equal(next.headers.get("ratelimit-remaining"), "3", "the refused request used nothing");
+});
+
+Deno.test("rateLimit() answers with the longest wait when several limits reject at once", async () => {
+  await using upstream = startUpstream();
+  const minute = "      per_minute: { key: [tpp], limit: 1, window: 1m }";
+  const hour = "      per_hour: { key: [tpp], limit: 1, window: 1h }";
+  const second = "      per_second: { key: [tpp], limit: 1, window: 10s }";
+  // The longest wait in the middle, and first: the answer does not depend on the order.
+  for (const limits of [[minute, hour, second], [hour, minute, second]]) {
+    await using gateway = await startGateway({
+      policy: policy(limits.join("\n")),
+      upstream: upstream.url,
+    });
+    assert.deepEqual(await statuses([() => read(gateway)]), [200]);
+    const limited = await read(gateway);
+    assert.equal(limited.status, 429);
+    const retry = Number(limited.headers.get("retry-after"));
+    assert.ok(retry > 3000 && retry <= 3600, `Retry-After ${retry}: the hour's wait`);
+    assert.equal(limited.headers.get("ratelimit-limit"), "1");
+    assert.equal(limited.headers.get("ratelimit-reset"), "3600");
+    assert.match((await limited.json()).tppMessages[0].text, /limit "per_hour" allows 1 per 1h/);
+  }
+});
+
+Deno.test("rateLimit() names the first of two limits that reject with the same wait", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: policy(`      hourly: { key: [tpp], limit: 1, window: 1h }
+      two_hourly: { key: [tpp], limit: 2, window: 2h, burst: 1 }`),
+    upstream: upstream.url,
+  });
+  assert.deepEqual(await statuses([() => read(gateway)]), [200]);
+  const limited = await read(gateway);
+  assert.equal(limited.headers.get("retry-after"), "3600");
+  assert.match((await limited.json()).tppMessages[0].text, /limit "hourly" allows 1 per 1h/);
+});
+
+Deno.test("rateLimit() gives a forwarded request the RateLimit headers of the limit with the least left", async () => {
+  await using upstream = startUpstream();
+  const cases: [string, string, string][] = [
+    [
+      "      wide: { key: [tpp], limit: 5, window: 1m }\n      narrow: { key: [tpp], limit: 2, window: 1h }",
+      "2",
+      "1",
+    ],
+    [
+      "      narrow: { key: [tpp], limit: 2, window: 1h }\n      wide: { key: [tpp], limit: 5, window: 1m }",
+      "2",
+      "1",
+    ],
+    // Equal room left: the first of them.
+    [
+      "      three: { key: [tpp], limit: 3, window: 1m }\n      five: { key: [tpp], limit: 5, window: 1h, burst: 3 }",
+      "3",
+      "2",
+    ],
+  ];
+  for (const [limits, limit, remaining] of cases) {
+    await using gateway = await startGateway({ policy: policy(limits), upstream: upstream.url });
+    const response = await read(gateway);
+    await response.body?.cancel();
+    assert.equal(response.headers.get("ratelimit-limit"), limit, limits);
+    assert.equal(response.headers.get("ratelimit-remaining"), remaining, limits);
+  }
+});
+
 Deno.test("rateLimit() applies a caller's tier", async () => {
   await using upstream = startUpstream();
   await using gateway = await startGateway({
@@ -146,6 +387,77 @@ Deno.test("rateLimit() applies a caller's tier", async () => {
       429,
     ],
   );
+});
+
+Deno.test("rateLimit() lets a burst through at once, then refills at the limit's pace", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: policy("      per_tpp: { key: [tpp], limit: 1, window: 1h, burst: 3 }"),
+    upstream: upstream.url,
+  });
+  const four = Array.from({ length: 4 }, () => () => read(gateway));
+  assert.deepEqual(await statuses(four), [200, 200, 200, 429], "burst 3");
+  const limited = await read(gateway);
+  assert.equal(limited.headers.get("ratelimit-limit"), "1");
+  assert.equal(limited.headers.get("retry-after"), "3600", "one request per hour refills");
+  await limited.body?.cancel();
+});
+
+Deno.test("rateLimit() tier overrides: a limit without burst allows that many at once, a window of its own", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: policy(
+      "      per_tpp: { key: [tpp], limit: 1, window: 1h, burst: 5 }",
+      "",
+      "    tiers:\n      small: { per_tpp: { limit: 2, window: 1d } }\n" +
+        '    tpps:\n      "ip:127.0.0.1": small',
+    ),
+    upstream: upstream.url,
+  });
+  const three = Array.from({ length: 3 }, () => () => read(gateway));
+  assert.deepEqual(await statuses(three), [200, 200, 429], "the tier's limit 2 is its burst");
+  const limited = await read(gateway);
+  assert.equal(limited.headers.get("retry-after"), "43200", "2 per day: one every 12 h");
+  assert.match((await limited.json()).tppMessages[0].text, /allows 2 per 1d; retry in 43200 s/);
+});
+
+Deno.test("rateLimit() counts a consent by Consent-ID or by the consent in the path", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: policy("      per_consent: { key: [consent], limit: 2, window: 1h }"),
+    upstream: upstream.url,
+  });
+  const byHeader = (consent: string) => () => read(gateway, { "consent-id": consent });
+  const byPath = (consent: string) => () =>
+    gateway.fetch(`/v1/consents/${consent}/status`, {
+      headers: { "x-request-id": crypto.randomUUID() },
+    });
+  assert.deepEqual(
+    await statuses([byHeader("c-1"), byPath("c-1"), byHeader("c-1"), byPath("c-2")]),
+    [200, 200, 429, 200],
+  );
+});
+
+Deno.test("rateLimit() names the window of the limit in its 429 text", async () => {
+  await using upstream = startUpstream();
+  for (
+    const [window, text] of [
+      ["1d", "1d"],
+      ["2h", "2h"],
+      ["90s", "90s"],
+      ["90m", "90m"],
+      ["1500ms", "1500ms"],
+    ]
+  ) {
+    await using gateway = await startGateway({
+      policy: policy(`      per_tpp: { key: [tpp], limit: 1, window: ${window} }`),
+      upstream: upstream.url,
+    });
+    await (await read(gateway)).body?.cancel();
+    const limited = await read(gateway);
+    assert.equal(limited.status, 429, window);
+    assert.match((await limited.json()).tppMessages[0].text, new RegExp(`allows 1 per ${text};`));
+  }
 });
 
 Deno.test("rateLimit() in report mode forwards over the limit and records the finding", async () => {

@@ -45,7 +45,12 @@ export type Expectation =
    * Forwarded, or rejected with this status and code (a consent the gateway learnt may be read
    * only so many times a day).
    */
-  | { kind: "forwardOr"; upstreamPath: string; status: number; code: string; path: string };
+  | { kind: "forwardOr"; upstreamPath: string; status: number; code: string; path: string }
+  /**
+   * The first answer to the same request again (X-Request-ID replay), marked
+   * `X-Idempotent-Replay: true`, without reaching the upstream.
+   */
+  | { kind: "replay"; status: number; body: Uint8Array };
 
 /** A request as it goes over the wire. */
 export interface FuzzRequest {

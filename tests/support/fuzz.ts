@@ -5,6 +5,7 @@
  * the body), and the properties every answer must have.
  */
 import assert from "node:assert/strict";
+import { relative } from "node:path";
 import fc from "fast-check";
 import { DEFAULT_POLICY, startGateway, type TestGateway } from "./gateway.ts";
 import { type Recorded, startUpstream, type TestUpstream } from "./upstream.ts";
@@ -20,12 +21,39 @@ export function runs(fallback: number): number {
   return Number.isInteger(set) && set > 0 ? set : fallback;
 }
 
-/** fast-check parameters of every fuzz property. */
-export function fuzzParameters(numRuns: number): fc.Parameters<unknown> {
-  const seed = Deno.env.get("FUZZ_SEED");
+/**
+ * The seed of this test file's run: `FUZZ_SEED` when set (a replay), else a fresh one. Every
+ * property of the file uses it, so one seed replays the whole file.
+ */
+export const FUZZ_SEED: number = (() => {
+  const set = Deno.env.get("FUZZ_SEED");
+  if (set !== undefined && set !== "") {
+    const seed = Number(set);
+    if (!Number.isInteger(seed)) throw new Error(`FUZZ_SEED must be an integer, got "${set}"`);
+    return seed;
+  }
+  // As fast-check picks one: any 32-bit integer.
+  return (Date.now() ^ (Math.random() * 0x100000000)) | 0;
+})();
+
+let announced = false;
+
+/**
+ * fast-check parameters of every fuzz property; the first call of a test file prints the seed
+ * and the command that replays the file (`meta`: the test file's `import.meta`).
+ */
+export function fuzzParameters(numRuns: number, meta: ImportMeta): fc.Parameters<unknown> {
+  if (!announced) {
+    announced = true;
+    const file = meta.filename ? relative(Deno.cwd(), meta.filename) : meta.url;
+    const runs = Deno.env.get("FUZZ_RUNS") ? `FUZZ_RUNS=${Deno.env.get("FUZZ_RUNS")} ` : "";
+    console.log(
+      `fuzz seed ${FUZZ_SEED}: ${runs}FUZZ_SEED=${FUZZ_SEED} deno test --allow-all ${file} replays it`,
+    );
+  }
   return {
     numRuns,
-    ...(seed ? { seed: Number(seed) } : {}),
+    seed: FUZZ_SEED,
     endOnFailure: Deno.env.get("FUZZ_SHRINK") === "false",
   };
 }
@@ -361,7 +389,10 @@ export function assertAnswerProperties(request: FuzzRequest, exchange: Exchange)
   const unhandled = exchange.log.filter((line) => line.msg === "unhandled error");
   assert.equal(unhandled.length, 0, `Unhandled error: ${JSON.stringify(unhandled)}\n${where}`);
   assert.ok(reached.length <= 1, `Reached the upstream ${reached.length} times\n${where}`);
-  if (answer.status >= 200 && answer.status < 300) {
+  if (answer.headers.get("x-idempotent-replay") === "true") {
+    assert.equal(request.expect?.kind, "replay", `An answer replayed unasked\n${where}`);
+    assert.equal(reached.length, 0, `A replay reached the upstream\n${where}`);
+  } else if (answer.status >= 200 && answer.status < 300) {
     assert.equal(reached.length, 1, `A success that did not come from the upstream\n${where}`);
     assert.equal(answer.status, reached[0].status, where);
   } else {
@@ -404,6 +435,13 @@ export function assertExpectation(request: FuzzRequest, exchange: Exchange): voi
     for (const [name, value] of Object.entries(expect.headers ?? {})) {
       assert.equal(answer.headers.get(name), value, `${name}\n${where}`);
     }
+    return;
+  }
+  if (expect.kind === "replay") {
+    assert.equal(answer.headers.get("x-idempotent-replay"), "true", `Not a replay\n${where}`);
+    assert.equal(answer.status, expect.status, where);
+    assert.deepEqual(answer.body, expect.body, `Another answer than the first\n${where}`);
+    assert.equal(reached.length, 0, `A replay reached the upstream\n${where}`);
     return;
   }
   if (expect.kind === "forwardOr" && reached.length === 0) {

@@ -1,20 +1,61 @@
 /**
- * Real Redis for tests: the shared server of `deno task test` (REDIS_URL), and throw-away
- * redis-server processes a test can kill and restart. Without REDIS_URL the Redis tests are
- * ignored, except under CI, where they run and fail.
+ * Real Redis for tests: the shared server of the run, and throw-away redis-server processes a test
+ * can kill and restart. The shared server is REDIS_URL (`deno task test` starts one), else a
+ * redis-server this test process starts on first import (plain `deno test`). When it cannot
+ * start, the Redis tests fail; they are skipped only when the run says SKIP_REDIS=1.
  */
 import { createClient } from "redis";
 
-/** The shared Redis of the test run, when there is one. */
-export const REDIS_URL = Deno.env.get("REDIS_URL");
+/** SKIP_REDIS=1: the run asks, explicitly, to skip the tests that need Redis (shown as ignored). */
+export const SKIP_REDIS = Deno.env.get("SKIP_REDIS") === "1";
 
-/** `ignore` for tests that need Redis: skipped without it, never under CI. */
-export const WITHOUT_REDIS = !REDIS_URL && Deno.env.get("CI") !== "true";
+/** `ignore` for tests that need Redis: only when the run says SKIP_REDIS=1. */
+export const WITHOUT_REDIS = SKIP_REDIS;
 
-/** The shared Redis URL; fails (under CI) when there is none. */
+/** Why the shared Redis could not be started, when it could not. */
+let sharedProblem: string | undefined;
+
+/** The shared Redis of the test run (undefined under SKIP_REDIS=1 or when it could not start). */
+export const REDIS_URL = SKIP_REDIS ? undefined : Deno.env.get("REDIS_URL") ?? await ownServer();
+
+/** The shared Redis URL; throws (the test fails) when there is none. */
 export function redisUrl(): string {
-  if (!REDIS_URL) throw new Error("REDIS_URL is not set: run the tests with `deno task test`");
-  return REDIS_URL;
+  if (REDIS_URL) return REDIS_URL;
+  throw new Error(
+    SKIP_REDIS
+      ? "SKIP_REDIS=1 is set, yet a test that needs Redis ran: give it `ignore: WITHOUT_REDIS`"
+      : `No Redis for the tests: ${sharedProblem}. Install redis-server (apt-get install redis-server), set REDIS_URL, or skip these tests explicitly with SKIP_REDIS=1`,
+  );
+}
+
+/**
+ * Starts the shared redis-server of this test process. It runs under a shell that waits on a
+ * pipe from this process and kills the server when the pipe closes: when this process ends in
+ * any way, even killed, the server goes with it.
+ */
+async function ownServer(): Promise<string | undefined> {
+  const port = freePort();
+  try {
+    // Not installed: NotFound at once, rather than a wait for a server that never answers.
+    await new Deno.Command("redis-server", { args: ["--version"], stdout: "null" }).output();
+    const child = new Deno.Command("sh", {
+      args: [
+        "-c",
+        'redis-server "$@" & server=$!; read _; kill -9 "$server"',
+        "sh",
+        ...["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+      ],
+      stdin: "piped",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    child.unref();
+    await waitForRedis(port, 5000);
+    return `redis://127.0.0.1:${port}`;
+  } catch (error) {
+    sharedProblem = `redis-server did not start (${(error as Error).message})`;
+    return undefined;
+  }
 }
 
 let counter = 0;

@@ -18,6 +18,16 @@ export interface SignInput {
   target: string;
   headers: Record<string, string>;
   body?: string;
+  /**
+   * Header values and body are byte strings (one character per byte, as sent on the wire): the
+   * Digest and the signed lines take them byte for byte. Default: text, signed as its UTF-8.
+   */
+  binary?: boolean;
+}
+
+/** A string's bytes: byte for byte when `binary` (a byte string), else its UTF-8. */
+function bytesFrom(text: string, binary = false): Uint8Array<ArrayBuffer> {
+  return binary ? Uint8Array.from(text, (ch) => ch.charCodeAt(0)) : encoder.encode(text);
 }
 
 const encoder = new TextEncoder();
@@ -59,7 +69,7 @@ function lines(
 
 async function withDigest(input: SignInput): Promise<Record<string, string>> {
   const headers = { ...input.headers };
-  headers.digest ??= await digestOf(encoder.encode(input.body ?? ""));
+  headers.digest ??= await digestOf(bytesFrom(input.body ?? "", input.binary));
   return headers;
 }
 
@@ -139,7 +149,7 @@ export async function signJws(
     else protectedHeader[name] = value;
   }
   const encodedHeader = b64url(encoder.encode(JSON.stringify(protectedHeader)));
-  const signingInput = encoder.encode(`${encodedHeader}.${lines(pars, input, headers)}`);
+  const signingInput = bytesFrom(`${encodedHeader}.${lines(pars, input, headers)}`, input.binary);
   let signature: ArrayBuffer;
   if (options.hmacKey) {
     const key = await crypto.subtle.importKey(
@@ -201,7 +211,7 @@ export async function signHttpSignature(
   const signature = await signBytes(
     signer,
     "RS256",
-    encoder.encode(lines(names, input, headers, pseudo)),
+    bytesFrom(lines(names, input, headers, pseudo), input.binary),
   );
   const keyId = options.keyId ??
     `SN=${signer.cert.serialNumber.toUpperCase()},CA=${signer.cert.issuer}`;

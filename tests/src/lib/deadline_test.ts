@@ -60,10 +60,26 @@ Deno.test("withDeadline() passes the outcome on, or the timeout's error once the
 
 Deno.test("onDeadline() fires every callback of a slice even when one throws", async () => {
   const guard = setTimeout(() => {}, 5000);
+  const start = performance.now();
+  const calls: string[] = [];
   onDeadline(40, () => {
+    calls.push("failing");
     throw new Error("a failing callback");
   });
-  const fired = new Promise<void>((resolve) => onDeadline(40, resolve));
-  await fired;
+  const fired = new Promise<number>((resolve) =>
+    onDeadline(40, () => {
+      calls.push("next");
+      resolve(performance.now());
+    })
+  );
+  let giveUp: ReturnType<typeof setTimeout> | undefined;
+  const gaveUp = new Promise<undefined>((resolve) => {
+    giveUp = setTimeout(() => resolve(undefined), 2000);
+  });
+  const at = await Promise.race([fired, gaveUp]);
+  clearTimeout(giveUp);
   clearTimeout(guard);
+  assert.ok(at !== undefined, "the callback after the failing one was not called within 2 s");
+  assert.deepEqual(calls, ["failing", "next"], "both callbacks of the slice, in order");
+  assert.ok(at - start >= 40, `fired after ${at - start} ms, not before the deadline`);
 });

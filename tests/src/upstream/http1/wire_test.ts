@@ -54,7 +54,7 @@ Deno.test("parseHead() reads back any well-formed head: status, lower-case names
         );
       },
     ),
-    fuzzParameters(runs(500)),
+    fuzzParameters(runs(500), import.meta),
   );
 });
 
@@ -89,7 +89,7 @@ Deno.test("parseHead() and framingOf() throw nothing but UpstreamError broken on
         }
       },
     ),
-    fuzzParameters(runs(1000)),
+    fuzzParameters(runs(1000), import.meta),
   );
 });
 
@@ -153,7 +153,7 @@ Deno.test("decodeChunked() decodes any chunked body, extensions and trailers dro
         assert.equal(decoded.rest, 0);
       },
     ),
-    fuzzParameters(runs(500)),
+    fuzzParameters(runs(500), import.meta),
   );
 });
 
@@ -182,7 +182,7 @@ Deno.test("decodeChunked() decodes any split of any chunked body, CR and LF apar
         assert.equal(at, framed.length);
       },
     ),
-    fuzzParameters(runs(500)),
+    fuzzParameters(runs(500), import.meta),
   );
   // Byte by byte, every split at once.
   const framed = chunked(bytes('{"ok":true}'), [4, 7], ["x-trailer: t"]);
@@ -220,7 +220,7 @@ Deno.test("decodeChunked() throws nothing but UpstreamError broken on arbitrary 
         assert.equal(error.failure, "broken");
       }
     }),
-    fuzzParameters(runs(1000)),
+    fuzzParameters(runs(1000), import.meta),
   );
 });
 

@@ -1,0 +1,279 @@
+/**
+ * `deno task mutate [files...]`: mutation testing with StrykerJS, one source file at a time, each
+ * against the test files that cover it ({@link testsFor}). Without files: the gateway's source files
+ * changed since the branch left main (committed or not). Installs StrykerJS into
+ * tests/mutation/stryker/node_modules on first use (npm ci, Node 20), starts one redis-server for the
+ * runs, and prints the score of each file and every surviving mutant.
+ *
+ *   deno task mutate middleware/links.ts src/signing/digest.ts
+ *   MUTATE_CONCURRENCY=1 deno task mutate middleware/rate_limit.ts
+ *   deno task mutate middleware/links.ts:29-35 middleware/links.ts:70   # only the mutants on these lines
+ */
+import { existsSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startRedisServer } from "../support/redis.ts";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+/** StrykerJS's npm manifest, lock, configuration and node_modules. */
+const STRYKER = join(ROOT, "tests/mutation/stryker");
+const REPORTS = join(ROOT, "tests/mutation/reports");
+
+/**
+ * Tests that cover a source file beyond its mirror (tests/<path>_test.ts) and the test files that
+ * import it: the checks' own tests for the libraries they use, and the end-to-end files of a check
+ * that is easier to drive through the whole gateway.
+ */
+export const COVERED_BY: Record<string, string[]> = {
+  "src/signing/jws.ts": ["tests/middleware/jws_signature_test.ts"],
+  "src/signing/http_signature.ts": ["tests/middleware/http_signature_test.ts"],
+  "src/signing/signer.ts": [
+    "tests/middleware/jws_signature_test.ts",
+    "tests/middleware/http_signature_test.ts",
+  ],
+  "src/signing/digest.ts": ["tests/middleware/digest_test.ts"],
+  "src/pki/certificate.ts": [
+    "tests/middleware/tpp_certificate_test.ts",
+    "tests/middleware/jws_signature_test.ts",
+  ],
+  "src/pki/trust.ts": [
+    "tests/middleware/tpp_certificate_test.ts",
+    "tests/middleware/jws_signature_test.ts",
+    "tests/middleware/http_signature_test.ts",
+  ],
+  "src/pki/client_cert.ts": ["tests/middleware/tpp_certificate_test.ts"],
+  "src/tokens/jwks.ts": ["tests/middleware/bearer_token_test.ts"],
+  "middleware/_signature.ts": [
+    "tests/middleware/jws_signature_test.ts",
+    "tests/middleware/http_signature_test.ts",
+  ],
+  "middleware/_shared_state.ts": [
+    "tests/middleware/idempotency_test.ts",
+    "tests/middleware/rate_limit_test.ts",
+    "tests/middleware/consent_frequency_test.ts",
+  ],
+  "middleware/links.ts": ["tests/middleware/proxy_test.ts"],
+  "src/store/script.ts": ["tests/src/store/redis_test.ts", "tests/src/store/upstash_test.ts"],
+};
+
+/**
+ * The test that compares config/policy.schema.json with the schema the checks' zod options make:
+ * it covers every `.describe()` text and check description (they reach the generated schema).
+ */
+const SCHEMA_TEST = "tests/src/policy/load_test.ts";
+
+/** Test files never run per mutant: the fuzzers (minutes) and the whole-suite checks. */
+const TOO_BROAD = [/^tests\/fuzz\//, /^tests\/architecture_test\.ts$/, /^tests\/src\/readme_test/];
+
+/** Source files worth mutating: the gateway's own code, not the tests or the sandbox bank. */
+export function isMutable(path: string): boolean {
+  return /^(middleware|src)\/.+\.ts$/.test(path) && !path.startsWith("src/sandbox/") ||
+    path === "main.ts" || path === "serve.ts";
+}
+
+function walk(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of Deno.readDirSync(join(ROOT, dir))) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory) out.push(...walk(path));
+    else if (entry.name.endsWith("_test.ts")) out.push(path);
+  }
+  return out;
+}
+
+const IMPORT = /(?:from|import)\s*\(?\s*"(\.[^"]+\.ts)"/g;
+
+/**
+ * The test files that cover `file`: its mirror and {@link COVERED_BY}; without either, the test
+ * files that import it. (Tests that import a library only to build their requests, as the
+ * signature tests import digestOf, do not test it: with a mirror they are left out, for speed.)
+ */
+export function testsFor(file: string, testFiles = walk("tests")): string[] {
+  const found = new Set<string>();
+  const mirror = `tests/${file.replace(/\.ts$/, "_test.ts")}`;
+  if (existsSync(join(ROOT, mirror))) found.add(mirror);
+  if (found.size === 0 && !COVERED_BY[file]) {
+    for (const test of testFiles) {
+      if (TOO_BROAD.some((pattern) => pattern.test(test))) continue;
+      const text = Deno.readTextFileSync(join(ROOT, test));
+      for (const [, specifier] of text.matchAll(IMPORT)) {
+        if (relative(ROOT, resolve(ROOT, dirname(test), specifier)) === file) found.add(test);
+      }
+    }
+  }
+  for (const test of COVERED_BY[file] ?? []) found.add(test);
+  if (/\.describe\(|\bdescription: "/.test(Deno.readTextFileSync(join(ROOT, file)))) {
+    found.add(SCHEMA_TEST);
+  }
+  return [...found].sort();
+}
+
+function git(...args: string[]): string[] {
+  const out = new Deno.Command("git", { args, cwd: ROOT, stdout: "piped", stderr: "null" })
+    .outputSync();
+  return new TextDecoder().decode(out.stdout).split("\n").filter(Boolean);
+}
+
+/** The source files changed since the branch left main, committed, staged or not, and new. */
+export function changedFiles(): string[] {
+  const [base] = git("merge-base", "main", "HEAD");
+  const changed = [
+    ...(base ? git("diff", "--name-only", base) : []),
+    ...git("ls-files", "--others", "--exclude-standard"),
+  ];
+  return [...new Set(changed)].filter((f) => isMutable(f) && existsSync(join(ROOT, f))).sort();
+}
+
+async function run(command: string, args: string[], env: Record<string, string> = {}) {
+  const status = await new Deno.Command(command, { args, cwd: ROOT, env }).spawn().status;
+  return status.code;
+}
+
+async function installStryker(): Promise<void> {
+  if (existsSync(join(STRYKER, "node_modules/@stryker-mutator/core"))) return;
+  console.log("Installing StrykerJS into tests/mutation/stryker/node_modules (npm ci)");
+  const code = await run("npm", ["ci", "--prefix", STRYKER, "--no-audit", "--no-fund"]);
+  if (code !== 0) throw new Error("npm ci failed in tests/mutation/stryker");
+}
+
+interface MutantResult {
+  id: string;
+  mutatorName: string;
+  replacement?: string;
+  status: string;
+  location: { start: { line: number; column: number }; end: { line: number; column: number } };
+}
+
+/** Score of one file's report: detected (killed, timed out) over valid mutants. */
+export interface FileScore {
+  file: string;
+  tests: string[];
+  killed: number;
+  timeout: number;
+  survived: number;
+  noCoverage: number;
+  errors: number;
+  score: number;
+  survivors: MutantResult[];
+}
+
+function score(file: string, tests: string[], report: string): FileScore {
+  const json = JSON.parse(Deno.readTextFileSync(report));
+  const mutants: MutantResult[] = Object.values(
+    json.files as Record<string, { mutants: MutantResult[] }>,
+  ).flatMap((f) => f.mutants);
+  const count = (status: string) => mutants.filter((m) => m.status === status).length;
+  const killed = count("Killed");
+  const timeout = count("Timeout");
+  const survived = count("Survived");
+  const noCoverage = count("NoCoverage");
+  const valid = killed + timeout + survived + noCoverage;
+  return {
+    file,
+    tests,
+    killed,
+    timeout,
+    survived,
+    noCoverage,
+    errors: count("CompileError") + count("RuntimeError"),
+    score: valid === 0 ? 100 : Math.round(((killed + timeout) / valid) * 1000) / 10,
+    survivors: mutants.filter((m) => m.status === "Survived" || m.status === "NoCoverage")
+      .sort((a, b) => a.location.start.line - b.location.start.line),
+  };
+}
+
+/** A file to mutate, whole or only on some lines (`file:12` or `file:12-30`, repeatable). */
+interface Target {
+  file: string;
+  /** Stryker ranges of lines, `file:from-to`; none: the whole file. */
+  ranges: string[];
+}
+
+/** Groups `file[:from[-to]]` arguments by file. */
+export function targetsOf(args: string[]): Target[] {
+  const byFile = new Map<string, Target>();
+  for (const arg of args) {
+    const match = /^(.+?\.ts)(?::(\d+)(?:-(\d+))?)?$/.exec(arg);
+    if (!match) throw new Error(`Not a file or file:line[-line]: "${arg}"`);
+    const [, file, from, to] = match;
+    const target = byFile.get(file) ?? { file, ranges: [] };
+    byFile.set(file, target);
+    if (from) target.ranges.push(`${file}:${from}-${to ?? from}`);
+  }
+  return [...byFile.values()];
+}
+
+async function mutate(target: Target, redisUrl: string): Promise<FileScore | undefined> {
+  const { file } = target;
+  const tests = testsFor(file);
+  if (tests.length === 0) {
+    console.log(`\n${file}: no test file covers it (add one, or map it in COVERED_BY)`);
+    return undefined;
+  }
+  const tmp = await Deno.makeTempDir({ prefix: "xs2a-stryker-" });
+  const name = file.replaceAll("/", "_").replace(/\.ts$/, "");
+  // A run on some lines only does not replace the report of the whole file.
+  const report = join(REPORTS, `${name}${target.ranges.length > 0 ? ".lines" : ""}.json`);
+  console.log(`\n${file}: ${tests.join(" ")}`);
+  const code = await run(
+    "node",
+    [
+      join(STRYKER, "node_modules/@stryker-mutator/core/bin/stryker.js"),
+      "run",
+      join(STRYKER, "stryker.config.mjs"),
+    ],
+    {
+      MUTATE_FILE: file,
+      MUTATE_TESTS: tests.join(" "),
+      MUTATE_REPORT: relative(ROOT, report),
+      ...(target.ranges.length > 0 ? { MUTATE_RANGES: target.ranges.join(" ") } : {}),
+      MUTATE_TMP: tmp,
+      REDIS_URL: redisUrl,
+      NO_COLOR: "1",
+    },
+  ).finally(() => Deno.remove(tmp, { recursive: true }).catch(() => {}));
+  if (code !== 0) throw new Error(`Stryker failed on ${file} (exit ${code})`);
+  return score(file, tests, report);
+}
+
+function table(scores: FileScore[]): string {
+  const rows = scores.map((s) =>
+    `| \`${s.file}\` | ${s.score}% | ${s.killed} | ${s.timeout} | ${s.survived} | ${s.noCoverage} |`
+  );
+  return [
+    "| file | score | killed | timeout | survived | no coverage |",
+    "| ---- | ----- | ------ | ------- | -------- | ----------- |",
+    ...rows,
+  ].join("\n");
+}
+
+if (import.meta.main) {
+  const targets = targetsOf(Deno.args.length > 0 ? Deno.args : changedFiles());
+  if (targets.length === 0) {
+    console.log("No gateway source file changed since main; name the files to mutate");
+    Deno.exit(0);
+  }
+  for (const { file } of targets) {
+    if (!existsSync(join(ROOT, file))) throw new Error(`No such file: "${file}"`);
+  }
+  await installStryker();
+  await Deno.mkdir(REPORTS, { recursive: true });
+  await using redis = await startRedisServer();
+  const scores: FileScore[] = [];
+  for (const target of targets) {
+    const result = await mutate(target, redis.url);
+    if (result) scores.push(result);
+  }
+  console.log(`\n${table(scores)}`);
+  for (const s of scores.filter((s) => s.survivors.length > 0)) {
+    console.log(`\nSurvivors in ${s.file}:`);
+    for (const m of s.survivors) {
+      const { start } = m.location;
+      console.log(
+        `  ${start.line}:${start.column} ${m.mutatorName} ${m.status}: ${
+          (m.replacement ?? "").replaceAll("\n", " ").slice(0, 100)
+        }`,
+      );
+    }
+  }
+}
