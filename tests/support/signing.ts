@@ -202,13 +202,34 @@ export interface HttpSignatureOptions {
    * ones).
    */
   headers?: string[];
-  algorithm?: string;
+  /**
+   * The algorithm parameter (default rsa-sha256; `null` leaves it out). `hs2019` signs with
+   * RSASSA-PSS SHA-512 (64-byte salt), as Python httpsig does; an EC signer signs ES256.
+   */
+  algorithm?: string | null;
   /** Replaces the keyId (default SN=<serial>,CA=<issuer DN>). */
   keyId?: string;
   /** The `created` parameter, Unix seconds (sent when given or when `(created)` is covered). */
   created?: number;
   /** The `expires` parameter, Unix seconds. */
   expires?: number;
+}
+
+/**
+ * A keyId `SN=<serial>,CA=<issuer DN>` in the forms other libraries write: serial in hex (upper
+ * case) or decimal, the DN's RDNs joined by "," with spaces percent-encoded (`%20`, the Berlin
+ * Group guidelines' example) when `percent`.
+ */
+export function keyIdOf(
+  signer: Issued,
+  form: { serial?: "hex" | "decimal"; percent?: boolean } = {},
+): string {
+  const hex = signer.cert.serialNumber;
+  const serial = form.serial === "decimal" ? BigInt(`0x${hex}`).toString() : hex.toUpperCase();
+  const issuer = form.percent
+    ? signer.cert.issuer.split(", ").join(",").replace(/ /g, "%20")
+    : signer.cert.issuer;
+  return `SN=${serial},CA=${issuer}`;
 }
 
 /**
@@ -235,20 +256,22 @@ export async function signHttpSignature(
   const pseudo: Record<string, string> = {};
   if (created !== undefined) pseudo["(created)"] = String(created);
   if (options.expires !== undefined) pseudo["(expires)"] = String(options.expires);
+  const algorithm = options.algorithm === undefined ? "rsa-sha256" : options.algorithm;
   const signature = await signBytes(
     signer,
-    "RS256",
+    signer.keyType === "EC" ? "ES256" : algorithm === "hs2019" ? "PS512" : "RS256",
     bytesFrom(lines(names, input, headers, pseudo), input.binary),
   );
   const keyId = options.keyId ??
     `SN=${signer.cert.serialNumber.toUpperCase()},CA=${signer.cert.issuer}`;
   const times = (created !== undefined ? `,created=${created}` : "") +
     (options.expires !== undefined ? `,expires=${options.expires}` : "");
+  const algorithmParam = algorithm === null ? "" : `,algorithm="${algorithm}"`;
   return {
     ...headers,
-    signature: `keyId="${keyId}",algorithm="${
-      options.algorithm ?? "rsa-sha256"
-    }"${times},headers="${names.join(" ")}",signature="${b64(signature)}"`,
+    signature: `keyId="${keyId}"${algorithmParam}${times},headers="${names.join(" ")}",signature="${
+      b64(signature)
+    }"`,
     "tpp-signature-certificate": signer.base64,
   };
 }
