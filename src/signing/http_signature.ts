@@ -1,6 +1,8 @@
 /**
  * Berlin Group 1.3 HTTP signatures (draft-cavage-http-signatures): `Signature` with
- * `keyId="SN=<hex serial>,CA=<issuer DN>"`, `algorithm`, `headers` and `signature`, and the
+ * `keyId="SN=<hex serial>,CA=<issuer DN>"` (serial also decimal, DN also percent-encoded),
+ * `algorithm` (absent: the certificate key's; `hs2019` when the policy allows it), `headers` and
+ * `signature`, and the
  * signer's certificate in `TPP-Signature-Certificate` (base64 DER). The signing string is one
  * `name: value` line per entry of `headers`, joined by "\n". A signature must cover the request
  * target and a time (the `Date` header or `(created)`, within a skew of the bank's clock): without

@@ -1,8 +1,9 @@
 /**
  * Detached JWS request signatures (`x-jws-signature`, JAdES / Open Banking Europe profile):
- * `BASE64URL(protected)..BASE64URL(signature)` with `b64: false`, `sigT`, and `sigD` naming the
- * signed HTTP headers (mechanism http://uri.etsi.org/19182/HttpHeaders). The payload is one line
- * per `pars` entry, `<lowercase name>: <trimmed value>`, joined by "\n".
+ * `BASE64URL(protected)..BASE64URL(signature)` with `b64: false`, `sigT` (RFC 3339, any offset),
+ * and `sigD` naming the signed HTTP headers (mechanism http://uri.etsi.org/19182/HttpHeaders, with
+ * or without a final slash; names in any case). The payload is one line per `pars` entry,
+ * `<lowercase name>: <trimmed value>` (or the name as written in `pars`), joined by "\n".
  */
 import { flattenedVerify } from "jose";
 import type { Group } from "../core/catalogue.ts";
