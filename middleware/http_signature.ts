@@ -29,7 +29,7 @@ export const httpSignature = defineCheck({
   options: modal({
     ...signatureFields(MINIMUM),
     algorithms: z.array(z.enum(ALGORITHMS)).min(1).default(["rsa-sha256"]).describe(
-      "Signature algorithms accepted",
+      "Signature algorithms accepted; hs2019 (the algorithm follows from the key: RSASSA-PSS with SHA-512 for RSA) is off by default. A Signature without algorithm uses rsa-sha256 for an RSA key when it is accepted",
     ),
     time_skew: duration({ min: "1s", max: "1h" }).prefault("5m").describe(
       "Largest distance of the signed Date header or (created) from the bank's clock, for example 5m; one of them must be signed",

@@ -1,6 +1,8 @@
 /**
  * Berlin Group 1.3 HTTP signatures (draft-cavage-http-signatures): `Signature` with
- * `keyId="SN=<hex serial>,CA=<issuer DN>"`, `algorithm`, `headers` and `signature`, and the
+ * `keyId="SN=<hex serial>,CA=<issuer DN>"` (serial also decimal, DN also percent-encoded),
+ * `algorithm` (absent: the certificate key's; `hs2019` when the policy allows it), `headers` and
+ * `signature`, and the
  * signer's certificate in `TPP-Signature-Certificate` (base64 DER). The signing string is one
  * `name: value` line per entry of `headers`, joined by "\n". A signature must cover the request
  * target and a time (the `Date` header or `(created)`, within a skew of the bank's clock): without
@@ -9,7 +11,6 @@
 import type { Group } from "../core/catalogue.ts";
 import { GatewayError } from "../core/errors.ts";
 import type { CertificateInfo } from "../pki/certificate.ts";
-import { normalSerial } from "../pki/certificate.ts";
 import type { TrustStore } from "../pki/trust.ts";
 import {
   checkCoverage,
@@ -19,9 +20,20 @@ import {
   type SignedRequest,
 } from "./signer.ts";
 
-/** draft-cavage algorithms, with the JWS algorithm of the same key use. */
-export const HTTP_SIGNATURE_ALGORITHMS = { "rsa-sha256": "RS256", "rsa-sha512": "RS512" } as const;
+/**
+ * draft-cavage algorithms, with the JWS algorithm of the same key use. `hs2019` takes the
+ * algorithm from the key (draft-cavage-12): for an RSA key RSASSA-PSS with SHA-512 and a 64-byte
+ * salt, as the draft recommends and Python httpsig signs it.
+ */
+export const HTTP_SIGNATURE_ALGORITHMS = {
+  "rsa-sha256": "RS256",
+  "rsa-sha512": "RS512",
+  "hs2019": "PS512",
+} as const;
 export type HttpSignatureAlgorithm = keyof typeof HTTP_SIGNATURE_ALGORITHMS;
+
+/** `SN=<serial, hex or decimal>,CA=<issuer DN, optionally percent-encoded>`. */
+const KEY_ID = /^SN=([0-9A-Fa-f]{1,64}),\s*CA=(.+)$/;
 
 const HEADER = "Signature";
 const CERTIFICATE_HEADER = "TPP-Signature-Certificate";
@@ -107,10 +119,55 @@ function checkFreshness(
   }
 }
 
-/** RDNs of a DN as a sorted list, so that order, case and spacing do not matter. */
-function dnKey(dn: string): string {
-  return dn.split(/(?<!\\),/).map((rdn) => rdn.trim().toLowerCase().replace(/\s*=\s*/, "="))
+/** An RDN of a keyId's DN with its percent-encoding (`%20`, the Berlin Group example) undone. */
+function percentDecoded(rdn: string): string {
+  if (!rdn.includes("%")) return rdn;
+  try {
+    return decodeURIComponent(rdn);
+  } catch {
+    return rdn;
+  }
+}
+
+/**
+ * RDNs of a DN as a sorted list, so that order, case and spacing do not matter; a keyId's RDNs
+ * are percent-decoded one by one (an encoded comma stays inside its RDN).
+ */
+function dnKey(dn: string, decode = false): string {
+  return dn.split(/(?<!\\),/).map((rdn) => decode ? percentDecoded(rdn) : rdn)
+    .map((rdn) => rdn.trim().toLowerCase().replace(/\s*=\s*/, "="))
     .filter((rdn) => rdn !== "").sort().join(",");
+}
+
+/**
+ * Whether a keyId's serial names the certificate's: as a hex number (the Berlin Group form) or,
+ * when it has only decimal digits, as a decimal one (what some libraries write).
+ */
+function sameSerial(written: string, serial: string): boolean {
+  const actual = BigInt(`0x${serial}`);
+  return BigInt(`0x${written}`) === actual ||
+    (/^[0-9]+$/.test(written) && BigInt(written) === actual);
+}
+
+/** The algorithm a Signature without `algorithm` uses: the one the certificate's key implies. */
+function impliedAlgorithm(
+  signer: CertificateInfo,
+  allowed: readonly HttpSignatureAlgorithm[],
+): HttpSignatureAlgorithm {
+  const key = signer.cert.publicKey.algorithm.name;
+  if (!key.startsWith("RSA")) {
+    throw invalid(
+      `The Signature has no algorithm and the signing certificate's key is ${key}; only RSA keys are verified`,
+    );
+  }
+  if (!allowed.includes("rsa-sha256")) {
+    throw invalid(
+      `The Signature has no algorithm; the signing certificate's RSA key implies rsa-sha256, which is not one of ${
+        allowed.join(", ")
+      }`,
+    );
+  }
+  return "rsa-sha256";
 }
 
 /** Verifies Berlin Group HTTP signatures; built once per operation. */
@@ -130,18 +187,19 @@ export class HttpSignatureVerifier {
     beforeCrypto?: () => Promise<void>,
   ): Promise<CertificateInfo> {
     const params = signatureParams(value);
-    for (const name of ["keyId", "algorithm", "headers", "signature"]) {
+    for (const name of ["keyId", "headers", "signature"]) {
       if (!params[name]) throw invalid(`Header "Signature" must carry ${name}="..."`);
     }
-    const algorithm = params.algorithm.toLowerCase() as HttpSignatureAlgorithm;
-    if (!this.#options.algorithms.includes(algorithm)) {
+    if (params.algorithm === "") throw invalid('Header "Signature" has an empty algorithm=""');
+    const named = params.algorithm?.toLowerCase() as HttpSignatureAlgorithm | undefined;
+    if (named !== undefined && !this.#options.algorithms.includes(named)) {
       throw invalid(
         `The Signature algorithm must be one of ${
           this.#options.algorithms.join(", ")
         }, got "${params.algorithm}"`,
       );
     }
-    const keyId = /^SN=([0-9A-Fa-f]+),\s*CA=(.+)$/.exec(params.keyId);
+    const keyId = KEY_ID.exec(params.keyId);
     if (!keyId) {
       throw invalid('The Signature keyId must look like "SN=<hex serial>,CA=<issuer DN>"');
     }
@@ -167,8 +225,7 @@ export class HttpSignatureVerifier {
       path: CERTIFICATE_HEADER,
     });
     if (
-      normalSerial(keyId[1]) !== signer.serial ||
-      dnKey(keyId[2]) !== dnKey(signer.cert.issuer)
+      !sameSerial(keyId[1], signer.serial) || dnKey(keyId[2], true) !== dnKey(signer.cert.issuer)
     ) {
       throw invalid(
         `The Signature keyId names SN=${keyId[1]}, CA=${
@@ -181,6 +238,7 @@ export class HttpSignatureVerifier {
       group: this.#options.group,
       path: CERTIFICATE_HEADER,
     });
+    const algorithm = named ?? impliedAlgorithm(signer, this.#options.algorithms);
     await beforeCrypto?.();
     let key: CryptoKey;
     try {
@@ -195,7 +253,7 @@ export class HttpSignatureVerifier {
       throw invalid("The Signature signature must be base64");
     }
     const ok = await crypto.subtle.verify(
-      "RSASSA-PKCS1-v1_5",
+      algorithm === "hs2019" ? { name: "RSA-PSS", saltLength: 64 } : "RSASSA-PKCS1-v1_5",
       key,
       signature,
       signedBytes(names, request, {
