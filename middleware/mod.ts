@@ -3,7 +3,8 @@
  * policy is resolved with them and each operation's chain is built from them.
  *
  * request -> route (catalogue) -> header rules -> who is calling -> body -> signature -> body rules
- * -> idempotency -> rate limits -> consent frequency -> links -> proxy (terminal) -> response
+ * -> idempotency -> rate limits -> consent frequency -> links -> upstream limits -> proxy (terminal)
+ * -> response
  */
 import type { Check } from "../src/core/check.ts";
 import type { Pipeline } from "../src/core/chain.ts";
@@ -38,6 +39,7 @@ import { bodySchema } from "./body_schema.ts";
 import { idempotency } from "./idempotency.ts";
 import { rateLimit } from "./rate_limit.ts";
 import { consentFrequency } from "./consent_frequency.ts";
+import { upstreamLimits } from "./upstream_limits.ts";
 
 /** Every check in the order it runs. */
 export const CHECKS: readonly Check[] = [
@@ -76,6 +78,8 @@ export const CHECKS: readonly Check[] = [
   rateLimit,
   consentFrequency,
   links,
+  // Protecting the core: concurrency limits, around the proxy.
+  upstreamLimits,
 ] as const;
 
 /** The checks, then the terminal handler: the proxy answers with the core's answer. */

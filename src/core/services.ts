@@ -6,6 +6,7 @@ import { createStore } from "../store/mod.ts";
 import { type Store } from "../store/types.ts";
 import { fetchUpstream } from "../upstream/fetch.ts";
 import { createUpstream, type Upstream } from "../upstream/mod.ts";
+import { LimiterPools } from "../upstream/limiter.ts";
 import type { PolicySections } from "../policy/sections.ts";
 
 import { createMetrics, type Metrics } from "../lib/metrics.ts";
@@ -22,6 +23,8 @@ export interface Services {
   /** The client the proxy forwards with; see `createUpstream`. */
   upstream: Upstream;
   metrics: Metrics;
+  /** The concurrency pools towards the core (`upstream_limits`), kept across reloads. */
+  limits: LimiterPools;
 }
 
 /** The real services. */
@@ -31,6 +34,7 @@ export function defaultServices(overrides: Partial<Services> = {}): Services {
     log: overrides.log ?? jsonLogger(),
     now: Date.now,
     metrics: createMetrics(),
+    limits: new LimiterPools(),
     ...overrides,
     store: overrides.store ?? new MemoryStore(),
     upstream: overrides.upstream ?? fetchUpstream(overrides.fetch ?? globalThis.fetch),

@@ -299,6 +299,10 @@ export function createMetrics() {
       "xs2a_tpp_register_loads_total",
       "Loads of the TPP register, by outcome (loaded, failed)",
     ),
+    shed: new Counter(
+      "xs2a_upstream_shed_total",
+      "Requests shed by a concurrency limit towards the core, by pool and reason (full, timeout)",
+    ),
     storeEntries: new Gauge(
       "xs2a_store_entries",
       "Entries held by the in-process (memory) store, expired ones not yet swept included",
