@@ -3,7 +3,7 @@
  * policy is resolved with them and each operation's chain is built from them.
  *
  * request -> route (catalogue) -> header rules -> who is calling -> body -> signature -> body rules
- * -> idempotency -> rate limits -> consent frequency -> links -> circuit -> upstream limits -> proxy (terminal)
+ * -> idempotency -> rate limits -> consent frequency -> links -> catalogue cache -> circuit -> upstream limits -> proxy (terminal)
  * -> response
  */
 import type { Check } from "../src/core/check.ts";
@@ -39,6 +39,7 @@ import { bodySchema } from "./body_schema.ts";
 import { idempotency } from "./idempotency.ts";
 import { rateLimit } from "./rate_limit.ts";
 import { consentFrequency } from "./consent_frequency.ts";
+import { catalogueCache } from "./catalogue_cache.ts";
 import { upstreamCircuit } from "./upstream_circuit.ts";
 import { upstreamLimits } from "./upstream_limits.ts";
 
@@ -79,7 +80,9 @@ export const CHECKS: readonly Check[] = [
   rateLimit,
   consentFrequency,
   links,
-  // Protecting the core: the circuit breaker, then concurrency limits, around the proxy.
+  // Protecting the core: the product catalogue from memory, the circuit breaker, then
+  // concurrency limits, around the proxy.
+  catalogueCache,
   upstreamCircuit,
   upstreamLimits,
 ] as const;

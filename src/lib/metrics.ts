@@ -312,6 +312,10 @@ export function createMetrics() {
       "Requests answered 503 by an open (or probing half-open) circuit, by circuit",
     ),
     circuitsOpen: new Gauge("xs2a_circuits_open", "Circuit breakers open now"),
+    catalogueCache: new Counter(
+      "xs2a_catalogue_cache_total",
+      "Product catalogue requests by cache result (hit, miss, not_modified)",
+    ),
     storeEntries: new Gauge(
       "xs2a_store_entries",
       "Entries held by the in-process (memory) store, expired ones not yet swept included",
