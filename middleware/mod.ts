@@ -3,8 +3,8 @@
  * policy is resolved with them and each operation's chain is built from them.
  *
  * request -> route (catalogue) -> header rules -> who is calling -> body -> signature -> body rules
- * -> idempotency -> rate limits -> consent frequency -> links -> catalogue cache -> circuit -> upstream limits -> proxy (terminal)
- * -> response
+ * -> consent scope -> idempotency -> rate limits -> consent frequency -> links -> catalogue cache
+ * -> circuit -> upstream limits -> proxy (terminal) -> response
  */
 import type { Check } from "../src/core/check.ts";
 import type { Pipeline } from "../src/core/chain.ts";
@@ -39,6 +39,7 @@ import { bodySchema } from "./body_schema.ts";
 import { idempotency } from "./idempotency.ts";
 import { rateLimit } from "./rate_limit.ts";
 import { consentFrequency } from "./consent_frequency.ts";
+import { consentScope } from "./consent_scope.ts";
 import { catalogueCache } from "./catalogue_cache.ts";
 import { upstreamCircuit } from "./upstream_circuit.ts";
 import { upstreamLimits } from "./upstream_limits.ts";
@@ -75,6 +76,8 @@ export const CHECKS: readonly Check[] = [
   httpSignature,
   // Request hardening: body rules.
   bodySchema,
+  // Consent scope: account reads outside the consent refused before any count is taken.
+  consentScope,
   // Shared state: idempotency, rate limits, consent frequency (one store decision together).
   idempotency,
   rateLimit,

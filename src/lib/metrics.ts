@@ -316,6 +316,10 @@ export function createMetrics() {
       "xs2a_catalogue_cache_total",
       "Product catalogue requests by cache result (hit, miss, not_modified)",
     ),
+    consentScope: new Counter(
+      "xs2a_consent_scope_total",
+      "Account reads judged against the consent's scope, by operation and result (allowed, refused, unknown)",
+    ),
     storeEntries: new Gauge(
       "xs2a_store_entries",
       "Entries held by the in-process (memory) store, expired ones not yet swept included",
