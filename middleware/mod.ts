@@ -3,7 +3,8 @@
  * policy is resolved with them and each operation's chain is built from them.
  *
  * request -> route (catalogue) -> header rules -> who is calling -> body -> signature -> body rules
- * -> idempotency -> rate limits -> consent frequency -> links -> proxy (terminal) -> response
+ * -> consent scope -> idempotency -> rate limits -> consent frequency -> links -> catalogue cache
+ * -> circuit -> upstream limits -> proxy (terminal) -> response
  */
 import type { Check } from "../src/core/check.ts";
 import type { Pipeline } from "../src/core/chain.ts";
@@ -38,6 +39,10 @@ import { bodySchema } from "./body_schema.ts";
 import { idempotency } from "./idempotency.ts";
 import { rateLimit } from "./rate_limit.ts";
 import { consentFrequency } from "./consent_frequency.ts";
+import { consentScope } from "./consent_scope.ts";
+import { catalogueCache } from "./catalogue_cache.ts";
+import { upstreamCircuit } from "./upstream_circuit.ts";
+import { upstreamLimits } from "./upstream_limits.ts";
 
 /** Every check in the order it runs. */
 export const CHECKS: readonly Check[] = [
@@ -71,11 +76,18 @@ export const CHECKS: readonly Check[] = [
   httpSignature,
   // Request hardening: body rules.
   bodySchema,
+  // Consent scope: account reads outside the consent refused before any count is taken.
+  consentScope,
   // Shared state: idempotency, rate limits, consent frequency (one store decision together).
   idempotency,
   rateLimit,
   consentFrequency,
   links,
+  // Protecting the core: the product catalogue from memory, the circuit breaker, then
+  // concurrency limits, around the proxy.
+  catalogueCache,
+  upstreamCircuit,
+  upstreamLimits,
 ] as const;
 
 /** The checks, then the terminal handler: the proxy answers with the core's answer. */

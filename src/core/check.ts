@@ -139,8 +139,11 @@ export interface Check<Shape extends z.ZodRawShape = z.ZodRawShape> {
   description: string;
   /** Options; no refinements here (levels are validated field by field). */
   options: z.ZodObject<Shape>;
-  /** Cross-field rules on the resolved options; each returned string is one problem. */
-  validate?(options: z.output<z.ZodObject<Shape>>): string[];
+  /**
+   * Cross-field rules on the resolved options, and rules on the operation they are resolved for
+   * (a cache only for public data); each returned string is one problem.
+   */
+  validate?(options: z.output<z.ZodObject<Shape>>, operation: Operation): string[];
   /** Builds the middleware for one operation, or `undefined` when the check does not apply. */
   create(
     options: z.output<z.ZodObject<Shape>>,

@@ -11,6 +11,8 @@ export const RETRY_AFTER_SECONDS = {
   upstreamUnavailable: 5,
   /** 503 UPSTREAM_UNAVAILABLE from `bearer_token`: the JWKS could not be fetched. */
   keysUnavailable: 5,
+  /** 503 UPSTREAM_UNAVAILABLE from `upstream_limits`: every slot towards the core is taken. */
+  upstreamBusy: 1,
   /** 409 STATUS_INVALID: the first request with this X-Request-ID is still in flight. */
   inFlight: 1,
 } as const;

@@ -18,8 +18,8 @@ import { mergeSnapshots, type MetricsSnapshot, renderSnapshot } from "../lib/met
 export type DependencyState = "up" | "down";
 
 /**
- * The circuit breaker's state towards the upstream. No breaker exists yet: `none`. Once one does,
- * it reports here, and `open` makes the instance not ready.
+ * The circuit breaker's state towards the upstream (`upstream_circuit`): `none` without a breaker
+ * of the origin, else the worst of them; `open` makes the instance not ready.
  */
 export type CircuitState = "none" | "closed" | "half-open" | "open";
 
@@ -59,9 +59,9 @@ function message(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).slice(0, 200);
 }
 
-/** The circuit breaker's state (the slot for the breaker to come: there is none yet). */
-function circuitState(_services: Services): CircuitState {
-  return "none";
+/** The origin's circuit breakers' state (breakers of one operation do not decide readiness). */
+function circuitState(services: Services): CircuitState {
+  return services.breakers.originState(services.now());
 }
 
 async function probeUpstream(policy: Policy, services: Services) {
@@ -148,6 +148,7 @@ export function localSnapshot(services: Services): MetricsSnapshot {
   const { metrics, store } = services;
   metrics.storeRoundTrips.track(() => store.stats.roundTrips);
   metrics.storeFailOpen.track(() => store.stats.failOpen);
+  metrics.circuitsOpen.track(() => services.breakers.openCount(services.now()));
   return metrics.snapshot();
 }
 

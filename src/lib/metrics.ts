@@ -299,6 +299,27 @@ export function createMetrics() {
       "xs2a_tpp_register_loads_total",
       "Loads of the TPP register, by outcome (loaded, failed)",
     ),
+    shed: new Counter(
+      "xs2a_upstream_shed_total",
+      "Requests shed by a concurrency limit towards the core, by pool and reason (full, timeout)",
+    ),
+    circuitTransitions: new Counter(
+      "xs2a_circuit_transitions_total",
+      "Changes of a circuit breaker's state towards the core, by circuit and new state",
+    ),
+    circuitRejections: new Counter(
+      "xs2a_circuit_rejections_total",
+      "Requests answered 503 by an open (or probing half-open) circuit, by circuit",
+    ),
+    circuitsOpen: new Gauge("xs2a_circuits_open", "Circuit breakers open now"),
+    catalogueCache: new Counter(
+      "xs2a_catalogue_cache_total",
+      "Product catalogue requests by cache result (hit, miss, not_modified)",
+    ),
+    consentScope: new Counter(
+      "xs2a_consent_scope_total",
+      "Account reads judged against the consent's scope, by operation and result (allowed, refused, unknown)",
+    ),
     storeEntries: new Gauge(
       "xs2a_store_entries",
       "Entries held by the in-process (memory) store, expired ones not yet swept included",

@@ -254,7 +254,7 @@ function resolveOperation(
       }
       continue;
     }
-    for (const problem of check.validate?.(parsed.data) ?? []) {
+    for (const problem of check.validate?.(parsed.data, operation) ?? []) {
       optionProblems.add(check.key, op.id, problem);
     }
     options[check.key] = parsed.data;

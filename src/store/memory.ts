@@ -445,6 +445,12 @@ export class MemoryStore implements Store {
     return Promise.resolve();
   }
 
+  get(key: string): Promise<string | undefined> {
+    this.stats.roundTrips++;
+    const value = this.#get(key, this.#now());
+    return Promise.resolve(typeof value === "string" ? value : undefined);
+  }
+
   delete(key: string): Promise<void> {
     this.stats.roundTrips++;
     this.#delete(key);

@@ -181,6 +181,7 @@ export async function redisStore(
     evalSha: (sha, keys, args) => send(["EVALSHA", sha, String(keys.length), ...keys, ...args]),
     eval: (script, keys, args) => send(["EVAL", script, String(keys.length), ...keys, ...args]),
     set: (key, value, ttlMs) => send(["SET", key, value, "PX", String(ttlMs)]),
+    get: (key) => send(["GET", key]),
     del: (key) => send(["DEL", key]),
     close,
   }, {

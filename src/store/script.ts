@@ -21,6 +21,7 @@ export interface ScriptTransport {
   evalSha(sha: string, keys: string[], args: string[]): Promise<unknown>;
   eval(script: string, keys: string[], args: string[]): Promise<unknown>;
   set(key: string, value: string, ttlMs: number): Promise<unknown>;
+  get(key: string): Promise<unknown>;
   del(key: string): Promise<unknown>;
   close(): Promise<void>;
 }
@@ -124,6 +125,15 @@ export function scriptedStore(transport: ScriptTransport, options: ScriptedStore
       } catch (error) {
         failed("put", error);
       }
+    },
+    async get(key) {
+      let value: unknown;
+      try {
+        value = await bounded(() => transport.get(prefix + key));
+      } catch (error) {
+        failed("get", error);
+      }
+      return typeof value === "string" ? value : undefined;
     },
     async delete(key) {
       try {

@@ -294,6 +294,8 @@ export interface Store {
   refund(counter: string): Promise<void>;
   /** Keeps a small value for `ttlMs` (the learnt consents). */
   put(key: string, value: string, ttlMs: number): Promise<void>;
+  /** A value kept with `put`, or `undefined` when there is none (or it expired). */
+  get(key: string): Promise<string | undefined>;
   delete(key: string): Promise<void>;
   close(): Promise<void>;
 }

@@ -29,6 +29,7 @@ export function upstashStore(section: StoreSection, options: StoreOptions = {}):
     evalSha: (sha, keys, args) => redis.evalsha(sha, keys, args),
     eval: (script, keys, args) => redis.eval(script, keys, args),
     set: (key, value, ttlMs) => redis.set(key, value, { px: ttlMs }),
+    get: (key) => redis.get(key),
     del: (key) => redis.del(key),
     close: () => Promise.resolve(),
   };

@@ -104,6 +104,7 @@ function tamperedStore(tamper: (verdict: Verdict) => Verdict): Store {
     complete: (completion) => inner.complete(completion),
     refund: (counter) => inner.refund(counter),
     put: (key, value, ttlMs) => inner.put(key, value, ttlMs),
+    get: (key) => inner.get(key),
     delete: (key) => inner.delete(key),
     close: () => inner.close(),
   };

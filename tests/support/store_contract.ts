@@ -323,6 +323,17 @@ export function storeContract(
     assert.equal((await s.decide(decision({ frequency: frequency() }))).frequency!.known, false);
   });
 
+  test("get() answers a value put, and nothing once it was deleted or expired", async (s) => {
+    assert.equal(await s.get("scope:c1"), undefined);
+    await s.put("scope:c1", '{"t":"tpp-1"}', 60_000);
+    assert.equal(await s.get("scope:c1"), '{"t":"tpp-1"}');
+    await s.delete("scope:c1");
+    assert.equal(await s.get("scope:c1"), undefined);
+    await s.put("scope:c1", "x", 30);
+    await new Promise((r) => setTimeout(r, 60));
+    assert.equal(await s.get("scope:c1"), undefined);
+  });
+
   test("50 concurrent decisions on one X-Request-ID claim it exactly once", async (s) => {
     const outcomes = await Promise.all(
       Array.from(
