@@ -272,13 +272,13 @@ const poolFile = await Deno.makeTempFile({ suffix: ".pool" });
 const barePoolFile = await Deno.makeTempFile({ suffix: ".pool" });
 
 /**
- * Pool size for a round of the signed scenario: its last round's requests and a third more (the
+ * Pool size for a round of the signed scenario: twice its last round's requests (the
  * warm-up's figures before the first round, which replays inflate: a larger pool, never a short
- * one); at least 2000.
+ * one); at least 4000.
  */
 function poolSize(previous?: Result): number {
   const rps = previous?.rps ?? 2000;
-  return Math.max(2000, Math.ceil(rps * seconds * 1.33));
+  return Math.max(4000, Math.ceil(rps * seconds * 2));
 }
 
 const specs: Spec[] = [
