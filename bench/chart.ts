@@ -27,7 +27,7 @@ export function ratioChart(bars: Bar[], title: string): string {
   const top = 34;
   const height = top + bars.length * rowHeight + 30;
   const max = Math.max(1.5, ...bars.map((b) => Math.max(b.ratio, b.target))) * 1.05;
-  const x = (value: number) => left + (value / max) * plot;
+  const x = (value: number) => Math.round((left + (value / max) * plot) * 10) / 10;
   const parts = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" ` +
     `font-family="sans-serif" font-size="12">`,
