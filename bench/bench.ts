@@ -502,6 +502,24 @@ async function memoryPerWrite(write: Scenario): Promise<void> {
   );
 }
 
+/** Redis memory per key after the Redis scenarios (nearly all keys are kept answers). */
+async function redisPerKey(): Promise<void> {
+  const url = await redis();
+  const run = async (...args: string[]) =>
+    new TextDecoder().decode(
+      (await new Deno.Command("redis-cli", { args: ["-u", url, ...args], stdout: "piped" })
+        .output()).stdout,
+    );
+  const keys = Number((await run("dbsize")).trim());
+  const used = Number((await run("info", "memory")).match(/used_memory:(\d+)/)?.[1] ?? 0);
+  const empty = 1_000_000; // a fresh redis-server's used_memory is about 0.9 to 1 MB
+  console.log(
+    `redis: ${keys} keys, used_memory ${(used / 2 ** 20).toFixed(0)} MB, about ${
+      keys ? ((used - empty) / keys).toFixed(0) : "-"
+    } bytes per key`,
+  );
+}
+
 try {
   const keys = selected();
   const built = new Map<string, Scenario>();
@@ -593,6 +611,7 @@ try {
     ratioChart(bars, `deno task bench, ${stamp} UTC: best of ${rounds} x ${seconds} s${placement}`),
   );
   console.log(`chart: ${dir}/bench.svg`);
+  if (built.has("write-redis")) await redisPerKey();
   const write = built.get("write");
   if (write) await memoryPerWrite(write);
   if (!only || only.includes("cold-start")) {
