@@ -27,7 +27,8 @@ export function ratioChart(bars: Bar[], title: string): string {
   const top = 34;
   const height = top + bars.length * rowHeight + 30;
   const max = Math.max(1.5, ...bars.map((b) => Math.max(b.ratio, b.target))) * 1.05;
-  const x = (value: number) => Math.round((left + (value / max) * plot) * 10) / 10;
+  const round = (value: number) => Math.round(value * 10) / 10;
+  const x = (value: number) => round(left + (value / max) * plot);
   const parts = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" ` +
     `font-family="sans-serif" font-size="12">`,
@@ -49,7 +50,7 @@ export function ratioChart(bars: Bar[], title: string): string {
     const verdict = !bar.valid ? "invalid" : met ? "met" : "missed";
     parts.push(
       `<text x="${left - 6}" y="${y + 15}" text-anchor="end">${escape(bar.name)}</text>`,
-      `<rect x="${left}" y="${y + 3}" width="${Math.max(1, x(bar.ratio) - left)}" ` +
+      `<rect x="${left}" y="${y + 3}" width="${Math.max(1, round(x(bar.ratio) - left))}" ` +
         `height="${rowHeight - 8}" fill="${fill}"/>`,
       `<line x1="${x(bar.target)}" x2="${x(bar.target)}" y1="${y}" y2="${y + rowHeight - 2}" ` +
         `stroke="#000" stroke-width="2"/>`,
