@@ -13,6 +13,7 @@ import type { Next } from "hono";
 import { errorText } from "../src/lib/mask.ts";
 import { type BuildContext, defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
 import { pairs } from "../src/lib/header_pairs.ts";
+import { sha256Base64 } from "../src/signing/digest.ts";
 import { formatError, GatewayError } from "../src/core/errors.ts";
 import {
   decide,
@@ -90,16 +91,14 @@ function compile(options: Options, { operation, services }: BuildContext) {
   return Object.freeze(config);
 }
 
-async function fingerprint(c: GatewayContext): Promise<string> {
+/** Base64 SHA-256 of the method, path, query and body (see {@link sha256Base64} for why sync). */
+function fingerprint(c: GatewayContext): string {
   const url = c.req.url;
   const query = url.indexOf("?");
-  const head = new TextEncoder().encode(
+  return sha256Base64(
     `${c.req.method} ${c.req.path}${query < 0 ? "" : url.slice(query)}\n`,
+    c.get("body"),
   );
-  const bytes = new Uint8Array(head.byteLength + c.get("body").byteLength);
-  bytes.set(head);
-  bytes.set(c.get("body"), head.byteLength);
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)).toBase64();
 }
 
 /**
@@ -108,17 +107,17 @@ async function fingerprint(c: GatewayContext): Promise<string> {
  * identity share one key space, in which any reuse of an id is refused: whoever sends an id that
  * was seen before, never gets the answer of the request that used it.
  */
-async function idempotencyPart(
+function idempotencyPart(
   c: GatewayContext,
   config: IdempotencyConfig,
-): Promise<IdempotencyPart | undefined> {
+): IdempotencyPart | undefined {
   const id = c.get("requestId");
   if (!id) return undefined;
   const tpp = tppKey(c);
   return {
     key: `idem:${tpp}:${keyPart(id)}`,
     mode: tpp ? config.kind : "unique",
-    fingerprint: await fingerprint(c),
+    fingerprint: fingerprint(c),
     token: crypto.randomUUID(),
     enforce: config.enforce,
     inflightMs: config.inflightMs,
@@ -337,7 +336,7 @@ export const idempotency = defineCheck({
     const config = compile(options, context);
     if (!config) return undefined;
     const plan = context.decisions;
-    plan.idempotency = (c) => idempotencyPart(c, config);
+    plan.idempotency = (c) => Promise.resolve(idempotencyPart(c, config));
     return (c, next) => guard(c, next, config, plan);
   },
 });

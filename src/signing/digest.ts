@@ -2,6 +2,7 @@
  * The Digest header (RFC 3230 as the interface uses it): `SHA-256=<base64>` or `SHA-512=<base64>`
  * of the exact body bytes; an empty body has the hash of the empty byte string.
  */
+import { createHash } from "node:crypto";
 import { formatError } from "../core/errors.ts";
 import type { Bytes } from "../lib/body.ts";
 
@@ -18,13 +19,21 @@ export const MAX_DIGEST_LENGTH = 256;
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
-function base64(bytes: ArrayBuffer): string {
-  let binary = "";
-  const view = new Uint8Array(bytes);
-  for (let i = 0; i < view.length; i += 0x8000) {
-    binary += String.fromCharCode(...view.subarray(i, i + 0x8000));
-  }
-  return btoa(binary);
+/** node:crypto's names of the digest algorithms ({@link sha256Base64} says why not WebCrypto). */
+const NODE_NAMES: Record<DigestAlgorithm, string> = { "SHA-256": "sha256", "SHA-512": "sha512" };
+
+/**
+ * The base64 SHA-256 of the parts in order, as one byte string (a string part as UTF-8).
+ *
+ * node:crypto, not WebCrypto: `crypto.subtle.digest` is an async op that hops to a worker thread
+ * and back. For a payment initiation's fingerprint (about 280 bytes) it cost 16.7 us in a loop
+ * against 3.9 us for `createHash`, and in the gateway under load (`--cpu-prof`, 20 s of `wrk
+ * -c32` POSTs, 2026-11-26) 55 of the 225 us of CPU per request.
+ */
+export function sha256Base64(...parts: (string | Uint8Array)[]): string {
+  const hash = createHash("sha256");
+  for (const part of parts) hash.update(part);
+  return hash.digest("base64");
 }
 
 /**
@@ -40,7 +49,7 @@ export function bodyHash(body: Bytes, algorithm: DigestAlgorithm): Promise<strin
   if (!byAlgorithm) hashes.set(body, byAlgorithm = new Map());
   let hash = byAlgorithm.get(algorithm);
   if (!hash) {
-    hash = crypto.subtle.digest(algorithm, body).then(base64);
+    hash = Promise.resolve(createHash(NODE_NAMES[algorithm]).update(body).digest("base64"));
     byAlgorithm.set(algorithm, hash);
   }
   return hash;
