@@ -149,7 +149,7 @@ Deno.test("rateLimit() counts by the last value of client_ip_header", async () =
   assert.deepEqual(
     await statuses([
       () => from("10.0.0.3"),
-      () => from("6.6.6.1,10.0.0.3"),
+      () => from("6.6.6.1 ,  10.0.0.3"),
       () => from("10.0.0.13"),
     ]),
     [200, 429, 200],

@@ -203,18 +203,19 @@ export function targetsOf(args: string[]): Target[] {
   return [...byFile.values()];
 }
 
-async function mutate(target: Target, redisUrl: string): Promise<FileScore | undefined> {
-  const { file } = target;
-  const tests = testsFor(file);
-  if (tests.length === 0) {
-    console.log(`\n${file}: no test file covers it (add one, or map it in COVERED_BY)`);
-    return undefined;
-  }
+/** One Stryker run: `tests` against the mutants of `ranges` (none: the whole file). */
+async function stryker(
+  file: string,
+  options: { tests: string[]; ranges: string[]; report: string; redisUrl: string },
+): Promise<void> {
   const tmp = await Deno.makeTempDir({ prefix: "xs2a-stryker-" });
-  const name = file.replaceAll("/", "_").replace(/\.ts$/, "");
-  // A run on some lines only does not replace the report of the whole file.
-  const report = join(REPORTS, `${name}${target.ranges.length > 0 ? ".lines" : ""}.json`);
-  console.log(`\n${file}: ${tests.join(" ")}`);
+  console.log(
+    `\n${file}${
+      options.ranges.length > 0
+        ? ` (lines ${options.ranges.map((r) => r.slice(file.length + 1)).join(", ")})`
+        : ""
+    }: ${options.tests.join(" ")}`,
+  );
   const code = await run(
     "node",
     [
@@ -224,16 +225,76 @@ async function mutate(target: Target, redisUrl: string): Promise<FileScore | und
     ],
     {
       MUTATE_FILE: file,
-      MUTATE_TESTS: tests.join(" "),
-      MUTATE_REPORT: relative(ROOT, report),
-      ...(target.ranges.length > 0 ? { MUTATE_RANGES: target.ranges.join(" ") } : {}),
+      MUTATE_TESTS: options.tests.join(" "),
+      MUTATE_REPORT: relative(ROOT, options.report),
+      ...(options.ranges.length > 0 ? { MUTATE_RANGES: options.ranges.join(" ") } : {}),
       MUTATE_TMP: tmp,
-      REDIS_URL: redisUrl,
+      REDIS_URL: options.redisUrl,
       NO_COLOR: "1",
     },
   ).finally(() => Deno.remove(tmp, { recursive: true }).catch(() => {}));
   if (code !== 0) throw new Error(`Stryker failed on ${file} (exit ${code})`);
-  return score(file, tests, report);
+}
+
+/** A run on some lines; its mutants are added to the file's earlier runs on lines. */
+async function linesRun(
+  file: string,
+  options: { tests: string[]; ranges: string[]; lines: string; redisUrl: string },
+): Promise<void> {
+  const report = `${options.lines}.new`;
+  await stryker(file, { ...options, report });
+  const read = (path: string) =>
+    JSON.parse(Deno.readTextFileSync(path)) as {
+      files: Record<string, { mutants: MutantResult[] }>;
+    };
+  const next = read(report);
+  if (existsSync(options.lines)) {
+    const before = read(options.lines);
+    for (const [name, entry] of Object.entries(next.files)) {
+      entry.mutants = [...(before.files[name]?.mutants ?? []), ...entry.mutants];
+    }
+  }
+  Deno.writeTextFileSync(options.lines, JSON.stringify(next));
+  Deno.removeSync(report);
+}
+
+/**
+ * Mutates one file. When it has a mirror test and further covering tests, in two passes: every
+ * mutant against the mirror test alone (a unit test: seconds per mutant), then the survivors'
+ * lines against all the covering tests. A mutant is killed by all the tests exactly when it is
+ * killed in one of the passes, so the score is that of one run against all of them.
+ */
+async function mutate(target: Target, redisUrl: string): Promise<FileScore | undefined> {
+  const { file } = target;
+  const tests = testsFor(file);
+  if (tests.length === 0) {
+    console.log(`\n${file}: no test file covers it (add one, or map it in COVERED_BY)`);
+    return undefined;
+  }
+  const name = file.replaceAll("/", "_").replace(/\.ts$/, "");
+  const whole = join(REPORTS, `${name}.json`);
+  // A run on some lines only does not replace the report of the whole file.
+  const lines = join(REPORTS, `${name}.lines.json`);
+  if (target.ranges.length > 0) {
+    await linesRun(file, { tests, ranges: target.ranges, lines, redisUrl });
+    return summary().find((s) => s.file === file) ?? score(file, tests, lines);
+  }
+  const mirror = `tests/${file.replace(/\.ts$/, "_test.ts")}`;
+  if (!tests.includes(mirror) || tests.length === 1) {
+    await stryker(file, { tests, ranges: [], report: whole, redisUrl });
+    await Deno.remove(lines).catch(() => {});
+    return score(file, tests, whole);
+  }
+  await stryker(file, { tests: [mirror], ranges: [], report: whole, redisUrl });
+  await Deno.remove(lines).catch(() => {});
+  const survivors = score(file, tests, whole).survivors;
+  if (survivors.length > 0) {
+    const ranges = [
+      ...new Set(survivors.map((m) => `${file}:${m.location.start.line}-${m.location.end.line}`)),
+    ];
+    await linesRun(file, { tests, ranges, lines, redisUrl });
+  }
+  return summary().find((s) => s.file === file);
 }
 
 function table(scores: FileScore[]): string {
@@ -245,6 +306,66 @@ function table(scores: FileScore[]): string {
     "| ---- | ----- | ------ | ------- | -------- | ----------- |",
     ...rows,
   ].join("\n");
+}
+
+/** A mutant's identity across runs: what was changed where. */
+function mutantKey(m: MutantResult): string {
+  const { start, end } = m.location;
+  return `${m.mutatorName}@${start.line}:${start.column}-${end.line}:${end.column}=${m.replacement}`;
+}
+
+/**
+ * The score of each file from the stored reports: the last run of the whole file, with the
+ * mutants a later run on some of its lines (`.lines.json`) killed counted as killed.
+ */
+export function summary(): FileScore[] {
+  const scores: FileScore[] = [];
+  const names = [...Deno.readDirSync(REPORTS)].map((e) => e.name);
+  for (const name of names.filter((n) => n.endsWith(".json") && !n.endsWith(".lines.json"))) {
+    const read = (file: string) =>
+      JSON.parse(Deno.readTextFileSync(join(REPORTS, file))) as {
+        files: Record<string, { mutants: MutantResult[] }>;
+      };
+    const whole = read(name);
+    const lines = names.includes(name.replace(".json", ".lines.json"))
+      ? read(name.replace(".json", ".lines.json"))
+      : undefined;
+    const killedLater = new Set(
+      Object.values(lines?.files ?? {}).flatMap((f) => f.mutants)
+        .filter((m) => m.status === "Killed" || m.status === "Timeout").map(mutantKey),
+    );
+    for (const [file, { mutants }] of Object.entries(whole.files)) {
+      const merged = mutants.map((m) =>
+        m.status !== "Killed" && killedLater.has(mutantKey(m)) ? { ...m, status: "Killed" } : m
+      );
+      const path = join(REPORTS, `.${file.replaceAll("/", "_")}.merged.json`);
+      Deno.writeTextFileSync(path, JSON.stringify({ files: { [file]: { mutants: merged } } }));
+      scores.push(score(file, [], path));
+      Deno.removeSync(path);
+    }
+  }
+  return scores.sort((a, b) => a.file.localeCompare(b.file));
+}
+
+function printSurvivors(scores: FileScore[]): void {
+  for (const s of scores.filter((s) => s.survivors.length > 0)) {
+    console.log(`\nSurvivors in ${s.file}:`);
+    for (const m of s.survivors) {
+      const { start } = m.location;
+      console.log(
+        `  ${start.line}:${start.column} ${m.mutatorName} ${m.status}: ${
+          (m.replacement ?? "").replaceAll("\n", " ").slice(0, 100)
+        }`,
+      );
+    }
+  }
+}
+
+if (import.meta.main && Deno.args[0] === "--summary") {
+  const scores = summary();
+  console.log(table(scores));
+  printSurvivors(scores);
+  Deno.exit(0);
 }
 
 if (import.meta.main) {
@@ -265,15 +386,5 @@ if (import.meta.main) {
     if (result) scores.push(result);
   }
   console.log(`\n${table(scores)}`);
-  for (const s of scores.filter((s) => s.survivors.length > 0)) {
-    console.log(`\nSurvivors in ${s.file}:`);
-    for (const m of s.survivors) {
-      const { start } = m.location;
-      console.log(
-        `  ${start.line}:${start.column} ${m.mutatorName} ${m.status}: ${
-          (m.replacement ?? "").replaceAll("\n", " ").slice(0, 100)
-        }`,
-      );
-    }
-  }
+  printSurvivors(scores);
 }
