@@ -21,7 +21,12 @@ const COVERAGE = { always: ["(request-target)", "digest"], whenPresent: ["psu-id
 
 function coverage(covered: string[], headers: Record<string, string>): string | undefined {
   try {
-    checkCoverage(covered, request(headers), COVERAGE, (text) => new GatewayError(401, "SIGNATURE_INVALID", text));
+    checkCoverage(
+      covered,
+      request(headers),
+      COVERAGE,
+      (text) => new GatewayError(401, "SIGNATURE_INVALID", text),
+    );
     return undefined;
   } catch (error) {
     return (error as Error).message;
@@ -120,15 +125,30 @@ Deno.test("signatureFields() and coverageProblems(): the policy's cover lists", 
     "psu-corporate-id",
     "tpp-redirect-uri",
     "tpp-nok-redirect-uri",
+    "consent-id",
   ]);
   assert.throws(() => fields.cover.parse(["Digest"]), /a lower-case header name/);
   assert.deepEqual(fields.cover.parse(["(request-target)", "x-a-1"]), [
     "(request-target)",
     "x-a-1",
   ]);
-  assert.deepEqual(coverageProblems(["digest"], ["digest", "x-request-id", "(request-target)"]), [
-    'cover must include "x-request-id"',
-    'cover must include "(request-target)"',
-  ]);
-  assert.deepEqual(coverageProblems(["digest", "x-request-id"], ["digest"]), []);
+  const present = ["consent-id"];
+  assert.deepEqual(
+    coverageProblems({ cover: ["digest"], cover_when_present: present }, [
+      "digest",
+      "x-request-id",
+      "(request-target)",
+    ]),
+    ['cover must include "x-request-id"', 'cover must include "(request-target)"'],
+  );
+  assert.deepEqual(
+    coverageProblems({ cover: ["digest", "x-request-id"], cover_when_present: present }, [
+      "digest",
+    ]),
+    [],
+  );
+  assert.deepEqual(
+    coverageProblems({ cover: ["digest"], cover_when_present: [] }, ["digest"]),
+    ['cover_when_present must include "consent-id"'],
+  );
 });
