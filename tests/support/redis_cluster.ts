@@ -1,0 +1,126 @@
+/**
+ * A real three-node Redis Cluster for tests: three `redis-server --cluster-enabled yes` on free
+ * ports in a temporary directory, joined with `redis-cli --cluster create` (no replicas). Under
+ * CI a missing redis-server or redis-cli fails the test; elsewhere the tests that need it are
+ * ignored like the other Redis tests (`WITHOUT_REDIS`).
+ */
+
+/** A running cluster of the test's own. */
+export interface RedisCluster extends AsyncDisposable {
+  /** One URL per node (any of them finds the others). */
+  urls: string[];
+  /** Runs redis-cli against the first node and returns its output, trimmed. */
+  cli(...args: string[]): Promise<string>;
+}
+
+/**
+ * A free port whose cluster bus port (port + 10000) is free too, both below Linux's ephemeral
+ * range (32768-60999), so that no connection of another test takes them meanwhile.
+ */
+function freeClusterPort(taken: Set<number>): number {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 2_700);
+    if (taken.has(port)) continue;
+    try {
+      Deno.listen({ hostname: "127.0.0.1", port }).close();
+      Deno.listen({ hostname: "127.0.0.1", port: port + 10_000 }).close();
+      taken.add(port);
+      return port;
+    } catch {
+      // Taken: try another.
+    }
+  }
+}
+
+async function run(command: string, args: string[]): Promise<string> {
+  const { code, stdout, stderr } = await new Deno.Command(command, { args }).output();
+  const text = new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr);
+  if (code !== 0) throw new Error(`${command} ${args.join(" ")} failed: ${text.slice(0, 500)}`);
+  return text.trim();
+}
+
+async function until(what: string, ms: number, ready: () => Promise<boolean>): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await ready().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${what} within ${ms} ms`);
+}
+
+/** Starts three cluster nodes, joins them and waits for `cluster_state:ok` on each. */
+export async function startRedisCluster(): Promise<RedisCluster> {
+  const dir = await Deno.makeTempDir({ prefix: "xs2a-cluster-" });
+  const taken = new Set<number>();
+  const ports = [freeClusterPort(taken), freeClusterPort(taken), freeClusterPort(taken)];
+  const servers: Deno.ChildProcess[] = [];
+  async function stop() {
+    for (const server of servers) {
+      try {
+        server.kill("SIGKILL");
+      } catch {
+        // Already ended.
+      }
+      await server.status;
+    }
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+  try {
+    for (const port of ports) {
+      servers.push(
+        new Deno.Command("redis-server", {
+          args: [
+            "--port",
+            String(port),
+            "--bind",
+            "127.0.0.1",
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            `${dir}/nodes-${port}.conf`,
+            "--dir",
+            dir,
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+          ],
+          stdout: "null",
+          stderr: "null",
+        }).spawn(),
+      );
+    }
+    for (const port of ports) {
+      await until(
+        `redis-server on port ${port} did not answer`,
+        5000,
+        async () => await run("redis-cli", ["-p", String(port), "ping"]) === "PONG",
+      );
+    }
+    await run("redis-cli", [
+      "--cluster",
+      "create",
+      ...ports.map((port) => `127.0.0.1:${port}`),
+      "--cluster-replicas",
+      "0",
+      "--cluster-yes",
+    ]);
+    for (const port of ports) {
+      await until(
+        `the cluster was not ok on port ${port}`,
+        10_000,
+        async () =>
+          (await run("redis-cli", ["-p", String(port), "cluster", "info"]))
+            .includes("cluster_state:ok"),
+      );
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    urls: ports.map((port) => `redis://127.0.0.1:${port}`),
+    cli: (...args) => run("redis-cli", ["-c", "-p", String(ports[0]), ...args]),
+    [Symbol.asyncDispose]: stop,
+  };
+}
