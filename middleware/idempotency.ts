@@ -20,6 +20,7 @@ import {
   failField,
   keyPart,
   type SharedStatePlan,
+  slotTag,
   storeUnavailable,
   tppKey,
 } from "./_shared_state.ts";
@@ -116,7 +117,7 @@ async function idempotencyPart(
   if (!id) return undefined;
   const tpp = tppKey(c);
   return {
-    key: `idem:${tpp}:${keyPart(id)}`,
+    key: `${slotTag(c, config.services)}idem:${tpp}:${keyPart(id)}`,
     mode: tpp ? config.kind : "unique",
     fingerprint: await fingerprint(c),
     token: crypto.randomUUID(),

@@ -11,6 +11,12 @@ export interface RedisCluster extends AsyncDisposable {
   urls: string[];
   /** Runs redis-cli against the first node and returns its output, trimmed. */
   cli(...args: string[]): Promise<string>;
+  /** The keys matching `pattern` on every node. */
+  keys(pattern: string): Promise<string[]>;
+  /** The slot of `key` (CLUSTER KEYSLOT). */
+  keyslot(key: string): Promise<number>;
+  /** Kills the nodes and removes their directory at once (for an `unload` listener). */
+  stopNow(): void;
 }
 
 /**
@@ -54,16 +60,23 @@ export async function startRedisCluster(): Promise<RedisCluster> {
   const taken = new Set<number>();
   const ports = [freeClusterPort(taken), freeClusterPort(taken), freeClusterPort(taken)];
   const servers: Deno.ChildProcess[] = [];
-  async function stop() {
+  function stopNow() {
     for (const server of servers) {
       try {
         server.kill("SIGKILL");
       } catch {
         // Already ended.
       }
-      await server.status;
     }
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch {
+      // Already removed.
+    }
+  }
+  async function stop() {
+    stopNow();
+    for (const server of servers) await server.status;
   }
   try {
     for (const port of ports) {
@@ -121,6 +134,16 @@ export async function startRedisCluster(): Promise<RedisCluster> {
   return {
     urls: ports.map((port) => `redis://127.0.0.1:${port}`),
     cli: (...args) => run("redis-cli", ["-c", "-p", String(ports[0]), ...args]),
+    async keys(pattern) {
+      const found = await Promise.all(
+        ports.map((port) => run("redis-cli", ["-p", String(port), "--raw", "keys", pattern])),
+      );
+      return found.flatMap((text) => text.split("\n")).filter((key) => key !== "");
+    },
+    async keyslot(key) {
+      return Number(await run("redis-cli", ["-p", String(ports[0]), "cluster", "keyslot", key]));
+    },
+    stopNow,
     [Symbol.asyncDispose]: stop,
   };
 }
