@@ -15,6 +15,12 @@ export interface RedisCluster extends AsyncDisposable {
   keys(pattern: string): Promise<string[]>;
   /** The slot of `key` (CLUSTER KEYSLOT). */
   keyslot(key: string): Promise<number>;
+  /** The node (0 to 2) that holds `key`'s slot. */
+  nodeOf(key: string): Promise<number>;
+  /** Kills node `i` (SIGKILL: no clean shutdown). */
+  kill(i: number): Promise<void>;
+  /** Starts node `i` again with its cluster configuration, until the cluster is ok. */
+  start(i: number): Promise<void>;
   /** Kills the nodes and removes their directory at once (for an `unload` listener). */
   stopNow(): void;
 }
@@ -54,6 +60,40 @@ async function until(what: string, ms: number, ready: () => Promise<boolean>): P
   throw new Error(`${what} within ${ms} ms`);
 }
 
+/** One cluster node on `port`, its cluster configuration in `dir` (kept across restarts). */
+function node(dir: string, port: number): Deno.ChildProcess {
+  return new Deno.Command("redis-server", {
+    args: [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--cluster-enabled",
+      "yes",
+      "--cluster-config-file",
+      `${dir}/nodes-${port}.conf`,
+      "--dir",
+      dir,
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+    ],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+}
+
+async function clusterOk(port: number): Promise<void> {
+  await until(
+    `the cluster was not ok on port ${port}`,
+    10_000,
+    async () =>
+      (await run("redis-cli", ["-p", String(port), "cluster", "info"]))
+        .includes("cluster_state:ok"),
+  );
+}
+
 /** Starts three cluster nodes, joins them and waits for `cluster_state:ok` on each. */
 export async function startRedisCluster(): Promise<RedisCluster> {
   const dir = await Deno.makeTempDir({ prefix: "xs2a-cluster-" });
@@ -79,30 +119,7 @@ export async function startRedisCluster(): Promise<RedisCluster> {
     for (const server of servers) await server.status;
   }
   try {
-    for (const port of ports) {
-      servers.push(
-        new Deno.Command("redis-server", {
-          args: [
-            "--port",
-            String(port),
-            "--bind",
-            "127.0.0.1",
-            "--cluster-enabled",
-            "yes",
-            "--cluster-config-file",
-            `${dir}/nodes-${port}.conf`,
-            "--dir",
-            dir,
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-          ],
-          stdout: "null",
-          stderr: "null",
-        }).spawn(),
-      );
-    }
+    for (const port of ports) servers.push(node(dir, port));
     for (const port of ports) {
       await until(
         `redis-server on port ${port} did not answer`,
@@ -118,15 +135,7 @@ export async function startRedisCluster(): Promise<RedisCluster> {
       "0",
       "--cluster-yes",
     ]);
-    for (const port of ports) {
-      await until(
-        `the cluster was not ok on port ${port}`,
-        10_000,
-        async () =>
-          (await run("redis-cli", ["-p", String(port), "cluster", "info"]))
-            .includes("cluster_state:ok"),
-      );
-    }
+    for (const port of ports) await clusterOk(port);
   } catch (error) {
     await stop();
     throw error;
@@ -142,6 +151,31 @@ export async function startRedisCluster(): Promise<RedisCluster> {
     },
     async keyslot(key) {
       return Number(await run("redis-cli", ["-p", String(ports[0]), "cluster", "keyslot", key]));
+    },
+    async nodeOf(key) {
+      // CLUSTER NODES: "<id> <ip>:<port>@<bus> <flags> <master> ... <state> <from>-<to> ...".
+      const slot = Number(
+        await run("redis-cli", ["-p", String(ports[0]), "cluster", "keyslot", key]),
+      );
+      const lines = await run("redis-cli", ["-p", String(ports[0]), "cluster", "nodes"]);
+      for (const line of lines.split("\n")) {
+        const fields = line.split(" ");
+        const port = Number(fields[1].split("@")[0].split(":")[1]);
+        const owns = fields.slice(8).some((range) => {
+          const [from, to = from] = range.split("-").map(Number);
+          return from <= slot && slot <= to;
+        });
+        if (owns) return ports.indexOf(port);
+      }
+      throw new Error(`No node holds slot ${slot}`);
+    },
+    async kill(i) {
+      servers[i].kill("SIGKILL");
+      await servers[i].status;
+    },
+    async start(i) {
+      servers[i] = node(dir, ports[i]);
+      for (const port of ports) await clusterOk(port);
     },
     stopNow,
     [Symbol.asyncDispose]: stop,

@@ -255,3 +255,64 @@ Deno.test("storeSection refuses cluster options on a store that is not redis", (
   );
   assert.equal(storeSection.parse({ kind: "memory", prefix: "{xs2a}:" }).prefix, "{xs2a}:");
 });
+
+async function until<T>(fn: () => Promise<T>, ms: number): Promise<T> {
+  const end = Date.now() + ms;
+  while (true) {
+    try {
+      return await fn();
+    } catch (error) {
+      if (Date.now() > end) throw error;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+Deno.test({
+  name:
+    "redisClusterStore fails fast for the slots of a killed node only, and recovers after its restart",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    const prefix = uniquePrefix();
+    const store = await createStore(storeSection.parse({
+      kind: "redis",
+      cluster: true,
+      url: cluster!.urls[0],
+      nodes: cluster!.urls.slice(1),
+      prefix,
+      timeout: "300ms",
+    }));
+    // Two callers whose slots lie on different nodes; the second's node is killed.
+    const node = (tpp: string) => cluster!.nodeOf(`${prefix}{${tpp}}:`);
+    let alive = "TPP-0";
+    let dead = "TPP-1";
+    for (let i = 1; await node(dead) === await node(alive); i++) dead = `TPP-${i}`;
+    // Node 0 answers the test's own redis-cli: kill another.
+    if (await node(dead) === 0) [alive, dead] = [dead, alive];
+    const decision = (tpp: string) => ({
+      limits: [
+        limit({ key: `{${tpp}}:rl:a`, limit: 100, burst: 100 }),
+        limit({ key: `{${tpp}}:rl:b` }),
+      ],
+    });
+    try {
+      assert.equal((await store.decide(decision(dead))).blocked, false);
+      const killed = await node(dead);
+      await cluster!.kill(killed);
+      try {
+        const started = performance.now();
+        await assert.rejects(store.decide(decision(dead)));
+        assert.ok(performance.now() - started < 1000, "bounded by the timeout, no hang");
+        const other = await store.decide(decision(alive));
+        assert.equal(other.blocked, false, "the other nodes' slots still decide");
+      } finally {
+        await cluster!.start(killed);
+      }
+      const verdict = await until(() => store.decide(decision(dead)), 10_000);
+      assert.equal(verdict.blocked, false, "decided again after the restart");
+      assert.ok(store.stats.errors > 0);
+    } finally {
+      await store.close();
+    }
+  },
+});
