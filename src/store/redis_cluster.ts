@@ -41,6 +41,9 @@ function newCluster(urls: string[], connectMs: number): Cluster {
       },
     },
     maxCommandRedirections: 4,
+    // Discovery only; each node is connected when a command first needs it. Connecting to every
+    // master at once made a gateway that starts while one master is down fail every decision.
+    minimizeConnections: true,
   });
   // Without a listener an "error" event would end the process; the store logs its failures.
   cluster.on("error", () => {});

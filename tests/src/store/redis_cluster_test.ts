@@ -305,6 +305,14 @@ Deno.test({
         assert.ok(performance.now() - started < 1000, "bounded by the timeout, no hang");
         const other = await store.decide(decision(alive));
         assert.equal(other.blocked, false, "the other nodes' slots still decide");
+        // A gateway that starts meanwhile finds the cluster and decides for the live slots.
+        const late = await createStore(section(prefix));
+        try {
+          assert.equal((await late.decide(decision(alive))).blocked, false);
+          await assert.rejects(late.decide(decision(dead)));
+        } finally {
+          await late.close();
+        }
       } finally {
         await cluster!.start(killed);
       }
