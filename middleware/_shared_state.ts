@@ -142,6 +142,16 @@ export function tppKey(c: GatewayContext): string {
 }
 
 /**
+ * The hash tag that puts every key of a request's decision in one Redis Cluster slot, as the
+ * start of each key: `{<TPP>}:` (`keyPart` of its id; `{-}:` for every caller without a TPP
+ * identity, who share one X-Request-ID key space), when the store needs one (`Store.tagKeys`),
+ * else "" (memory, one Redis, a cluster whose prefix holds a tag: keys as before).
+ */
+export function slotTag(c: GatewayContext, services: Services): string {
+  return services.store.tagKeys ? `{${tppKey(c) || "-"}}:` : "";
+}
+
+/**
  * A consent id as keys hold it: a UUID in lower case (the same consent, whatever case a TPP
  * sends it in), any other id as sent.
  */

@@ -25,6 +25,7 @@ import {
   failField,
   keyPart,
   type SharedStatePlan,
+  slotTag,
   storeUnavailable,
   tppKey,
 } from "./_shared_state.ts";
@@ -85,8 +86,9 @@ export function consentTerms(value: unknown): ConsentTerms | undefined {
   return { recurring: recurringIndicator, frequencyPerDay: frequencyPerDay as number, validUntil };
 }
 
-function consentKey(id: string): string {
-  return `consent:${keyPart(consentIdKey(id))}`;
+/** The learnt consent's key; on a Redis Cluster under the caller's tag, so one per TPP. */
+function consentKey(c: GatewayContext, services: Services, id: string): string {
+  return `${slotTag(c, services)}consent:${keyPart(consentIdKey(id))}`;
 }
 
 /** The answer's body as JSON (a copy: the client still gets the body), if it is JSON. */
@@ -100,15 +102,20 @@ async function responseJson(c: GatewayContext): Promise<unknown> {
 }
 
 /** Keeps (or, when already expired, forgets) a consent's terms until the end of validUntil. */
-async function learn(config: FrequencyConfig, id: string, terms: ConsentTerms) {
+async function learn(
+  c: GatewayContext,
+  config: FrequencyConfig,
+  options: { id: string; terms: ConsentTerms },
+) {
   const { services } = config;
+  const { id, terms } = options;
   const nextDay = new Date(Date.parse(`${terms.validUntil}T00:00:00Z`) + 86_400_000)
     .toISOString().slice(0, 10);
   const ttl = Math.min(config.calendar.startOf(nextDay) - services.now(), config.maxRetentionMs);
   try {
-    if (ttl <= 0) return await services.store.delete(consentKey(id));
+    if (ttl <= 0) return await services.store.delete(consentKey(c, services, id));
     await services.store.put(
-      consentKey(id),
+      consentKey(c, services, id),
       `${terms.recurring ? 1 : 0}|${terms.frequencyPerDay}`,
       ttl,
     );
@@ -121,9 +128,9 @@ async function learn(config: FrequencyConfig, id: string, terms: ConsentTerms) {
   }
 }
 
-async function forget(services: Services, id: string) {
+async function forget(c: GatewayContext, services: Services, id: string) {
   try {
-    await services.store.delete(consentKey(id));
+    await services.store.delete(consentKey(c, services, id));
   } catch (error) {
     services.log.error({ msg: "consent not forgotten", error: errorText(error) });
   }
@@ -140,7 +147,7 @@ async function learnCreated(c: GatewayContext, next: Next, config: FrequencyConf
   } catch {
     terms = undefined;
   }
-  if (typeof id === "string" && id !== "" && terms) await learn(config, id, terms);
+  if (typeof id === "string" && id !== "" && terms) await learn(c, config, { id, terms });
 }
 
 /** GET /v1/consents/{consentId}: refreshes the terms from the bank's answer. */
@@ -148,14 +155,14 @@ async function learnRead(c: GatewayContext, next: Next, config: FrequencyConfig)
   await next();
   if (c.res.status !== 200 || !c.get("upstream")) return;
   const terms = consentTerms(await responseJson(c));
-  if (terms) await learn(config, c.get("params").consentId, terms);
+  if (terms) await learn(c, config, { id: c.get("params").consentId, terms });
 }
 
 /** DELETE /v1/consents/{consentId}: forgets the consent once the bank deleted it. */
 async function forgetDeleted(c: GatewayContext, next: Next, config: FrequencyConfig) {
   await next();
   if (c.res.status >= 300 || !c.get("upstream")) return;
-  await forget(config.services, c.get("params").consentId);
+  await forget(c, config.services, c.get("params").consentId);
 }
 
 /** The consent counter's part of the request's store decision (none without Consent-ID). */
@@ -163,10 +170,10 @@ function frequencyPart(c: GatewayContext, config: FrequencyConfig): FrequencyPar
   const consent = header(c, "consent-id");
   if (!consent) return undefined;
   // One count per TPP and consent: another TPP's reads never use up the consent's owner's.
-  const base = `freq:${tppKey(c)}:${keyPart(consentIdKey(consent))}:`;
+  const base = `${slotTag(c, config.services)}freq:${tppKey(c)}:${keyPart(consentIdKey(consent))}:`;
   const resource = keyPart(c.req.path);
   return {
-    consentKey: consentKey(consent),
+    consentKey: consentKey(c, config.services, consent),
     days: config.calendar.around(config.services.now()).map((day) => ({
       key: `${base}${day.label}:${resource}`,
       start: day.start,

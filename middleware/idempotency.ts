@@ -21,6 +21,7 @@ import {
   failField,
   keyPart,
   type SharedStatePlan,
+  slotTag,
   storeUnavailable,
   tppKey,
 } from "./_shared_state.ts";
@@ -115,7 +116,7 @@ function idempotencyPart(
   if (!id) return undefined;
   const tpp = tppKey(c);
   return {
-    key: `idem:${tpp}:${keyPart(id)}`,
+    key: `${slotTag(c, config.services)}idem:${tpp}:${keyPart(id)}`,
     mode: tpp ? config.kind : "unique",
     fingerprint: fingerprint(c),
     token: crypto.randomUUID(),

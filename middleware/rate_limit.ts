@@ -22,6 +22,7 @@ import {
   failField,
   keyPart,
   type SharedStatePlan,
+  slotTag,
   storeUnavailable,
 } from "./_shared_state.ts";
 import { duration, headerName } from "../src/policy/fields.ts";
@@ -112,6 +113,15 @@ function applyTier(
 function compile(options: Options, { operation, services }: BuildContext) {
   const base = Object.entries(options.limits);
   if (base.length === 0) return undefined;
+  // On a Redis Cluster a decision's keys share the caller's slot: a limit shared by TPPs has none.
+  const shared = base.find(([, limit]) => !limit.key.includes("tpp"));
+  if (shared && services.store.tagKeys) {
+    throw new Error(
+      `rate_limit.limits.${shared[0]}: key [${
+        shared[1].key.join(", ")
+      }] does not count by tpp, which a Redis Cluster store needs (one decision's keys share the caller's slot): add tpp to the key, or put a hash tag in store.prefix ("{xs2a}:") to keep every key in one slot`,
+    );
+  }
   const tiers = new Map(
     Object.entries(options.tiers).map(([tier, overrides]) => [tier, applyTier(base, overrides)]),
   );
@@ -159,12 +169,13 @@ function component(c: GatewayContext, key: LimitKey, config: RateLimitConfig): s
 function limitParts(c: GatewayContext, config: RateLimitConfig): LimitPart[] {
   const limits = config.byTpp.get(callerId(c)) ?? config.standard;
   const parts: LimitPart[] = [];
+  const tag = slotTag(c, config.services);
   for (const limit of limits) {
     const values = limit.key.map((k) => component(c, k, config));
     if (values.some((v) => v === undefined)) continue;
     parts.push({
       name: limit.name,
-      key: `rl:${limit.name}:${values.map((v) => keyPart(v!)).join(":")}`,
+      key: `${tag}rl:${limit.name}:${values.map((v) => keyPart(v!)).join(":")}`,
       limit: limit.limit,
       windowMs: limit.windowMs,
       burst: limit.burst,

@@ -84,11 +84,18 @@ export const storeSection = z.object({
     "redis: redis://host:6379 (rediss:// for TLS); upstash: the REST URL; from ${ENV}, for example ${STORE_URL}",
   ),
   token: z.string().default("").describe("upstash: the REST token, from ${ENV}"),
-  prefix: z.string().regex(/^[A-Za-z0-9:._-]*$/).default("xs2a:").describe(
-    "Prefix of every key, so that several gateways (or environments) can share one Redis",
+  prefix: z.string().regex(/^[A-Za-z0-9:._-]*(\{[A-Za-z0-9:._-]+\}[A-Za-z0-9:._-]*)?$/)
+    .default("xs2a:").describe(
+      "Prefix of every key, so that several gateways (or environments) can share one Redis; on a cluster, a hash tag in it ({xs2a}:) keeps every key in one slot",
+    ),
+  cluster: z.boolean().default(false).describe(
+    "redis: the url is one node of a Redis (or Valkey) Cluster; the others are found from it, and each decision's keys share the caller's hash tag",
   ),
   timeout: duration({ max: TIMER_MAX }).prefault("500ms").describe(
     "Deadline of one store call, for example 500ms; past it the store counts as unavailable and each check's `fail` applies",
+  ),
+  nodes: z.array(z.string()).default([]).describe(
+    "redis cluster: more nodes (redis:// or rediss:// URLs) to discover the cluster from when the url's node is down",
   ),
   max_entries: z.number().int().positive().default(100_000).describe(
     "memory: most entries kept; past it the oldest rate-limit counters and learnt consents are evicted, never an X-Request-ID inside its retention: when only those are left, new writes fail like a store outage (each check's fail applies)",
@@ -100,6 +107,25 @@ export const storeSection = z.object({
     "memory: allow a store per instance where there are several (deno serve --parallel workers, Deno Deploy isolates); each then holds its own X-Request-IDs and counts, so a repeat or a limit is only seen by the instance that saw the first",
   ),
 }).strict().superRefine((store, context) => {
+  if (store.cluster && store.kind !== "redis") {
+    context.addIssue({
+      code: "custom",
+      path: ["cluster"],
+      message: `only a redis store can be a cluster, not ${store.kind}`,
+    });
+  }
+  if (store.nodes.length > 0 && !store.cluster) {
+    context.addIssue({ code: "custom", path: ["nodes"], message: "nodes need cluster: true" });
+  }
+  for (const [i, node] of store.nodes.entries()) {
+    if (!URL.canParse(node) || !["redis:", "rediss:"].includes(new URL(node).protocol)) {
+      context.addIssue({
+        code: "custom",
+        path: ["nodes", i],
+        message: `must be a redis:// or rediss:// URL, got "${node}"`,
+      });
+    }
+  }
   if (store.kind === "memory") return;
   if (store.url === "") {
     context.addIssue({

@@ -19,6 +19,10 @@ export async function createStore(
       });
     }
     case "redis": {
+      if (section.cluster) {
+        const { redisClusterStore } = await import("./redis_cluster.ts");
+        return redisClusterStore(section, options);
+      }
       const { redisStore } = await import("./redis.ts");
       return redisStore(section, options);
     }

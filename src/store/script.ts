@@ -43,6 +43,8 @@ export interface ScriptedStoreOptions {
   prefix: string;
   /** Deadline of one store call, in milliseconds. */
   timeoutMs: number;
+  /** See {@link Store.tagKeys}. */
+  tagKeys?: boolean;
   log?: Logger;
 }
 
@@ -93,6 +95,7 @@ export function scriptedStore(transport: ScriptTransport, options: ScriptedStore
 
   return {
     kind: options.kind,
+    tagKeys: options.tagKeys,
     stats,
     async decide(decision) {
       const { keys, args } = encodeDecision(decision, prefix);

@@ -281,6 +281,12 @@ export class StoreUnavailableError extends Error {
 export interface Store {
   readonly kind: "memory" | "redis" | "upstash";
   readonly stats: StoreStats;
+  /**
+   * True on a Redis Cluster whose prefix has no hash tag: a decision's keys must then carry one
+   * tag (the caller's, see `slotTag` in middleware/_shared_state.ts) to share a slot, because a
+   * script can only touch keys of one slot.
+   */
+  readonly tagKeys?: boolean;
   /** Entries held, where the backend knows without a round trip (memory). */
   readonly size?: number;
   /** Decides a request atomically, in one round trip. */
