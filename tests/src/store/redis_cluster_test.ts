@@ -280,7 +280,8 @@ Deno.test({
       url: cluster!.urls[0],
       nodes: cluster!.urls.slice(1),
       prefix,
-      timeout: "300ms",
+      // Long enough for a loaded CI machine; a dead node's slots still fail within it.
+      timeout: "1500ms",
     }));
     // Two callers whose slots lie on different nodes; the second's node is killed.
     const node = (tpp: string) => cluster!.nodeOf(`${prefix}{${tpp}}:`);
@@ -302,7 +303,7 @@ Deno.test({
       try {
         const started = performance.now();
         await assert.rejects(store.decide(decision(dead)));
-        assert.ok(performance.now() - started < 1000, "bounded by the timeout, no hang");
+        assert.ok(performance.now() - started < 5000, "bounded by the timeout, no hang");
         const other = await store.decide(decision(alive));
         assert.equal(other.blocked, false, "the other nodes' slots still decide");
         // A gateway that starts meanwhile finds the cluster and decides for the live slots.
