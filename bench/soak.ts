@@ -7,7 +7,7 @@
  * the soak's own) and the load generator (bench/soak_load.ts: many TPPs by client address, a fresh
  * X-Request-ID on every request, account reads and payment initiations), each its own process.
  *
- * X-Request-IDs are kept for SOAK_RETENTION (10s, the default policy's 24h otherwise), so that the
+ * X-Request-IDs are kept for SOAK_RETENTION (15s, the default policy's 24h otherwise), so that the
  * store holds a steady window of records (the memory store never evicts one inside its retention;
  * a full store refuses writes); SOAK_FILL sends that many payment initiations first.
  *
@@ -26,7 +26,7 @@
  * SOAK_RATE [1000000 / SOAK_SECONDS: requests per second aimed at], SOAK_CONNECTIONS [32],
  * SOAK_TPPS [10000], SOAK_PSUS [100000], SOAK_PAYMENTS [0.5: share of payment initiations],
  * SOAK_PER_CONNECTION [100: requests before a connection moves to the next TPP address],
- * SOAK_FILL [0], SOAK_RETENTION [10s], SOAK_SAMPLE_SECONDS [SOAK_SECONDS / 60,
+ * SOAK_FILL [0], SOAK_RETENTION [15s], SOAK_SAMPLE_SECONDS [SOAK_SECONDS / 60,
  * 1 to 10], SOAK_RSS_TOLERANCE [10: percent of the RSS compared against; at least 32 MB and 3x
  * the live heap], SOAK_HEAP_TOLERANCE [5: percent, at least 8 MB], SOAK_V8_FLAGS [none: more V8
  * flags for the gateway, comma-separated].
@@ -360,14 +360,15 @@ try {
 
   // The default policy keeps X-Request-IDs for 24 h, and the memory store never evicts one inside
   // its retention (a full store refuses new writes): a soak of a million ids would fill it and then
-  // measure refusals. The soak keeps them for SOAK_RETENTION (10s) instead, so the store holds a
+  // measure refusals. The soak keeps them for SOAK_RETENTION (15s) instead, so the store holds a
   // steady window of records.
   const soakPolicy = await Deno.makeTempFile({ prefix: "soak-policy-", suffix: ".yaml" });
   await Deno.writeTextFile(
     soakPolicy,
     (await Deno.readTextFile(`${root}${policyFile}`)).replace(
       "retention: 24h",
-      `retention: ${Deno.env.get("SOAK_RETENTION") ?? "10s"}`,
+      // The in-flight bound (60s by default) must not exceed the retention.
+      `retention: ${Deno.env.get("SOAK_RETENTION") ?? "15s"}\n    inflight: 15s`,
     ),
   );
   const gatewayEnv: Record<string, string> = {
