@@ -145,7 +145,11 @@ Deno.test("jwsSignature() builds the chain through an intermediate sent in x5c",
 
 Deno.test("jwsSignature() answers SIGNATURE_MISSING where required, and passes where optional", async () => {
   const headers = input().headers;
-  await rejected(headers, { code: "SIGNATURE_MISSING", path: "x-jws-signature" });
+  await rejected(headers, {
+    code: "SIGNATURE_MISSING",
+    path: "x-jws-signature",
+    text: /^Header "x-jws-signature" is required for this operation$/,
+  });
   const optional = policy(
     "operations:\n  initiatePayment:\n    jws_signature: { required: false }",
   );
@@ -246,6 +250,7 @@ Deno.test("jwsSignature() rejects a body changed after signing (Digest mismatch)
   // Without the digest check, the signature check itself binds the body.
   await rejected(headers, {
     code: "SIGNATURE_INVALID",
+    path: "x-jws-signature",
     text: /signed "digest" header does not match the request body/,
   }, { body: changed, policy: policy("  digest: { mode: off }") });
 });

@@ -31,8 +31,16 @@ Deno.test("signaturePairing() rejects a Digest without a signature header", asyn
   assertRejected(await t.call(PATH, initiate(initiationHeaders({ digest: DIGEST }))), {
     status: 401,
     code: "SIGNATURE_MISSING",
+    path: "x-jws-signature",
     text: /without a signature header/,
   }, t.upstream);
+});
+
+Deno.test("signaturePairing() leaves operations that take no Digest alone", async () => {
+  // The product catalogue takes neither Digest nor a signature: a Digest there is not judged.
+  await using t = await rig(POLICY);
+  const empty = await digestOf(new Uint8Array());
+  assertForwarded(await t.call("/v1/products/en", { headers: { digest: empty } }), t.upstream);
 });
 
 Deno.test("signaturePairing() rejects a signature header without Digest", async () => {

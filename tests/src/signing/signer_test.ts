@@ -46,6 +46,11 @@ Deno.test("signedBytes() takes each character of the lines as one byte (header v
   const sent = String.fromCharCode(...new TextEncoder().encode("ნინო"));
   const bytes = signedBytes(["psu-id"], request({ "psu-id": sent }));
   assert.deepEqual(bytes, new TextEncoder().encode("psu-id: ნინო"));
+  // The highest byte too (ÿ, 0xFF, is still one byte as sent).
+  assert.deepEqual(
+    signedBytes(["psu-id"], request({ "psu-id": "\xff" })),
+    new Uint8Array([...new TextEncoder().encode("psu-id: "), 0xff]),
+  );
   // Text of the caller's own (above U+00FF) is its UTF-8.
   const own = { method: "POST", target: "/v1/ნ", headers: new Headers() };
   assert.deepEqual(
@@ -128,6 +133,7 @@ Deno.test("signatureFields() and coverageProblems(): the policy's cover lists", 
     "consent-id",
   ]);
   assert.throws(() => fields.cover.parse(["Digest"]), /a lower-case header name/);
+  assert.throws(() => fields.cover.parse(["digest x"]), /a lower-case header name/);
   assert.deepEqual(fields.cover.parse(["(request-target)", "x-a-1"]), [
     "(request-target)",
     "x-a-1",
