@@ -7,56 +7,77 @@
  * task start` runs `src/sandbox/start.ts`, which serves it and then this gateway in front of it.
  *
  * `main.ts policy:check|policy:explain|policy:schema ...` are the policy tools, with the same
- * checks the gateway runs.
+ * checks the gateway runs; `main.ts openapi [file]` prints the contract the policy serves.
  */
-import { CHECKS } from "./middleware/mod.ts";
+import { PIPELINE } from "./middleware/mod.ts";
 import { PolicyError } from "./src/policy/load.ts";
+import { EnvError, gatewayEnv, readEnv } from "./src/policy/env.ts";
 import { serveGateway } from "./src/http/server.ts";
 import { defaultServices } from "./src/core/services.ts";
 import { policyCheck } from "./src/cli/policy_check.ts";
 import { policyExplain } from "./src/cli/policy_explain.ts";
 import { policySchemaFile } from "./src/cli/policy_schema.ts";
+import { openApi } from "./src/cli/openapi.ts";
+import { logToStderr } from "./src/lib/log.ts";
 
 const COMMANDS = {
   "policy:check": policyCheck,
   "policy:explain": policyExplain,
   "policy:schema": policySchemaFile,
+  openapi: openApi,
 } as const;
 
 /** Serves the gateway (or runs a policy tool); resolves to an exit code when it should exit. */
 export async function main(args: string[]): Promise<number | undefined> {
   const command = COMMANDS[args[0] as keyof typeof COMMANDS];
-  if (command) return await command(args.slice(1), CHECKS);
+  if (command) return await command(args.slice(1), PIPELINE);
   const flag = args.indexOf("--policy");
-  const file = (flag >= 0 ? args[flag + 1] : undefined) ?? Deno.env.get("GATEWAY_POLICY") ??
-    "config/policy.yaml";
+  let file = flag >= 0 ? args[flag + 1] : undefined;
   try {
-    const hostname = Deno.env.get("HOST") ?? "127.0.0.1";
+    const env = readEnv(gatewayEnv);
+    file ??= env.GATEWAY_POLICY;
+    const hostname = env.HOST;
     const server = await serveGateway({
       file,
-      checks: CHECKS,
+      pipeline: PIPELINE,
       hostname,
-      port: Number(Deno.env.get("PORT") ?? 8080),
+      port: env.PORT,
       services: defaultServices(),
-      watch: Deno.env.get("GATEWAY_WATCH") !== "false",
+      watch: env.GATEWAY_WATCH,
     });
-    console.error(`xs2a-edge on http://${hostname}:${server.addr.port} (policy ${file})`);
+    logToStderr("info", {
+      msg: `xs2a-edge on http://${hostname}:${server.addr.port} (policy ${file})`,
+    });
     Deno.addSignalListener("SIGHUP", () => server.reload());
     for (const signal of ["SIGTERM", "SIGINT"] as const) {
       Deno.addSignalListener(signal, async () => {
-        await server.shutdown(Number(Deno.env.get("SHUTDOWN_GRACE_MS") ?? 10_000));
+        await server.shutdown(env.SHUTDOWN_GRACE_MS);
+        logToStderr("info", { msg: `xs2a-edge stopped (${signal})` });
         Deno.exit(0);
       });
     }
     return undefined;
   } catch (error) {
-    if (!(error instanceof PolicyError)) throw error;
-    console.error(error.message);
+    if (!(error instanceof PolicyError || error instanceof EnvError)) throw error;
+    logToStderr("error", { msg: "the gateway cannot start", file, problems: error.problems });
     return 1;
   }
 }
 
+/** An uncaught failure: logged as a JSON line like every other, then the process ends. */
+function fatal(event: ErrorEvent | PromiseRejectionEvent) {
+  event.preventDefault();
+  const error = event instanceof ErrorEvent ? event.error : event.reason;
+  logToStderr("error", {
+    msg: "uncaught error; the process ends",
+    error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+  });
+  Deno.exit(1);
+}
+
 if (import.meta.main) {
+  globalThis.addEventListener("error", fatal);
+  globalThis.addEventListener("unhandledrejection", fatal);
   const code = await main(Deno.args);
   if (code !== undefined) Deno.exit(code);
 }

@@ -20,56 +20,82 @@
  * code and sizes its heap, while the bare proxy's settles within seconds; a gateway runs for days),
  * BENCH_PIN (`1`: the servers under test on the last core, wrk, the upstream and Redis on the
  * others, with `taskset`; a server then has a core to itself, as in front of a bank, and rounds
- * vary less. The targets are set for the default, where all share the cores).
+ * vary less. The targets are set for the default, where all share the cores), BENCH_ONLY
+ * (scenario keys separated by commas, for example `write,write-redis`: those scenarios and the
+ * bare proxy rounds they are compared with; `cold-start` for that row; the keys are listed
+ * below), BENCH_OUT (directory of the chart `bench.svg`; a new temporary one by default),
+ * BENCH_WRITES (kept answers before the memory reading, default 1000000).
+ *
+ * Honest rounds: a scenario with an answer of 400 or more or a socket error in any round is
+ * INVALID, whatever its ratio (the bench's policies set their limits out of reach so that nothing
+ * is rejected); a signed scenario whose pool of pre-signed requests ran out (the gateway replayed
+ * some) is INVALID too.
+ *
+ * Writes: payment initiations (the signed fixture's body, which passes every body rule) with a
+ * fresh X-Request-ID per request (bench/wrk.lua), on the memory store and on Redis, against the
+ * bare proxy forwarding the same POST in the same run; signed payment initiations from a pool
+ * signed before each round (bench/signed_pool.ts) with idempotency on; and the same signed
+ * request sent again and again (one execution, then replays), held to be cheaper than the first
+ * execution. After the rounds, the memory store's bytes per kept answer and the write gateway's
+ * resident memory after BENCH_WRITES writes.
+ *
+ * Cold start: main.ts with the default policy, from spawning the process to the first 200 of the
+ * read scenario's request (what a scaled-out instance or a Deno Deploy isolate costs before it
+ * serves); one run to fill Deno's caches, then BENCH_COLD_RUNS (default 7), median and best, with
+ * the process's CPU time up to that answer. Target: median under 300 ms.
  */
 import { freePort, waitForPort } from "./ports.ts";
 import { V8_FLAGS } from "../src/lib/v8_flags.ts";
-import { passthroughPolicy } from "../tests/support/policies.ts";
 import {
   jwsVerificationCost,
-  type SignedPostFixture,
+  PAYMENT_BODY,
+  PAYMENT_TARGET,
   signedPostFixture,
 } from "../tests/support/signing.ts";
+import { initiationHeaders } from "../tests/support/requests.ts";
+import {
+  children,
+  command,
+  counters,
+  cpuMicros,
+  metricsToken,
+  placement,
+  rssBytes,
+  spawn,
+  stopAll,
+  wrk,
+} from "./load.ts";
+import { type RequestShape, signedPool, signedShape } from "./signed_pool.ts";
+import { defaultPolicyFile, passthroughPolicyFile, signedPolicyFile } from "./policies.ts";
+import { type Bar, ratioChart } from "./chart.ts";
 
 const seconds = Number(Deno.env.get("BENCH_SECONDS") ?? 4);
 const rounds = Number(Deno.env.get("BENCH_ROUNDS") ?? 8);
 const connections = Number(Deno.env.get("BENCH_CONNECTIONS") ?? 32);
 const warmup = Number(Deno.env.get("BENCH_WARMUP") ?? 15);
-const root = new URL("..", import.meta.url).pathname;
-const pinned = Deno.env.get("BENCH_PIN") === "1";
-const lastCore = navigator.hardwareConcurrency - 1;
-/** `taskset` arguments that put a process on the servers' core or on the load's cores. */
-const cores = (role: "server" | "load") =>
-  !pinned ? [] : ["taskset", "-c", role === "server" ? `${lastCore}` : `0-${lastCore - 1}`];
-if (pinned && lastCore < 1) throw new Error("BENCH_PIN needs at least two cores");
-const placement = pinned
-  ? `; pinned: servers on core ${lastCore}, load on 0-${lastCore - 1} (not the targets' setup)`
-  : "";
-const children: Deno.ChildProcess[] = [];
-
-/** One kind of request the load generator sends. */
-interface RequestShape {
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body?: string;
-}
+const writesForMemory = Number(Deno.env.get("BENCH_WRITES") ?? 1_000_000);
+const only = Deno.env.get("BENCH_ONLY")?.split(",").map((k) => k.trim()).filter(Boolean);
 
 /** A server under test and the request it gets. */
 interface Scenario {
   name: string;
-  /** Target ratio of requests per second to the bare proxy, if any. */
-  target?: number;
   port: number;
   pid: number;
   request: RequestShape;
-  /**
-   * A new request before each round, for a signed one: its signing time (sigT) must stay within
-   * the gateway's allowed clock distance for the whole run.
-   */
-  fresh?: () => Promise<RequestShape>;
-  /** Extra figures printed after the scenario's row. */
-  notes?: () => Promise<string>;
+  /** The scenario the ratios are taken against (none for a bare proxy). */
+  base?: Scenario;
+  /** Least ratio of requests per second to the base. */
+  rps?: number;
+  /** Largest ratio of p99 latency to the base. */
+  p99?: number;
+  /** Largest ratio of CPU per request to a budget computed after the rounds. */
+  cpu?: { target: number; budget: () => number; text: string };
+  /** A new request (or pool) before each round, for a signed one (sigT within the window). */
+  fresh?: (previous?: Result) => Promise<RequestShape>;
+  /** The gateway's counters are read around each round (store round trips, replays). */
+  gateway?: boolean;
+  /** A round with replays is invalid (a pool of pre-signed requests ran out). */
+  noReplays?: boolean;
 }
 
 interface Result {
@@ -78,124 +104,75 @@ interface Result {
   p99: number;
   cpuPerRequest: number;
   non2xx: number;
+  requests: number;
+  /** From the gateway's counters over the round. */
+  storeTrips?: number;
+  replays?: number;
 }
 
-/** A command, on its cores when pinned. */
-function command(
-  program: string,
-  args: string[],
-  role: "server" | "load",
-  options: Omit<Deno.CommandOptions, "args"> = {},
-) {
-  const [pin, ...pinArgs] = cores(role);
-  return pin
-    ? new Deno.Command(pin, { args: [...pinArgs, program, ...args], ...options })
-    : new Deno.Command(program, { args, ...options });
-}
-
-function spawn(
-  args: string[],
-  env: Record<string, string> = {},
-  role: "server" | "load" = "server",
-): number {
-  // Every server (upstream, bare proxy, yardsticks, gateways) runs with the gateway's flags.
-  const child = command(Deno.execPath(), ["run", V8_FLAGS, "--allow-all", ...args], role, {
-    env,
-    cwd: root,
-    stdout: "null",
-    stderr: "inherit",
-  }).spawn();
-  children.push(child);
-  return child.pid;
-}
-
-/** User plus system CPU time of a process, in microseconds. */
-async function cpuMicros(pid: number): Promise<number> {
-  const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
-
-async function wrk(port: number, request: RequestShape, duration: number): Promise<Result> {
-  const output = await command(
-    "wrk",
-    [
-      "-t1",
-      `-c${connections}`,
-      `-d${duration}s`,
-      "--latency",
-      "-s",
-      `${root}bench/wrk.lua`,
-      `http://127.0.0.1:${port}`,
-    ],
-    "load",
-    {
-      env: {
-        BENCH_METHOD: request.method,
-        BENCH_PATH: request.path,
-        BENCH_BODY: request.body ?? "",
-        BENCH_HEADERS: Object.entries(request.headers).map(([k, v]) => `${k}: ${v}`).join("|"),
-      },
-      stdout: "piped",
-      stderr: "piped",
-    },
-  ).output();
-  const text = new TextDecoder().decode(output.stdout);
-  const line = text.split("\n").find((l) => l.startsWith("BENCH "));
-  if (!line) throw new Error(`wrk failed: ${text}${new TextDecoder().decode(output.stderr)}`);
-  const value = (name: string) => Number(line.match(new RegExp(`${name}=([0-9.]+)`))![1]);
-  const requests = value("requests");
-  return {
-    rps: requests / value("seconds"),
-    p50: value("p50"),
-    p99: value("p99"),
-    cpuPerRequest: 0,
-    non2xx: value("non2xx") + value("sockerr"),
+async function measure(scenario: Scenario, previous?: Result): Promise<Result> {
+  if (scenario.fresh) scenario.request = await scenario.fresh(previous);
+  const before = scenario.gateway ? await counters(scenario.port) : undefined;
+  const cpuBefore = await cpuMicros(scenario.pid);
+  const result = await wrk(scenario.port, scenario.request, seconds, connections);
+  const cpu = await cpuMicros(scenario.pid) - cpuBefore;
+  const measured: Result = {
+    ...result,
+    cpuPerRequest: result.requests > 0 ? cpu / result.requests : 0,
   };
+  if (before) {
+    const after = await counters(scenario.port);
+    const delta = (name: string) => (after.get(name) ?? 0) - (before.get(name) ?? 0);
+    measured.storeTrips = delta("xs2a_store_round_trips_total");
+    measured.replays = delta("xs2a_replays_total");
+    // The counter reads themselves are requests of the gateway, not store round trips.
+  }
+  return measured;
 }
 
-async function measure(scenario: Scenario): Promise<Result> {
-  if (scenario.fresh) scenario.request = await scenario.fresh();
-  const before = await cpuMicros(scenario.pid);
-  const result = await wrk(scenario.port, scenario.request, seconds);
-  const after = await cpuMicros(scenario.pid);
-  const requests = result.rps * seconds;
-  return { ...result, cpuPerRequest: requests > 0 ? (after - before) / requests : 0 };
+/** Whether a round counts: no rejected answer, no socket error, no pool run out. */
+function roundValid(scenario: Scenario, r: Result): boolean {
+  return r.non2xx === 0 && !(scenario.noReplays && (r.replays ?? 0) > 0);
 }
 
-/** A policy with every check that has a mode switched off and no link rewriting. */
-async function passthroughPolicyFile(): Promise<string> {
-  const file = await Deno.makeTempFile({ suffix: ".yaml" });
-  await Deno.writeTextFile(file, passthroughPolicy({ defaults: { links: { rewrite: false } } }));
-  return file;
-}
+const READ: RequestShape = {
+  method: "GET",
+  path: "/v1/accounts/acc-1/balances",
+  headers: {
+    "Consent-ID": "consent-bench-1",
+    "PSU-IP-Address": "192.0.2.10",
+  },
+};
 
-/** A yardstick of bench/hono_proxy.ts (no target). */
-async function yardstick(name: string, mode: "stream" | "buffer"): Promise<Scenario> {
+/**
+ * A payment initiation without an X-Request-ID (wrk.lua makes a fresh one per request): the
+ * signed fixture's body and headers (247 bytes), unsigned.
+ */
+const WRITE: RequestShape = {
+  method: "POST",
+  path: PAYMENT_TARGET,
+  headers: Object.fromEntries(
+    Object.entries(
+      initiationHeaders({ "psu-id": "PSU-1234", "tpp-redirect-uri": "https://tpp.example/return" }),
+    ).filter(([name]) => name !== "x-request-id"),
+  ),
+  body: PAYMENT_BODY,
+};
+
+const upstreamPort = freePort();
+spawn(["bench/upstream.ts", String(upstreamPort)], {}, "load");
+await waitForPort(upstreamPort);
+const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
+
+/** A yardstick server: `args` with its port in place of "PORT". */
+async function server(args: string[]) {
   const port = freePort();
-  const pid = spawn(["bench/hono_proxy.ts", String(port), upstreamUrl, mode]);
+  const pid = spawn(args.map((a) => a === "PORT" ? String(port) : a));
   await waitForPort(port);
-  return { name, port, pid, request: READ };
+  return { port, pid };
 }
 
-/** The bare proxy over the gateway's own upstream client (bench/client_proxy.ts; no target). */
-async function clientYardstick(): Promise<Scenario> {
-  const port = freePort();
-  const pid = spawn(["bench/client_proxy.ts", String(port), upstreamUrl]);
-  await waitForPort(port);
-  return { name: "bare proxy, gateway's client", port, pid, request: READ };
-}
-
-/** Token of the gateways' /metrics (read for the store round trips per request). */
-const metricsToken = crypto.randomUUID();
-
-async function gateway(
-  name: string,
-  policy: string,
-  request: RequestShape,
-  target?: number,
-  env: Record<string, string> = {},
-) {
+async function gatewayProcess(policy: string, env: Record<string, string> = {}) {
   const port = freePort();
   const pid = spawn(["main.ts"], {
     GATEWAY_POLICY: policy,
@@ -205,31 +182,10 @@ async function gateway(
     ...env,
   });
   await waitForPort(port);
-  const notes = policy === "config/policy.yaml" ? () => storeNotes(port) : undefined;
-  return { name, port, pid, request, target, notes } satisfies Scenario;
+  return { port, pid, gateway: true };
 }
 
-/** Store round trips per request, from the gateway's own counters. */
-async function storeNotes(port: number): Promise<string> {
-  const response = await fetch(`http://127.0.0.1:${port}/metrics`, {
-    headers: { authorization: `Bearer ${metricsToken}` },
-  });
-  if (!response.ok) {
-    await response.body?.cancel();
-    return "store round trips: no metrics";
-  }
-  const text = await response.text();
-  const sum = (name: string) =>
-    text.split("\n").filter((l) => l.startsWith(name)).reduce(
-      (total, l) => total + Number(l.slice(l.lastIndexOf(" ") + 1)),
-      0,
-    );
-  const requests = sum("xs2a_requests_total");
-  const trips = sum("xs2a_store_round_trips_total");
-  return `store round trips per request: ${requests ? (trips / requests).toFixed(2) : "-"}`;
-}
-
-/** A throw-away redis-server for the Redis scenario. */
+/** A throw-away redis-server for the Redis scenarios. */
 async function redisServer(): Promise<string> {
   const port = freePort();
   children.push(
@@ -244,142 +200,424 @@ async function redisServer(): Promise<string> {
   return `redis://127.0.0.1:${port}`;
 }
 
-/** The fixture's signed payment initiation as a wrk request shape. */
-async function signedShape(fixture: SignedPostFixture): Promise<RequestShape> {
-  const { path, init } = await fixture.request();
-  return {
-    method: "POST",
-    path,
-    headers: Object.fromEntries(new Headers(init.headers)),
-    body: init.body as string,
-  };
+/** One cold start: milliseconds from spawn to the first 200, and the CPU time spent by then. */
+async function coldStartOnce(): Promise<{ ms: number; cpuMs: number }> {
+  const port = freePort();
+  const started = performance.now();
+  const child = command(Deno.execPath(), ["run", V8_FLAGS, "--allow-all", "main.ts"], "server", {
+    env: { GATEWAY_POLICY: "config/policy.yaml", UPSTREAM_URL: upstreamUrl, PORT: String(port) },
+    cwd: new URL("..", import.meta.url).pathname,
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  try {
+    for (;;) {
+      const status = await fetch(`http://127.0.0.1:${port}${READ.path}`, {
+        headers: { ...READ.headers, "X-Request-ID": crypto.randomUUID() },
+      }).then(async (r) => {
+        await r.body?.cancel();
+        return r.status;
+      }, () => 0);
+      if (status === 200) break;
+      if (status !== 0) throw new Error(`cold start: the first answer was ${status}`);
+      if (performance.now() - started > 30_000) throw new Error("cold start: no answer in 30 s");
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    const ms = performance.now() - started;
+    return { ms, cpuMs: await cpuMicros(child.pid) / 1000 };
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+  }
 }
 
-const READ: RequestShape = {
-  method: "GET",
-  path: "/v1/accounts/acc-1/balances",
-  headers: {
-    "Consent-ID": "consent-bench-1",
-    "PSU-IP-Address": "192.0.2.10",
-  },
-};
+/** The cold-start row: median and best of several starts of main.ts with the default policy. */
+async function coldStart(): Promise<boolean> {
+  const runs = Number(Deno.env.get("BENCH_COLD_RUNS") ?? 7);
+  await coldStartOnce(); // Deno's module and code caches, as on any machine after the first start
+  const results: { ms: number; cpuMs: number }[] = [];
+  for (let i = 0; i < runs; i++) results.push(await coldStartOnce());
+  const sorted = [...results].sort((a, b) => a.ms - b.ms);
+  const median = sorted[Math.floor(sorted.length / 2)];
+  const met = median.ms < 300;
+  console.log(
+    `${"cold start, default policy".padEnd(36)}median ${median.ms.toFixed(0)} ms ` +
+      `(cpu ${median.cpuMs.toFixed(0)} ms), best ${sorted[0].ms.toFixed(0)} ms   ` +
+      `${met ? "met" : "MISSED"} (median < 300 ms)`,
+  );
+  console.log(
+    `  runs (ms / cpu ms): ${
+      results.map((r) => `${r.ms.toFixed(0)}/${r.cpuMs.toFixed(0)}`).join("  ")
+    }`,
+  );
+  return met;
+}
 
-const upstreamPort = freePort();
-spawn(["bench/upstream.ts", String(upstreamPort)], {}, "load");
-await waitForPort(upstreamPort);
-const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
+/** The scenarios by key, each with the keys it is compared with; built only when selected. */
+type Spec = { key: string; needs: string[]; make: (s: Map<string, Scenario>) => Promise<Scenario> };
+
+/** One bare proxy process serves the read, POST and signed POST yardsticks. */
+let bare: Promise<{ port: number; pid: number }> | undefined;
+const shared = () => bare ??= server(["bench/bare_proxy.ts", "PORT", upstreamUrl]);
+
+const fixture = await signedPostFixture();
+let defaultPolicy: Promise<string> | undefined;
+const policy = () => defaultPolicy ??= defaultPolicyFile();
+let redisUrl: Promise<string> | undefined;
+const redis = () => redisUrl ??= redisServer();
+let signedGateway: Promise<{ port: number; pid: number; gateway: boolean }> | undefined;
+const signedProcess = () =>
+  signedGateway ??= signedPolicyFile(fixture).then((file) => gatewayProcess(file));
+const poolFile = await Deno.makeTempFile({ suffix: ".pool" });
+const barePoolFile = await Deno.makeTempFile({ suffix: ".pool" });
+
+/**
+ * Pool size for a round of the signed scenario: twice its last round's requests (the
+ * warm-up's figures before the first round, which replays inflate: a larger pool, never a short
+ * one); at least 4000.
+ */
+function poolSize(previous?: Result): number {
+  const rps = previous?.rps ?? 2000;
+  return Math.max(4000, Math.ceil(rps * seconds * 2));
+}
+
+const specs: Spec[] = [
+  {
+    key: "bare",
+    needs: [],
+    make: async () => ({ name: "bare Deno proxy", ...await shared(), request: READ }),
+  },
+  {
+    key: "hono-stream",
+    needs: ["bare"],
+    make: async (s) => ({
+      name: "Hono, one route, streamed",
+      ...await server(["bench/hono_proxy.ts", "PORT", upstreamUrl, "stream"]),
+      request: READ,
+      base: s.get("bare"),
+    }),
+  },
+  {
+    key: "hono-buffer",
+    needs: ["bare"],
+    make: async (s) => ({
+      name: "Hono, one route, read whole",
+      ...await server(["bench/hono_proxy.ts", "PORT", upstreamUrl, "buffer"]),
+      request: READ,
+      base: s.get("bare"),
+    }),
+  },
+  {
+    key: "client",
+    needs: ["bare"],
+    make: async (s) => ({
+      name: "bare proxy, gateway's client",
+      ...await server(["bench/client_proxy.ts", "PORT", upstreamUrl]),
+      request: READ,
+      base: s.get("bare"),
+    }),
+  },
+  {
+    key: "passthrough",
+    needs: ["bare"],
+    make: async (s) => ({
+      name: "gateway, passthrough policy",
+      ...await gatewayProcess(await passthroughPolicyFile()),
+      gateway: false,
+      request: READ,
+      base: s.get("bare"),
+      rps: 0.9,
+    }),
+  },
+  {
+    key: "default",
+    needs: ["bare"],
+    make: async (s) => ({
+      name: "gateway, default policy (memory)",
+      ...await gatewayProcess(await policy()),
+      request: READ,
+      base: s.get("bare"),
+      rps: 0.75,
+    }),
+  },
+  {
+    key: "default-redis",
+    needs: ["bare"],
+    make: async (s) => ({
+      name: "gateway, default policy (redis)",
+      ...await gatewayProcess(await policy(), { STORE_KIND: "redis", STORE_URL: await redis() }),
+      request: READ,
+      base: s.get("bare"),
+      rps: 0.55,
+    }),
+  },
+  {
+    key: "bare-post",
+    needs: [],
+    make: async () => ({ name: "bare Deno proxy, POST", ...await shared(), request: WRITE }),
+  },
+  {
+    key: "write",
+    needs: ["bare-post"],
+    make: async (s) => ({
+      name: "gateway, POST, default (memory)",
+      ...await gatewayProcess(await policy()),
+      request: WRITE,
+      base: s.get("bare-post"),
+      rps: 0.8,
+      p99: 1.5,
+    }),
+  },
+  {
+    key: "write-redis",
+    needs: ["bare-post"],
+    make: async (s) => ({
+      name: "gateway, POST, default (redis)",
+      ...await gatewayProcess(await policy(), { STORE_KIND: "redis", STORE_URL: await redis() }),
+      request: WRITE,
+      base: s.get("bare-post"),
+      rps: 0.7,
+    }),
+  },
+  {
+    key: "bare-signed",
+    needs: [],
+    make: async () => ({
+      name: "bare Deno proxy, signed POST",
+      ...await shared(),
+      request: await signedShape(fixture),
+      fresh: () => signedPool(fixture, 256, barePoolFile),
+    }),
+  },
+  {
+    key: "signed",
+    needs: ["bare-signed"],
+    make: async (s) => {
+      const verification = await jwsVerificationCost(fixture, 200);
+      const base = s.get("bare-signed")!;
+      return {
+        name: "gateway, signed POST (memory)",
+        ...await signedProcess(),
+        request: await signedShape(fixture),
+        base,
+        fresh: (previous) => signedPool(fixture, poolSize(previous), poolFile),
+        noReplays: true,
+        cpu: {
+          target: 1.1,
+          budget: () => bestOf(base).cpuPerRequest + verification.cpuUs,
+          text: `CPU over bare POST + one verification (${verification.cpuUs.toFixed(0)} us)`,
+        },
+      };
+    },
+  },
+  {
+    key: "replay",
+    needs: ["signed"],
+    make: async (s) => {
+      const first = s.get("signed")!;
+      return {
+        name: "gateway, signed POST replayed",
+        ...await signedProcess(),
+        request: await signedShape(fixture),
+        base: s.get("bare-signed"),
+        fresh: () => signedShape(fixture),
+        cpu: {
+          target: 1.0,
+          budget: () => bestOf(first).cpuPerRequest,
+          text: "CPU over the signed POST's first executions",
+        },
+      };
+    },
+  },
+];
+
+/** The selected keys and every key they are compared with, in the table's order. */
+function selected(): string[] {
+  if (!only) return specs.map((s) => s.key);
+  const keys = new Set<string>();
+  const add = (key: string) => {
+    const spec = specs.find((s) => s.key === key);
+    if (!spec) {
+      if (key === "cold-start") return;
+      throw new Error(
+        `BENCH_ONLY: unknown scenario "${key}"; known: ${
+          specs.map((s) => s.key).join(", ")
+        }, cold-start`,
+      );
+    }
+    spec.needs.forEach(add);
+    keys.add(key);
+  };
+  only.forEach(add);
+  return specs.filter((s) => keys.has(s.key)).map((s) => s.key);
+}
+
+const best = new Map<Scenario, Result>();
+function bestOf(scenario: Scenario): Result {
+  return best.get(scenario)!;
+}
+
+/** The chart's directory: BENCH_OUT, or a new temporary one. */
+async function outDir(): Promise<string> {
+  const dir = Deno.env.get("BENCH_OUT") ?? await Deno.makeTempDir({ prefix: "bench-" });
+  await Deno.mkdir(dir, { recursive: true });
+  return dir;
+}
+
+/**
+ * Memory per write: the store's estimate and heap per kept answer (in-process, 200000 writes), and
+ * the write gateway's resident memory once it holds `writesForMemory` answers.
+ */
+async function memoryPerWrite(write: Scenario): Promise<void> {
+  const measured = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--v8-flags=--expose-gc", "--allow-all", "bench/memory_per_write.ts"],
+    cwd: new URL("..", import.meta.url).pathname,
+    stdout: "piped",
+  }).output();
+  const figures = JSON.parse(new TextDecoder().decode(measured.stdout));
+  console.log(
+    `memory store, per kept answer (${figures.count} writes in-process, ${figures.answerBodyBytes} ` +
+      `bytes of body): ${figures.estimateBytesPerAnswer} bytes by the store's estimate ` +
+      `(store.max_bytes), ${figures.heapBytesPerAnswer} bytes of heap`,
+  );
+  const entries = async () => (await counters(write.port)).get("xs2a_store_entries") ?? 0;
+  const rate = bestOf(write).rps;
+  const started = performance.now();
+  for (let held = await entries(); held < writesForMemory; held = await entries()) {
+    const duration = Math.min(60, Math.max(2, Math.ceil((writesForMemory - held) / rate)));
+    const result = await wrk(write.port, WRITE, duration, connections);
+    if (result.non2xx > 0) {
+      console.log(`  memory run stopped: ${result.non2xx} answers of 400 or more`);
+      break;
+    }
+  }
+  const held = await entries();
+  const rss = await rssBytes(write.pid);
+  console.log(
+    `  ${write.name}: RSS ${(rss / 2 ** 20).toFixed(0)} MB holding ${held} entries (${
+      (rss / held).toFixed(0)
+    } bytes per entry, the process included; ${
+      ((performance.now() - started) / 1000).toFixed(0)
+    } s of writes after the rounds)`,
+  );
+}
+
+/** Redis memory per key after the Redis scenarios (nearly all keys are kept answers). */
+async function redisPerKey(): Promise<void> {
+  const url = await redis();
+  const run = async (...args: string[]) =>
+    new TextDecoder().decode(
+      (await new Deno.Command("redis-cli", { args: ["-u", url, ...args], stdout: "piped" })
+        .output()).stdout,
+    );
+  const keys = Number((await run("dbsize")).trim());
+  const used = Number((await run("info", "memory")).match(/used_memory:(\d+)/)?.[1] ?? 0);
+  const empty = 1_000_000; // a fresh redis-server's used_memory is about 0.9 to 1 MB
+  console.log(
+    `redis: ${keys} keys, used_memory ${(used / 2 ** 20).toFixed(0)} MB, about ${
+      keys ? ((used - empty) / keys).toFixed(0) : "-"
+    } bytes per key`,
+  );
+}
 
 try {
-  const barePort = freePort();
-  const barePid = spawn(["bench/bare_proxy.ts", String(barePort), upstreamUrl]);
-  await waitForPort(barePort);
-  const bare: Scenario = {
-    name: "bare Deno proxy",
-    port: barePort,
-    pid: barePid,
-    request: READ,
-  };
-  // A signed payment initiation (transport certificate, Digest, detached JWS), sent again and
-  // again: idempotency is off in that run (the signature covers the X-Request-ID, so wrk cannot
-  // vary it), every request is verified, counted against the rate limit and forwarded.
-  const fixture = await signedPostFixture();
-  const signed = await signedShape(fixture);
-  const signedPolicy = await Deno.makeTempFile({ suffix: ".yaml" });
-  await Deno.writeTextFile(
-    signedPolicy,
-    fixture.policy.replace(
-      "defaults:\n",
-      'defaults:\n  idempotency: { mode: "off" }\n' +
-        "  rate_limit: { limits: { per_tpp: { key: [tpp], limit: 10000000, window: 1m } } }\n",
-    ),
-  );
-  const fresh = () => signedShape(fixture);
-  const bareSigned: Scenario = {
-    ...bare,
-    name: "bare Deno proxy, signed POST",
-    request: signed,
-    fresh,
-  };
-  const signedRun: Scenario = {
-    ...await gateway("gateway, signed POST (memory)", signedPolicy, signed),
-    fresh,
-  };
-  const verification = await jwsVerificationCost(fixture, 200);
-  const scenarios: Scenario[] = [
-    bare,
-    await yardstick("Hono, one route, streamed", "stream"),
-    await yardstick("Hono, one route, read whole", "buffer"),
-    await clientYardstick(),
-    await gateway("gateway, passthrough policy", await passthroughPolicyFile(), READ, 0.9),
-    await gateway("gateway, default policy (memory)", "config/policy.yaml", READ, 0.75),
-    await gateway("gateway, default policy (redis)", "config/policy.yaml", READ, 0.55, {
-      STORE_KIND: "redis",
-      STORE_URL: await redisServer(),
-    }),
-    bareSigned,
-    signedRun,
-  ];
+  const keys = selected();
+  const built = new Map<string, Scenario>();
+  for (const key of keys) built.set(key, await specs.find((s) => s.key === key)!.make(built));
+  const scenarios = [...built.values()];
 
   console.log(
     `bench: ${warmup}s warm-up, then ${rounds} rounds x ${seconds}s per scenario, ${connections} connections, wrk -t1${placement}`,
   );
+  const warm = new Map<Scenario, Result>();
   for (const scenario of scenarios) {
     if (scenario.fresh) scenario.request = await scenario.fresh();
-    await wrk(scenario.port, scenario.request, warmup);
+    const r = await wrk(scenario.port, scenario.request, warmup, connections);
+    warm.set(scenario, { ...r, cpuPerRequest: 0 });
   }
-  const best = new Map<Scenario, Result>();
   const all = new Map<Scenario, Result[]>(scenarios.map((s) => [s, []]));
   for (let round = 0; round < rounds; round++) {
     for (const scenario of scenarios) {
-      const result = await measure(scenario);
+      const previous = all.get(scenario)!.at(-1) ?? warm.get(scenario);
+      const result = await measure(scenario, previous);
       all.get(scenario)!.push(result);
-      const previous = best.get(scenario);
-      if (!previous || result.rps > previous.rps) best.set(scenario, result);
+      const kept = best.get(scenario);
+      if (!kept || result.rps > kept.rps) best.set(scenario, result);
     }
   }
 
-  const base = best.get(bare)!;
   const pad = (s: string, n: number) => s.padEnd(n);
   console.log(
     pad("scenario", 36) + pad("req/s", 16) + pad("p50 ms", 16) + pad("p99 ms", 16) +
       pad("cpu us/req", 18) + "target",
   );
   let missed = false;
+  const bars: Bar[] = [];
   for (const scenario of scenarios) {
-    const r = best.get(scenario)!;
-    const ratio = r.rps / base.rps;
+    const r = bestOf(scenario);
+    const base = scenario.base ? bestOf(scenario.base) : r;
+    const invalid = all.get(scenario)!.filter((x) => !roundValid(scenario, x));
+    const valid = invalid.length === 0;
     const cell = (value: number, reference: number, digits = 0) =>
       `${value.toFixed(digits)} (${(value / reference).toFixed(2)}x)`;
-    const verdict = scenario.target === undefined
-      ? ""
-      : `${ratio >= scenario.target ? "met" : "MISSED"} (>= ${scenario.target}x req/s)`;
-    if (scenario.target !== undefined && ratio < scenario.target) missed = true;
+    const verdicts: string[] = [];
+    const judge = (name: string, ratio: number, target: number, kind: "min" | "max") => {
+      const met = kind === "min" ? ratio >= target : ratio <= target;
+      if (!met || !valid) missed = true;
+      verdicts.push(
+        `${name} ${ratio.toFixed(2)}x ${kind === "min" ? ">=" : "<="} ${target}x: ${
+          !valid ? "INVALID" : met ? "met" : "MISSED"
+        }`,
+      );
+      bars.push({ name: `${scenario.name}, ${name}`, ratio, target, kind, valid });
+    };
+    if (scenario.rps !== undefined) judge("req/s", r.rps / base.rps, scenario.rps, "min");
+    if (scenario.p99 !== undefined) judge("p99", r.p99 / base.p99, scenario.p99, "max");
+    if (scenario.cpu) {
+      judge("cpu", r.cpuPerRequest / scenario.cpu.budget(), scenario.cpu.target, "max");
+    }
     console.log(
       pad(scenario.name, 36) + pad(cell(r.rps, base.rps), 16) + pad(cell(r.p50, base.p50, 2), 16) +
         pad(cell(r.p99, base.p99, 2), 16) + pad(cell(r.cpuPerRequest, base.cpuPerRequest), 18) +
-        verdict + (r.non2xx > 0 ? `  [${r.non2xx} non-2xx/socket errors]` : ""),
+        verdicts.join("; "),
     );
     const each = all.get(scenario)!.map((x) => `${x.rps.toFixed(0)}/${x.cpuPerRequest.toFixed(0)}`);
     console.log(`  rounds (req/s / cpu us per request): ${each.join("  ")}`);
-    if (scenario.notes) console.log(`  ${await scenario.notes()}`);
+    if (scenario.cpu) console.log(`  cpu target: ${scenario.cpu.text}`);
+    if (!valid) {
+      console.log(
+        `  INVALID: ${invalid.length} of ${rounds} rounds had ` +
+          `${invalid.reduce((n, x) => n + x.non2xx, 0)} answers of 400 or more or socket errors` +
+          (scenario.noReplays
+            ? ` and ${invalid.reduce((n, x) => n + (x.replays ?? 0), 0)} replays (pool run out)`
+            : ""),
+      );
+    }
+    if (scenario.gateway) {
+      const rounds = all.get(scenario)!;
+      const requests = rounds.reduce((n, x) => n + x.requests, 0);
+      const trips = rounds.reduce((n, x) => n + (x.storeTrips ?? 0), 0);
+      const replays = rounds.reduce((n, x) => n + (x.replays ?? 0), 0);
+      console.log(
+        `  store round trips per request: ${(trips / requests).toFixed(2)}; replays: ${replays} ` +
+          `of ${requests} requests`,
+      );
+    }
   }
-  const post = best.get(bareSigned)!.cpuPerRequest;
-  const signedCpu = best.get(signedRun)!.cpuPerRequest;
-  const budget = post + verification.cpuUs;
-  console.log(
-    `signed POST: ${signedCpu.toFixed(0)} us CPU/request; bare proxy ${post.toFixed(0)} + one ` +
-      `verification ${verification.cpuUs.toFixed(0)} (measured in this run) = ${
-        budget.toFixed(0)
-      }; ` +
-      `ratio ${(signedCpu / budget).toFixed(2)}x (target <= 1.10x, the in-process store adds no ` +
-      `network round trip)`,
+  const dir = await outDir();
+  const stamp = new Date().toISOString().slice(0, 16).replace("T", " ");
+  await Deno.writeTextFile(
+    `${dir}/bench.svg`,
+    ratioChart(bars, `deno task bench, ${stamp} UTC: best of ${rounds} x ${seconds} s${placement}`),
   );
-  if (signedCpu > 1.1 * budget) missed = true;
-  if (missed) console.log("some targets were missed");
-} finally {
-  for (const child of children) {
-    try {
-      child.kill("SIGTERM");
-    } catch { /* already gone */ }
+  console.log(`chart: ${dir}/bench.svg`);
+  if (built.has("write-redis")) await redisPerKey();
+  const write = built.get("write");
+  if (write) await memoryPerWrite(write);
+  if (!only || only.includes("cold-start")) {
+    if (!await coldStart()) missed = true;
   }
+  if (missed) console.log("some targets were missed or invalid");
+} finally {
+  stopAll();
 }

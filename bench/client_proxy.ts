@@ -1,9 +1,9 @@
 /**
  * A yardstick: the bare proxy's forwarding over the gateway's own HTTP/1.1 upstream client
- * (src/upstream/http1.ts) instead of `fetch`. Beside the bare proxy it shows what the client
+ * (src/upstream/http1/client.ts) instead of `fetch`. Beside the bare proxy it shows what the client
  * saves; beside the gateway, what the gateway's checks cost.
  */
-import { Http1Upstream } from "../src/upstream/http1.ts";
+import { Http1Upstream } from "../src/upstream/http1/client.ts";
 
 const [port, upstream] = [Number(Deno.args[0]), Deno.args[1]];
 const client = new Http1Upstream();

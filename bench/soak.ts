@@ -7,9 +7,9 @@
  * the soak's own) and the load generator (bench/soak_load.ts: many TPPs by client address, a fresh
  * X-Request-ID on every request, account reads and payment initiations), each its own process.
  *
- * With the memory store a fill phase first sends as many payment initiations as the store holds
- * (`max_entries`), so that the measured run starts with the store at its cap: the growth up to the
- * cap is by design, not a leak.
+ * X-Request-IDs are kept for SOAK_RETENTION (15s, the default policy's 24h otherwise), so that the
+ * store holds a steady window of records (the memory store never evicts one inside its retention;
+ * a full store refuses writes); SOAK_FILL sends that many payment initiations first.
  *
  * Verdicts on the gateway process:
  * - resident memory (VmRSS of /proc/<pid>/status, sampled every SOAK_SAMPLE_SECONDS): the median
@@ -26,12 +26,12 @@
  * SOAK_RATE [1000000 / SOAK_SECONDS: requests per second aimed at], SOAK_CONNECTIONS [32],
  * SOAK_TPPS [10000], SOAK_PSUS [100000], SOAK_PAYMENTS [0.5: share of payment initiations],
  * SOAK_PER_CONNECTION [100: requests before a connection moves to the next TPP address],
- * SOAK_FILL [memory: the store's max_entries; redis: 0], SOAK_SAMPLE_SECONDS [SOAK_SECONDS / 60,
+ * SOAK_FILL [0], SOAK_RETENTION [15s], SOAK_SAMPLE_SECONDS [SOAK_SECONDS / 60,
  * 1 to 10], SOAK_RSS_TOLERANCE [10: percent of the RSS compared against; at least 32 MB and 3x
  * the live heap], SOAK_HEAP_TOLERANCE [5: percent, at least 8 MB], SOAK_V8_FLAGS [none: more V8
  * flags for the gateway, comma-separated].
  */
-import { CHECKS } from "../middleware/mod.ts";
+import { PIPELINE } from "../middleware/mod.ts";
 import { V8_FLAGS } from "../src/lib/v8_flags.ts";
 import { freePort, waitForPort } from "./ports.ts";
 import { parsePolicy } from "../src/policy/load.ts";
@@ -358,20 +358,35 @@ try {
   spawnDeno(["bench/upstream.ts", String(upstreamPort)]);
   await waitForPort(upstreamPort);
 
+  // The default policy keeps X-Request-IDs for 24 h, and the memory store never evicts one inside
+  // its retention (a full store refuses new writes): a soak of a million ids would fill it and then
+  // measure refusals. The soak keeps them for SOAK_RETENTION (15s) instead, so the store holds a
+  // steady window of records.
+  const soakPolicy = await Deno.makeTempFile({ prefix: "soak-policy-", suffix: ".yaml" });
+  await Deno.writeTextFile(
+    soakPolicy,
+    (await Deno.readTextFile(`${root}${policyFile}`)).replace(
+      "retention: 24h",
+      // The in-flight bound (60s by default) must not exceed the retention.
+      `retention: ${Deno.env.get("SOAK_RETENTION") ?? "15s"}\n    inflight: 15s`,
+    ),
+  );
   const gatewayEnv: Record<string, string> = {
-    GATEWAY_POLICY: policyFile,
+    GATEWAY_POLICY: soakPolicy,
     UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}`,
     METRICS_TOKEN: metricsToken,
     GATEWAY_WATCH: "false",
   };
   const redis = storeKind === "redis" ? await redisServer() : undefined;
   if (redis) Object.assign(gatewayEnv, { STORE_KIND: "redis", STORE_URL: redis.url });
-  const policy = parsePolicy(policyFile, await Deno.readTextFile(`${root}${policyFile}`), {
-    checks: CHECKS,
+  const policy = parsePolicy(soakPolicy, await Deno.readTextFile(soakPolicy), {
+    ...PIPELINE,
     env: (name) => gatewayEnv[name] ?? Deno.env.get(name),
   });
   const maxEntries = policy.store.max_entries;
-  const fill = env("SOAK_FILL", storeKind === "memory" ? maxEntries : 0);
+  // No fill by default: within the retention the records cannot be evicted, so a fill to the cap
+  // would leave the store refusing writes until they expire.
+  const fill = env("SOAK_FILL", 0);
 
   const port = freePort();
   const inspectPort = freePort();

@@ -1,57 +1,20 @@
 /**
- * Shared pieces of the header rules: how header names are shown in errors, the headers the
- * interface says may be ignored, and what happens when such a header is malformed (it is dropped
- * before forwarding and logged, never rejected, unless the policy says otherwise).
+ * Shared pieces of the header rules: how header names are shown in errors, the one reading of a
+ * boolean header, the headers the interface says may be ignored, and what happens when such a
+ * header is malformed (it is dropped before forwarding and logged, never rejected, unless the
+ * policy says otherwise). An empty header is absent for every check (`requestHeaders()`).
  */
 import { z } from "zod";
-import type { GatewayContext, Mode } from "../src/core/check.ts";
+import type { GatewayContext, Mode, Report } from "../src/core/check.ts";
 import type { Operation } from "../src/core/catalogue.ts";
 import { dropHeader } from "../src/core/request.ts";
 import { formatError, type GatewayError } from "../src/core/errors.ts";
 
-/** A UUID in its canonical 8-4-4-4-12 hexadecimal form (any version, either case). */
-export const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+export { UUID } from "../src/lib/ids.ts";
 
-const NAMES = [
-  "X-Request-ID",
-  "Digest",
-  "x-jws-signature",
-  "Signature",
-  "TPP-Signature-Certificate",
-  "Authorization",
-  "Content-Type",
-  "Accept",
-  "Consent-ID",
-  "PSU-ID",
-  "PSU-ID-Type",
-  "PSU-Corporate-ID",
-  "PSU-Corporate-ID-Type",
-  "PSU-IP-Address",
-  "PSU-IP-Port",
-  "PSU-Accept",
-  "PSU-Accept-Charset",
-  "PSU-Accept-Encoding",
-  "PSU-Accept-Language",
-  "PSU-User-Agent",
-  "PSU-Http-Method",
-  "PSU-Device-ID",
-  "PSU-Geo-Location",
-  "TPP-Redirect-Preferred",
-  "TPP-Decoupled-Preferred",
-  "TPP-Redirect-URI",
-  "TPP-Nok-Redirect-URI",
-  "TPP-Explicit-Authorisation-Preferred",
-  "TPP-Rejection-NoFunds-Preferred",
-  "TPP-Brand-Logging-Information",
-  "TPP-Notification-URI",
-  "TPP-Notification-Content-Preferred",
-];
-const DISPLAY = new Map(NAMES.map((name) => [name.toLowerCase(), name]));
+import { displayName } from "../src/bodies/headers.ts";
 
-/** The header's name as the interface documents write it, for `path` and texts. */
-export function displayName(name: string): string {
-  return DISPLAY.get(name) ?? name.replace(/(^|-)([a-z])/g, (_, dash, c) => dash + c.toUpperCase());
-}
+export { displayName };
 
 /**
  * Headers the interface says "may be ignored" (000, common request headers). The document also
@@ -89,9 +52,29 @@ export function headerError(name: string, text: string): GatewayError {
   return formatError(displayName(name), text);
 }
 
-/** 400 FORMAT_ERROR for a required header that is absent. */
-export function missingHeader(name: string): GatewayError {
-  return headerError(name, `Header "${displayName(name)}" is required for this operation`);
+/**
+ * 400 FORMAT_ERROR for a required header that is absent; the text says so when it was sent with
+ * an empty value (an empty header counts as absent).
+ */
+export function missingHeader(name: string, c?: GatewayContext): GatewayError {
+  const empty = c !== undefined && c.req.raw.headers.has(name);
+  return headerError(
+    name,
+    `Header "${displayName(name)}" is required for this operation${
+      empty ? " (it was sent empty)" : ""
+    }`,
+  );
+}
+
+/**
+ * A boolean header (TPP-Redirect-Preferred and the other TPP-*-Preferred flags): `true` or
+ * `false` in any letter case, as Java-based banks (Boolean.valueOf) and the adorsys XS2A read
+ * them; `undefined` for anything else. Every check reads flags with this one function.
+ */
+export function parseFlag(value: string | null): boolean | undefined {
+  if (value === null || value.length > 5) return undefined;
+  const lower = value.toLowerCase();
+  return lower === "true" ? true : lower === "false" ? false : undefined;
 }
 
 /** How a check that judges ignorable headers is configured. */
@@ -102,26 +85,18 @@ export interface IgnorableOptions {
 
 /**
  * Handles a violation on one header: throws it, or, for an ignorable header under the `strip`
- * policy, records it as a finding and (in enforce mode) drops the header from the forwarded
+ * policy, reports it as a finding and (in enforce mode) drops the header from the forwarded
  * request. Returns true when the header was dropped.
  */
 export function headerViolation(
   c: GatewayContext,
-  check: { key: string; options: IgnorableOptions },
+  check: { report: Report; options: IgnorableOptions },
   name: string,
   error: GatewayError,
 ): boolean {
   if (!IGNORABLE_HEADERS.has(name) || check.options.ignorable === "reject") throw error;
   const enforce = check.options.mode === "enforce";
-  c.get("findings").push({
-    check: check.key,
-    mode: check.options.mode,
-    status: error.status,
-    code: error.code,
-    path: error.path,
-    text: error.message,
-    dropped: enforce,
-  });
+  check.report(c, error, { dropped: enforce });
   if (enforce) dropHeader(c, name);
   return enforce;
 }

@@ -2,47 +2,56 @@
  * One store decision per request, shared by the checks of shared state (`idempotency`,
  * `rate_limit`, `consent_frequency`).
  *
- * At start-up each of these checks registers its part of the decision in the operation's
- * {@link DecisionPlan}. At request time the first of them to run builds the whole decision and
- * asks the store once (one round trip: the X-Request-ID, every limit and the consent counter
- * together); each check then reads its own part of the answer and throws its own error, so
- * modes and findings stay per check.
+ * At start-up each of these checks fills in its part of the operation's decision plan
+ * (`BuildContext.decisions`, one per operation). At request time the first of them to run builds
+ * the whole decision and asks the store once (one round trip: the X-Request-ID, every limit and
+ * the consent counter together); each check then reads its own part of the answer and throws its
+ * own error, so modes and findings stay per check.
  */
 import { z } from "zod";
-import type { BuildContext, GatewayContext } from "../src/core/check.ts";
+import type { GatewayContext } from "../src/core/check.ts";
 import { GatewayError } from "../src/core/errors.ts";
+import { RETRY_AFTER_SECONDS } from "../src/core/retry_after.ts";
 import type { Services } from "../src/core/services.ts";
 import {
   type Decision,
   type DecisionOutcome,
-  type FrequencyPart,
-  type IdempotencyPart,
-  type LimitPart,
+  type DecisionPlan,
   StoreUnavailableError,
+  verdictProblem,
 } from "../src/store/types.ts";
 import { clientAddress } from "../src/core/request.ts";
+import { UUID } from "./_headers.ts";
 
-/** The parts one operation's checks contribute, each built from the request. */
-export interface DecisionPlan {
-  idempotency?: (c: GatewayContext) => Promise<IdempotencyPart | undefined>;
-  limits?: (c: GatewayContext) => LimitPart[];
-  frequency?: (c: GatewayContext) => FrequencyPart | undefined;
+/** The decision plan of an operation's checks of shared state. */
+export type SharedStatePlan = DecisionPlan<GatewayContext>;
+
+/** What the checks of shared state keep per request. */
+export interface SharedStateVariables {
+  /** The request's decision, asked of the store once (see {@link decide}). */
+  decision?: Promise<DecisionOutcome>;
 }
 
-// The checks of one operation share its BuildContext object (one per operation and app).
-const plans = new WeakMap<BuildContext, DecisionPlan>();
-
-/** The decision plan of the operation being built. */
-export function decisionPlan(context: BuildContext): DecisionPlan {
-  let plan = plans.get(context);
-  if (!plan) plans.set(context, plan = {});
-  return plan;
+declare module "../src/core/check.ts" {
+  interface GatewayVariables extends SharedStateVariables {}
 }
 
 async function ask(services: Services, decision: Decision): Promise<DecisionOutcome> {
   const started = performance.now();
   try {
-    return { decision, verdict: await services.store.decide(decision) };
+    const verdict = await services.store.decide(decision);
+    const problem = verdictProblem(decision, verdict);
+    if (problem === undefined) return { decision, verdict };
+    services.store.stats.errors++;
+    services.log.error({
+      msg: "store verdict not understood",
+      store: services.store.kind,
+      problem,
+    });
+    return {
+      decision,
+      error: new StoreUnavailableError(`The store answered with an unknown verdict: ${problem}`),
+    };
   } catch (error) {
     if (!(error instanceof StoreUnavailableError)) throw error;
     return { decision, error };
@@ -51,7 +60,7 @@ async function ask(services: Services, decision: Decision): Promise<DecisionOutc
   }
 }
 
-async function build(c: GatewayContext, plan: DecisionPlan): Promise<Decision> {
+async function build(c: GatewayContext, plan: SharedStatePlan): Promise<Decision> {
   return {
     idempotency: await plan.idempotency?.(c),
     limits: plan.limits?.(c) ?? [],
@@ -62,7 +71,7 @@ async function build(c: GatewayContext, plan: DecisionPlan): Promise<Decision> {
 /** The request's decision, asked of the store once and shared by the checks. */
 export function decide(
   c: GatewayContext,
-  plan: DecisionPlan,
+  plan: SharedStatePlan,
   services: Services,
 ): Promise<DecisionOutcome> {
   let outcome = c.get("decision");
@@ -100,7 +109,7 @@ export function storeUnavailable(
       503,
       "STORE_UNAVAILABLE",
       "The gateway cannot check this request against its shared state now; retry later",
-      { headers: { "retry-after": "2" } },
+      { headers: { "retry-after": String(RETRY_AFTER_SECONDS.storeUnavailable) } },
     );
   }
   services.store.stats.failOpen++;
@@ -123,18 +132,34 @@ export function callerId(c: GatewayContext): string {
   return address ? `ip:${address}` : "anonymous";
 }
 
+/**
+ * The identified TPP's part of a key (`keyPart` of its id); "" for every caller without a TPP
+ * identity, which no TPP's part can be.
+ */
+export function tppKey(c: GatewayContext): string {
+  const tpp = c.get("tpp")?.id;
+  return tpp ? keyPart(tpp) : "";
+}
+
+/**
+ * The hash tag that puts every key of a request's decision in one Redis Cluster slot, as the
+ * start of each key: `{<TPP>}:` (`keyPart` of its id; `{-}:` for every caller without a TPP
+ * identity, who share one X-Request-ID key space), when the store needs one (`Store.tagKeys`),
+ * else "" (memory, one Redis, a cluster whose prefix holds a tag: keys as before).
+ */
+export function slotTag(c: GatewayContext, services: Services): string {
+  return services.store.tagKeys ? `{${tppKey(c) || "-"}}:` : "";
+}
+
+/**
+ * A consent id as keys hold it: a UUID in lower case (the same consent, whatever case a TPP
+ * sends it in), any other id as sent.
+ */
+export function consentIdKey(id: string): string {
+  return UUID.test(id) ? id.toLowerCase() : id;
+}
+
 /** A key component: never contains the `:` separator. */
 export function keyPart(value: string): string {
   return encodeURIComponent(value);
-}
-
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** A duration such as `500ms`, `30s`, `5m`, `24h` or `1d`, in milliseconds. */
-export function duration() {
-  return z.string().regex(/^[1-9][0-9]*(ms|s|m|h|d)$/, "a duration like 30s, 5m, 24h or 1d")
-    .transform((text) => {
-      const [, amount, unit] = /^(\d+)(ms|s|m|h|d)$/.exec(text)!;
-      return Number(amount) * UNITS[unit];
-    });
 }

@@ -7,6 +7,9 @@ import { requestHeaders } from "../src/core/request.ts";
 import { GatewayError } from "../src/core/errors.ts";
 import { checkDigest } from "../src/signing/digest.ts";
 import type { SignatureVerifier } from "../src/signing/signer.ts";
+import type {} from "./digest.ts"; // digestVerified
+import type {} from "./tpp_certificate.ts"; // tppCertificate
+import type { CertificateGuard } from "../src/pki/certificate_use.ts";
 
 /**
  * For the signature checks: the signed Digest must match the body. Done once per request (the
@@ -41,6 +44,8 @@ export function signatureMiddleware(options: {
   header: string;
   required: boolean;
   now: () => number;
+  /** The checks of the check's policy on the signer's certificate (revocation, type, usage). */
+  guard?: CertificateGuard;
 }): Middleware {
   const { verifier, header } = options;
   const missing = new GatewayError(
@@ -63,6 +68,7 @@ export function signatureMiddleware(options: {
       now: options.now(),
       transportTpp: c.get("tppCertificate")?.organizationId,
     }, () => requireMatchingDigest(c, header));
+    if (options.guard) await options.guard(signer);
     if (!c.get("tpp") && signer.organizationId) {
       c.set("tpp", { id: signer.organizationId, roles: signer.roles, domains: signer.domains });
     }

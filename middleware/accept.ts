@@ -8,14 +8,15 @@ import { defineCheck, modal } from "../src/core/check.ts";
 import { requestHeaders } from "../src/core/request.ts";
 import { GatewayError } from "../src/core/errors.ts";
 import { acceptable } from "../src/lib/media_type.ts";
+import { mediaType } from "../src/policy/fields.ts";
 
 export const accept = defineCheck({
   key: "accept",
   description: "Accept must allow a format the operation answers in (JSON): 406",
   options: modal({
-    media_types: z.array(z.string().regex(/^[a-z0-9.+-]+\/[a-z0-9.+-]+$/)).min(1).default([
-      "application/json",
-    ]).describe("Media types the bank answers in (lower case)"),
+    media_types: z.array(mediaType()).min(1).default(["application/json"]).describe(
+      "Media types the bank answers in (lower case)",
+    ),
   }),
   create(options, { operation }) {
     const readsPayment = operation.id === "getPaymentInformation";

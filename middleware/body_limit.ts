@@ -8,16 +8,17 @@ import { defineCheck, type GatewayContext } from "../src/core/check.ts";
 import { requestHeaders } from "../src/core/request.ts";
 import { BodyLimitError, readBody } from "../src/lib/body.ts";
 import { formatError, GatewayError } from "../src/core/errors.ts";
+import { byteSize, duration, TIMER_MAX } from "../src/policy/fields.ts";
 
 export const bodyLimit = defineCheck({
   key: "body_limit",
   description: "Reads the request body once, with a size limit and an upload deadline",
   options: z.object({
-    max_bytes: z.number().int().positive().default(1_048_576).describe(
+    max_bytes: byteSize().default(1_048_576).describe(
       "Largest request body accepted, in bytes; larger bodies get 413 PAYLOAD_TOO_LARGE",
     ),
-    read_timeout_ms: z.number().int().positive().default(10_000).describe(
-      "Time allowed to receive the whole body; slower uploads get 408 REQUEST_TIMEOUT",
+    read_timeout: duration({ max: TIMER_MAX }).prefault("10s").describe(
+      "Time allowed to receive the whole body, for example 10s; slower uploads get 408 REQUEST_TIMEOUT",
     ),
   }).strict(),
   create(options) {
@@ -33,7 +34,7 @@ export const bodyLimit = defineCheck({
           "body",
           await readBody(c.req.raw, {
             maxBytes: options.max_bytes,
-            timeoutMs: options.read_timeout_ms,
+            timeoutMs: options.read_timeout,
           }),
         );
       } catch (error) {

@@ -1,9 +1,11 @@
 /**
  * `body_schema`: the request body fits the operation. The schema is chosen by the catalogue's
  * body kind (and, for payments, by payment-service and payment-product): single, bulk or periodic
- * payment, pain.001 XML (well-formed), consent, authorisation (POST, PUT) or checkout order.
- * Operations without a body refuse one. Every JSON body is also scanned for duplicate keys, deep
- * nesting and control characters. Unknown fields are rejected or let through, as the policy says.
+ * payment, pain.001 XML (well-formed, without XInclude or schema locations), a periodic pain.001 as
+ * multipart/form-data (the XML part and the JSON schedule part), consent, authorisation (POST, PUT)
+ * or checkout order. Operations without a body refuse one. Every JSON body is also scanned for
+ * duplicate keys, deep nesting and control characters. Unknown fields are rejected or let through,
+ * as the policy says.
  */
 import { z } from "zod";
 import { defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
@@ -15,7 +17,15 @@ import { parseBody } from "../src/bodies/issues.ts";
 import { jsonProblem } from "../src/bodies/json_scan.ts";
 import { xmlProblem } from "../src/bodies/xml.ts";
 import type { BodyOptions } from "../src/bodies/text.ts";
-import { bulkPayment, periodicPayment, singlePayment, type Today } from "../src/bodies/payment.ts";
+import {
+  bulkPayment,
+  periodicPayment,
+  singlePayment,
+  standingOrder,
+  type Today,
+} from "../src/bodies/payment.ts";
+import { checkPeriodicForm, FORM_DATA, formBoundary } from "../src/bodies/periodic_form.ts";
+import { parseMediaType } from "../src/lib/media_type.ts";
 import { consent } from "../src/bodies/consent.ts";
 import { authorisation } from "../src/bodies/authorisation.ts";
 import { checkoutOrder } from "../src/bodies/checkout_order.ts";
@@ -66,6 +76,9 @@ export const bodySchema = defineCheck({
     max_xml_depth: z.number().int().min(2).max(1024).default(64).describe(
       "Deepest nesting of elements accepted in a pain.001 XML body",
     ),
+    allow_xml_schema_location: z.boolean().default(false).describe(
+      "Accept xsi:schemaLocation and xsi:noNamespaceSchemaLocation in pain.001 XML bodies (some payment software writes them); refused by default, since a validator behind the gateway may fetch the schema they name. XInclude is always refused",
+    ),
     allow_http_urls: z.boolean().default(false).describe(
       "Accept http URLs where https ones are expected (checkout redirect_url); for a sandbox only",
     ),
@@ -91,7 +104,7 @@ export const bodySchema = defineCheck({
 
     const schemas: Record<string, z.ZodType> = kind === "payment"
       ? {
-        payments: singlePayment(built),
+        payments: singlePayment(built, today),
         "bulk-payments": bulkPayment(built, today),
         "periodic-payments": periodicPayment(built, today),
       }
@@ -102,6 +115,13 @@ export const bodySchema = defineCheck({
       : { authorisation: authorisation(built, kind === "authorisationUpdate") };
     const emptyAllowed = kind === "authorisation" || kind === "authorisationUpdate";
     const bilateral = new Map(Object.entries(options.bilateral_frequency_per_day));
+    const form = {
+      schedule: standingOrder(built, today),
+      maxJsonDepth: options.max_json_depth,
+      maxXmlDepth: options.max_xml_depth,
+      allowSchemaLocation: options.allow_xml_schema_location,
+      unknown: options.unknown_fields,
+    };
 
     return (c, next) => {
       const params = c.get("params");
@@ -109,7 +129,20 @@ export const bodySchema = defineCheck({
         if (c.get("body").byteLength === 0) {
           throw formatError("body", "The request body is required");
         }
-        const problem = xmlProblem(bodyText(c), options.max_xml_depth);
+        const type = requestHeaders(c).get("content-type");
+        if (parseMediaType(type ?? "")?.essence === FORM_DATA) {
+          if (params["payment-service"] !== "periodic-payments") {
+            throw formatError(
+              "Content-Type",
+              "Only a periodic payment is sent as multipart/form-data (parts xml_sct and json_standingorderType)",
+            );
+          }
+          checkPeriodicForm(bodyText(c), formBoundary(type), form);
+          return next();
+        }
+        const problem = xmlProblem(bodyText(c), options.max_xml_depth, {
+          allowSchemaLocation: options.allow_xml_schema_location,
+        });
         if (problem) throw formatError("body", problem);
         return next();
       }

@@ -3,27 +3,35 @@
  * instance. The gateway learns each consent as it passes (POST /v1/consents: the request's
  * recurringIndicator, frequencyPerDay and validUntil with the answer's consentId; GET of the
  * consent refreshes it; DELETE forgets it) and keeps it until validUntil. An account read without
- * PSU-IP-Address (TPP-initiated) counts per consent, per resource (path) and per calendar day of
- * the bank's time zone, against min(frequencyPerDay, the TPP's maximum); a one-off consent allows
- * 1 read of each resource, whoever initiates it; PSU-initiated reads on recurring consents are
- * not counted. Over it: 429 ACCESS_EXCEEDED. A consent the gateway never saw is forwarded (the
- * core decides), optionally capped by a default.
+ * PSU-IP-Address (TPP-initiated) counts per TPP and consent (callers without TPP identity share
+ * one count), per resource (path) and per calendar day of the bank's time zone, against
+ * min(frequencyPerDay, the TPP's maximum); a one-off consent allows 1 read of each resource,
+ * whoever initiates it; PSU-initiated reads on recurring consents are not counted. Only reads the
+ * core answers with 2xx count (counted on the way in, taken back on the way out). A UUID consent
+ * id counts the same in any case. Over it: 429 ACCESS_EXCEEDED. A consent the gateway never saw
+ * is forwarded (the core decides), optionally capped by a default.
  */
 import { z } from "zod";
+import type { Next } from "hono";
 import { errorText } from "../src/lib/mask.ts";
-import { defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
+import { type BuildContext, defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
 import { header, jsonBody } from "../src/core/request.ts";
 import { GatewayError } from "../src/core/errors.ts";
-import { bankCalendar, isTimeZone } from "../src/lib/calendar.ts";
+import { type BankCalendar, bankCalendar, isTimeZone } from "../src/lib/calendar.ts";
 import {
   callerId,
+  consentIdKey,
   decide,
-  decisionPlan,
-  duration,
   failField,
   keyPart,
+  type SharedStatePlan,
+  slotTag,
   storeUnavailable,
+  tppKey,
 } from "./_shared_state.ts";
+import { duration } from "../src/policy/fields.ts";
+import { retryAfter } from "../src/core/retry_after.ts";
+import type { FrequencyPart, FrequencyVerdict } from "../src/store/types.ts";
 import type { Services } from "../src/core/services.ts";
 
 const KEY = "consent_frequency";
@@ -36,6 +44,38 @@ interface ConsentTerms {
   validUntil: string;
 }
 
+/** The options compiled once for one operation; every request of it reads this. */
+interface FrequencyConfig {
+  readonly operationId: string;
+  readonly enforce: boolean;
+  readonly fail: "open" | "closed";
+  readonly timeZone: string;
+  readonly calendar: BankCalendar;
+  readonly maxPerDay: number;
+  /** The bilateral maximum of each TPP that has one. */
+  readonly bilateral: ReadonlyMap<string, number>;
+  readonly unknownLimit: number;
+  readonly maxRetentionMs: number;
+  readonly services: Services;
+}
+
+type Options = z.output<typeof consentFrequency.options>;
+
+function compile(options: Options, { operation, services }: BuildContext): FrequencyConfig {
+  return Object.freeze({
+    operationId: operation.id,
+    enforce: options.mode === "enforce",
+    fail: options.fail,
+    timeZone: options.time_zone,
+    calendar: bankCalendar(options.time_zone),
+    maxPerDay: options.max_per_day,
+    bilateral: new Map(Object.entries(options.bilateral)),
+    unknownLimit: options.unknown_consent_limit,
+    maxRetentionMs: options.max_retention,
+    services,
+  });
+}
+
 /** The terms in a consent request or a consent read answer, if they are complete. */
 export function consentTerms(value: unknown): ConsentTerms | undefined {
   if (!value || typeof value !== "object") return undefined;
@@ -46,8 +86,9 @@ export function consentTerms(value: unknown): ConsentTerms | undefined {
   return { recurring: recurringIndicator, frequencyPerDay: frequencyPerDay as number, validUntil };
 }
 
-function consentKey(id: string): string {
-  return `consent:${keyPart(id)}`;
+/** The learnt consent's key; on a Redis Cluster under the caller's tag, so one per TPP. */
+function consentKey(c: GatewayContext, services: Services, id: string): string {
+  return `${slotTag(c, services)}consent:${keyPart(consentIdKey(id))}`;
 }
 
 /** The answer's body as JSON (a copy: the client still gets the body), if it is JSON. */
@@ -58,6 +99,147 @@ async function responseJson(c: GatewayContext): Promise<unknown> {
   } catch {
     return undefined;
   }
+}
+
+/** Keeps (or, when already expired, forgets) a consent's terms until the end of validUntil. */
+async function learn(
+  c: GatewayContext,
+  config: FrequencyConfig,
+  options: { id: string; terms: ConsentTerms },
+) {
+  const { services } = config;
+  const { id, terms } = options;
+  const nextDay = new Date(Date.parse(`${terms.validUntil}T00:00:00Z`) + 86_400_000)
+    .toISOString().slice(0, 10);
+  const ttl = Math.min(config.calendar.startOf(nextDay) - services.now(), config.maxRetentionMs);
+  try {
+    if (ttl <= 0) return await services.store.delete(consentKey(c, services, id));
+    await services.store.put(
+      consentKey(c, services, id),
+      `${terms.recurring ? 1 : 0}|${terms.frequencyPerDay}`,
+      ttl,
+    );
+  } catch (error) {
+    services.log.error({
+      msg: "consent not learnt",
+      op: config.operationId,
+      error: errorText(error),
+    });
+  }
+}
+
+async function forget(c: GatewayContext, services: Services, id: string) {
+  try {
+    await services.store.delete(consentKey(c, services, id));
+  } catch (error) {
+    services.log.error({ msg: "consent not forgotten", error: errorText(error) });
+  }
+}
+
+/** POST /v1/consents: learns the request's terms under the consentId of the bank's answer. */
+async function learnCreated(c: GatewayContext, next: Next, config: FrequencyConfig) {
+  await next();
+  if (c.res.status !== 201 || !c.get("upstream")) return;
+  const id = (await responseJson(c) as { consentId?: unknown } | undefined)?.consentId;
+  let terms: ConsentTerms | undefined;
+  try {
+    terms = consentTerms(jsonBody(c));
+  } catch {
+    terms = undefined;
+  }
+  if (typeof id === "string" && id !== "" && terms) await learn(c, config, { id, terms });
+}
+
+/** GET /v1/consents/{consentId}: refreshes the terms from the bank's answer. */
+async function learnRead(c: GatewayContext, next: Next, config: FrequencyConfig) {
+  await next();
+  if (c.res.status !== 200 || !c.get("upstream")) return;
+  const terms = consentTerms(await responseJson(c));
+  if (terms) await learn(c, config, { id: c.get("params").consentId, terms });
+}
+
+/** DELETE /v1/consents/{consentId}: forgets the consent once the bank deleted it. */
+async function forgetDeleted(c: GatewayContext, next: Next, config: FrequencyConfig) {
+  await next();
+  if (c.res.status >= 300 || !c.get("upstream")) return;
+  await forget(c, config.services, c.get("params").consentId);
+}
+
+/** The consent counter's part of the request's store decision (none without Consent-ID). */
+function frequencyPart(c: GatewayContext, config: FrequencyConfig): FrequencyPart | undefined {
+  const consent = header(c, "consent-id");
+  if (!consent) return undefined;
+  // One count per TPP and consent: another TPP's reads never use up the consent's owner's.
+  const base = `${slotTag(c, config.services)}freq:${tppKey(c)}:${keyPart(consentIdKey(consent))}:`;
+  const resource = keyPart(c.req.path);
+  return {
+    consentKey: consentKey(c, config.services, consent),
+    days: config.calendar.around(config.services.now()).map((day) => ({
+      key: `${base}${day.label}:${resource}`,
+      start: day.start,
+      end: day.end,
+    })),
+    max: config.bilateral.get(callerId(c)) ?? config.maxPerDay,
+    unknownLimit: config.unknownLimit,
+    psuInitiated: c.get("psuInitiated"),
+    enforce: config.enforce,
+  };
+}
+
+/** 429 ACCESS_EXCEEDED for a read over the consent's frequency. */
+function exceeded(c: GatewayContext, config: FrequencyConfig, result: FrequencyVerdict) {
+  return new GatewayError(
+    429,
+    "ACCESS_EXCEEDED",
+    `Consent "${header(c, "consent-id")}" allows ${result.limit} ${
+      result.limit === 1 ? "read" : "reads"
+    } of this resource a day${
+      result.known ? "" : " (consent not known to the gateway)"
+    }; the count starts again at midnight ${config.timeZone}`,
+    {
+      path: "Consent-ID",
+      headers: { "retry-after": retryAfter(result.retryMs) },
+    },
+  );
+}
+
+/** Takes back a read counted on the way in (the core did not answer it with 2xx). */
+async function refund(c: GatewayContext, config: FrequencyConfig, counter: string) {
+  try {
+    await config.services.store.refund(counter);
+  } catch (error) {
+    config.services.log.error({
+      msg: "consent read not refunded",
+      op: config.operationId,
+      request_id: c.get("requestId") || undefined,
+      error: errorText(error),
+    });
+  }
+}
+
+/**
+ * An account read: refused when the store found the consent's count for today used up. The read
+ * is counted in the request's one decision on the way in; one the core does not answer with 2xx
+ * is taken back on the way out, so only reads the core served count.
+ */
+async function countRead(
+  c: GatewayContext,
+  next: Next,
+  config: FrequencyConfig,
+  plan: SharedStatePlan,
+) {
+  const outcome = await decide(c, plan, config.services);
+  if (outcome.error) {
+    storeUnavailable(c, config.services, { check: KEY, fail: config.fail });
+    return next();
+  }
+  const result = outcome.verdict.frequency;
+  if (result?.counted && !result.allowed) throw exceeded(c, config, result);
+  const counter = result?.counter;
+  if (!counter) return next();
+  await next();
+  const status = c.get("upstream")?.status;
+  if (status === undefined || status < 200 || status > 299) await refund(c, config, counter);
 }
 
 export const consentFrequency = defineCheck({
@@ -87,113 +269,18 @@ export const consentFrequency = defineCheck({
       : [`time_zone "${options.time_zone}" is not a known IANA time zone`];
   },
   create(options, context) {
-    const { operation, services } = context;
-    const calendar = bankCalendar(options.time_zone);
-
-    /** Keeps (or, when already expired, forgets) a consent's terms. */
-    async function learn(id: string, terms: ConsentTerms) {
-      const nextDay = new Date(Date.parse(`${terms.validUntil}T00:00:00Z`) + 86_400_000)
-        .toISOString().slice(0, 10);
-      const ttl = Math.min(calendar.startOf(nextDay) - services.now(), options.max_retention);
-      try {
-        if (ttl <= 0) return await services.store.delete(consentKey(id));
-        await services.store.put(
-          consentKey(id),
-          `${terms.recurring ? 1 : 0}|${terms.frequencyPerDay}`,
-          ttl,
-        );
-      } catch (error) {
-        services.log.error({
-          msg: "consent not learnt",
-          op: operation.id,
-          error: errorText(error),
-        });
-      }
+    const config = compile(options, context);
+    switch (context.operation.id) {
+      case "createConsent":
+        return (c, next) => learnCreated(c, next, config);
+      case "getConsentInformation":
+        return (c, next) => learnRead(c, next, config);
+      case "deleteConsent":
+        return (c, next) => forgetDeleted(c, next, config);
     }
-
-    if (operation.id === "createConsent") {
-      return async (c, next) => {
-        await next();
-        if (c.res.status !== 201 || !c.get("upstream")) return;
-        const id = (await responseJson(c) as { consentId?: unknown } | undefined)?.consentId;
-        let terms: ConsentTerms | undefined;
-        try {
-          terms = consentTerms(jsonBody(c));
-        } catch {
-          terms = undefined;
-        }
-        if (typeof id === "string" && id !== "" && terms) await learn(id, terms);
-      };
-    }
-    if (operation.id === "getConsentInformation") {
-      return async (c, next) => {
-        await next();
-        if (c.res.status !== 200 || !c.get("upstream")) return;
-        const terms = consentTerms(await responseJson(c));
-        if (terms) await learn(c.get("params").consentId, terms);
-      };
-    }
-    if (operation.id === "deleteConsent") {
-      return async (c, next) => {
-        await next();
-        if (c.res.status >= 300 || !c.get("upstream")) return;
-        await forget(services, c.get("params").consentId);
-      };
-    }
-    if (operation.group !== "ais") return undefined;
-
-    const enforce = options.mode === "enforce";
-    const bilateral = new Map(Object.entries(options.bilateral));
-    const plan = decisionPlan(context);
-    plan.frequency = (c) => {
-      const consent = header(c, "consent-id");
-      if (!consent) return undefined;
-      const caller = callerId(c);
-      const base = `freq:${keyPart(consent)}:`;
-      const resource = keyPart(c.req.path);
-      return {
-        consentKey: consentKey(consent),
-        days: calendar.around(services.now()).map((day) => ({
-          key: `${base}${day.label}:${resource}`,
-          start: day.start,
-          end: day.end,
-        })),
-        max: bilateral.get(caller) ?? options.max_per_day,
-        unknownLimit: options.unknown_consent_limit,
-        psuInitiated: c.get("psuInitiated"),
-        enforce,
-      };
-    };
-
-    return async (c, next) => {
-      const outcome = await decide(c, plan, services);
-      if (outcome.error) {
-        storeUnavailable(c, services, { check: KEY, fail: options.fail });
-        return next();
-      }
-      const result = outcome.verdict.frequency;
-      if (!result || !result.counted || result.allowed) return next();
-      throw new GatewayError(
-        429,
-        "ACCESS_EXCEEDED",
-        `Consent "${header(c, "consent-id")}" allows ${result.limit} ${
-          result.limit === 1 ? "read" : "reads"
-        } of this resource a day${
-          result.known ? "" : " (consent not known to the gateway)"
-        }; the count starts again at midnight ${options.time_zone}`,
-        {
-          path: "Consent-ID",
-          headers: { "retry-after": String(Math.max(1, Math.ceil(result.retryMs / 1000))) },
-        },
-      );
-    };
+    if (context.operation.group !== "ais") return undefined;
+    const plan = context.decisions;
+    plan.frequency = (c) => frequencyPart(c, config);
+    return (c, next) => countRead(c, next, config, plan);
   },
 });
-
-async function forget(services: Services, id: string) {
-  try {
-    await services.store.delete(consentKey(id));
-  } catch (error) {
-    services.log.error({ msg: "consent not forgotten", error: errorText(error) });
-  }
-}

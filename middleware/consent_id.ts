@@ -23,7 +23,7 @@ export const consentId = defineCheck({
     return (c, next) => {
       const value = requestHeaders(c).get("consent-id");
       if (value === null) {
-        if (required) throw missingHeader("consent-id");
+        if (required) throw missingHeader("consent-id", c);
         return next();
       }
       const problem = idProblem(value, options.max_length);

@@ -1,6 +1,7 @@
 /**
  * `content_type`: a request body comes with a Content-Type that fits the operation: JSON, or XML
- * for the `pain.001-*` payment products; a charset other than UTF-8 is refused. Anything else is
+ * for the `pain.001-*` payment products (and multipart/form-data for a periodic one, whose parts
+ * `body_schema` judges); a charset other than UTF-8 is refused. Anything else is
  * 415 CONTENT_TYPE_INVALID (the interface lists 415 without a code). Where the interface requires
  * Content-Type even without a body (installment calculator, checkout), its absence is 400.
  */
@@ -11,8 +12,10 @@ import { requestHeaders } from "../src/core/request.ts";
 import { GatewayError } from "../src/core/errors.ts";
 import { missingHeader, requires } from "./_headers.ts";
 import { parseMediaType } from "../src/lib/media_type.ts";
+import { mediaType } from "../src/policy/fields.ts";
+import { FORM_DATA } from "../src/bodies/periodic_form.ts";
 
-const mediaTypes = z.array(z.string().regex(/^[a-z0-9.+-]+\/[a-z0-9.+-]+$/)).min(1);
+const mediaTypes = z.array(mediaType()).min(1);
 
 /** Whether the request carries a body, judged from its framing headers. */
 function hasBody(headers: HeaderLookup): boolean {
@@ -39,11 +42,16 @@ export const contentType = defineCheck({
       const headers = requestHeaders(c);
       const value = headers.get("content-type");
       if (value === null) {
-        if (required) throw missingHeader("content-type");
+        if (required) throw missingHeader("content-type", c);
         if (!hasBody(headers)) return next();
       }
-      const xml = xmlCapable && (c.get("params")["payment-product"] ?? "").startsWith("pain.001-");
-      const allowed = xml ? options.xml_types : options.json_types;
+      const params = c.get("params");
+      const xml = xmlCapable && (params["payment-product"] ?? "").startsWith("pain.001-");
+      const allowed = !xml
+        ? options.json_types
+        : params["payment-service"] === "periodic-payments"
+        ? [...options.xml_types, FORM_DATA]
+        : options.xml_types;
       const media = value === null ? undefined : parseMediaType(value);
       const charset = media?.params.get("charset")?.toLowerCase();
       if (!media || !allowed.includes(media.essence) || (charset && charset !== "utf-8")) {

@@ -9,6 +9,16 @@ import { requestHeaders } from "../src/core/request.ts";
 import { formatError } from "../src/core/errors.ts";
 import { checkDigest, DIGEST_ALGORITHMS } from "../src/signing/digest.ts";
 
+/** What the Digest checks keep per request. */
+export interface DigestVariables {
+  /** True once the Digest header was checked against the body bytes (here or by a signature check). */
+  digestVerified?: boolean;
+}
+
+declare module "../src/core/check.ts" {
+  interface GatewayVariables extends DigestVariables {}
+}
+
 export const digest = defineCheck({
   key: "digest",
   description: "Checks the Digest header against the request body",

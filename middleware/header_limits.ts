@@ -1,7 +1,8 @@
 /**
  * `header_limits`: length caps per header (PSU-ID and friends 50, redirect URIs 500, brand
  * logging 255), a cap on any one header and on all headers together, and no control characters
- * in any header value. These apply to every header of every operation. A header the interface
+ * in any header value but TAB (RFC 9110 allows it inside a field value, as it allows spaces).
+ * These apply to every header of every operation. A header the interface
  * says may be ignored is dropped when it breaks a rule, not rejected (policy `ignorable`).
  */
 import { z } from "zod";
@@ -10,6 +11,7 @@ import { headerList } from "../src/core/request.ts";
 import { displayName, headerError, headerViolation, ignorableField } from "./_headers.ts";
 import { formatError } from "../src/core/errors.ts";
 import { hasC0, hasControl } from "../src/lib/controls.ts";
+import { byteSize, headerName } from "../src/policy/fields.ts";
 
 /** Caps used in practice for the interface's headers (characters). */
 export const DEFAULT_CAPS: Record<string, number> = {
@@ -22,7 +24,8 @@ export const DEFAULT_CAPS: Record<string, number> = {
   "tpp-brand-logging-information": 255,
 };
 
-const ASCII = /^[ -~]*$/;
+/** Printable ASCII and TAB. */
+const ASCII = /^[\t -~]*$/;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
@@ -32,11 +35,12 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  */
 export function characterProblem(value: string, asciiOnly: boolean): string | undefined {
   if (ASCII.test(value)) return undefined;
-  if (hasC0(value)) return "must not contain control characters";
+  const untabbed = value.includes("\t") ? value.replaceAll("\t", " ") : value;
+  if (hasC0(untabbed)) return "must not contain control characters";
   if (asciiOnly) return "must contain printable ASCII characters only";
-  let text = value;
+  let text = untabbed;
   try {
-    text = utf8.decode(Uint8Array.from(value, (ch) => ch.charCodeAt(0)));
+    text = utf8.decode(Uint8Array.from(untabbed, (ch) => ch.charCodeAt(0)));
   } catch {
     // Not UTF-8: judged as Latin-1.
   }
@@ -62,15 +66,15 @@ export const headerLimits = defineCheck({
   key: "header_limits",
   description: "Length caps per header and overall; no control characters in header values",
   options: modal({
-    caps: z.record(z.string().regex(/^[A-Za-z0-9-]+$/), z.number().int().positive()).default(
+    caps: z.record(headerName(), z.number().int().positive()).default(
       DEFAULT_CAPS,
     ).describe(
       "Longest value per header name, in characters (replaces the whole default map when set)",
     ),
-    max_header_bytes: z.number().int().positive().default(16_384).describe(
+    max_header_bytes: byteSize().default(16_384).describe(
       "Longest value of any other header, in bytes (a signature with a certificate chain needs several kilobytes)",
     ),
-    max_total_bytes: z.number().int().positive().default(65_536).describe(
+    max_total_bytes: byteSize().default(65_536).describe(
       "Largest size of all header names and values together, in bytes",
     ),
     ascii_only: z.boolean().default(false).describe(
@@ -78,11 +82,11 @@ export const headerLimits = defineCheck({
     ),
     ignorable: ignorableField(),
   }),
-  create(options) {
+  create(options, { report }) {
     const caps = new Map(
       Object.entries(options.caps).map(([name, cap]) => [name.toLowerCase(), cap]),
     );
-    const check = { key: "header_limits", options };
+    const check = { report, options };
     return (c, next) => {
       let total = 0;
       for (const [name, value] of headerList(c)) {

@@ -5,24 +5,34 @@
  * true`, without reaching the upstream; the same id with another request is 400 FORMAT_ERROR; a
  * repeat while the first is still in flight waits for it (bounded), else 409 STATUS_INVALID.
  * Reads may require plain uniqueness instead. Only upstream answers are kept, never the
- * gateway's own rejections.
+ * gateway's own rejections, and only for an identified TPP (certificate, signature or token):
+ * for a caller without TPP identity every reuse of an id is refused (400), never replayed.
  */
 import { z } from "zod";
+import type { Next } from "hono";
 import { errorText } from "../src/lib/mask.ts";
-import { defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
+import { type BuildContext, defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
 import { pairs } from "../src/lib/header_pairs.ts";
+import { sha256Base64 } from "../src/signing/digest.ts";
 import { formatError, GatewayError } from "../src/core/errors.ts";
 import {
-  callerId,
   decide,
   decideAgain,
-  decisionPlan,
-  duration,
   failField,
   keyPart,
+  type SharedStatePlan,
+  slotTag,
   storeUnavailable,
+  tppKey,
 } from "./_shared_state.ts";
-import type { IdempotencyPart, StoredResponse } from "../src/store/types.ts";
+import { byteSize, duration } from "../src/policy/fields.ts";
+import { RETRY_AFTER_SECONDS } from "../src/core/retry_after.ts";
+import type {
+  DecisionOutcome,
+  IdempotencyPart,
+  StoredResponse,
+  Verdict,
+} from "../src/store/types.ts";
 import type { Services } from "../src/core/services.ts";
 
 const KEY = "idempotency";
@@ -46,16 +56,74 @@ const TRANSIENT = new Set([408, 425, 429]);
 /** The header that marks a replayed answer. */
 export const REPLAY_HEADER = "x-idempotent-replay";
 
-async function fingerprint(c: GatewayContext): Promise<string> {
+/** The options compiled once for one operation; every request of it reads this. */
+interface IdempotencyConfig {
+  readonly operationId: string;
+  /** replay: the same request gets the first answer; unique: any reuse is refused. */
+  readonly kind: "replay" | "unique";
+  readonly enforce: boolean;
+  readonly fail: { readonly check: string; readonly fail: "open" | "closed" };
+  readonly retentionMs: number;
+  readonly inflightMs: number;
+  readonly waitMs: number;
+  readonly pollMs: number;
+  readonly maxBodyBytes: number;
+  readonly services: Services;
+}
+
+type Options = z.output<typeof idempotency.options>;
+
+/** The options for one operation, or `undefined` when its method is not checked. */
+function compile(options: Options, { operation, services }: BuildContext) {
+  const kind = operation.method === "GET" ? options.reads : options.writes;
+  if (kind === "none") return undefined;
+  const config: IdempotencyConfig = {
+    operationId: operation.id,
+    kind,
+    enforce: options.mode === "enforce",
+    fail: Object.freeze({ check: KEY, fail: options.fail }),
+    retentionMs: options.retention,
+    inflightMs: options.inflight,
+    waitMs: options.wait,
+    pollMs: options.poll,
+    maxBodyBytes: options.max_body_bytes,
+    services,
+  };
+  return Object.freeze(config);
+}
+
+/** Base64 SHA-256 of the method, path, query and body (see {@link sha256Base64} for why sync). */
+function fingerprint(c: GatewayContext): string {
   const url = c.req.url;
   const query = url.indexOf("?");
-  const head = new TextEncoder().encode(
+  return sha256Base64(
     `${c.req.method} ${c.req.path}${query < 0 ? "" : url.slice(query)}\n`,
+    c.get("body"),
   );
-  const bytes = new Uint8Array(head.byteLength + c.get("body").byteLength);
-  bytes.set(head);
-  bytes.set(c.get("body"), head.byteLength);
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)).toBase64();
+}
+
+/**
+ * The idempotency part of the request's store decision (none without an X-Request-ID). Only an
+ * identified TPP has its answers kept for a replay, under its own key. Callers without a TPP
+ * identity share one key space, in which any reuse of an id is refused: whoever sends an id that
+ * was seen before, never gets the answer of the request that used it.
+ */
+function idempotencyPart(
+  c: GatewayContext,
+  config: IdempotencyConfig,
+): IdempotencyPart | undefined {
+  const id = c.get("requestId");
+  if (!id) return undefined;
+  const tpp = tppKey(c);
+  return {
+    key: `${slotTag(c, config.services)}idem:${tpp}:${keyPart(id)}`,
+    mode: tpp ? config.kind : "unique",
+    fingerprint: fingerprint(c),
+    token: crypto.randomUUID(),
+    enforce: config.enforce,
+    inflightMs: config.inflightMs,
+    retentionMs: config.retentionMs,
+  };
 }
 
 function replay(stored: StoredResponse): Response {
@@ -72,151 +140,137 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-export const idempotency = defineCheck({
-  key: KEY,
-  description: "X-Request-ID uniqueness, with replay of the first answer for repeated writes",
-  options: modal({
-    fail: failField("closed"),
-    writes: z.enum(["replay", "unique", "none"]).default("replay").describe(
-      "POST, PUT, DELETE: replay the first answer to the same request; unique: reject any reuse; none: no check",
-    ),
-    reads: z.enum(["unique", "none"]).default("none").describe(
-      "GET: unique: reject a reused X-Request-ID; none: no check",
-    ),
-    retention: duration().prefault("24h").describe(
-      "How long an X-Request-ID and its answer are kept, for example 24h",
-    ),
-    max_body_bytes: z.number().int().positive().default(65_536).describe(
-      "Largest answer body kept for replay; a repeat of a request with a larger answer gets 409 STATUS_INVALID",
-    ),
-    wait: duration().prefault("5s").describe(
-      "How long a repeat waits for the first request still in flight, before 409 STATUS_INVALID",
-    ),
-    poll: duration().prefault("50ms").describe("How often a waiting repeat looks at the store"),
-    inflight: duration().prefault("60s").describe(
-      "How long a request may stay in flight; longer than the proxy's timeout. A request still marked in flight after that (its instance died, or the store was down when the bank answered) has an unknown outcome: repeats get 409 STATUS_INVALID for the retention time, never a second execution",
-    ),
-  }),
-  validate(options) {
-    const problems: string[] = [];
-    if (options.poll > options.wait) problems.push("poll must not be longer than wait");
-    if (options.inflight < options.wait) problems.push("inflight must not be shorter than wait");
-    if (options.retention < options.inflight) {
-      problems.push("retention must not be shorter than inflight");
-    }
-    return problems;
-  },
-  create(options, context) {
-    const { operation, services } = context;
-    const kind = operation.method === "GET" ? options.reads : options.writes;
-    if (kind === "none") return undefined;
-    const plan = decisionPlan(context);
-    const enforce = options.mode === "enforce";
-    const fail = { check: KEY, fail: options.fail };
-    plan.idempotency = async (c): Promise<IdempotencyPart | undefined> => {
-      const id = c.get("requestId");
-      if (!id) return undefined;
-      return {
-        key: `idem:${keyPart(callerId(c))}:${keyPart(id)}`,
-        mode: kind,
-        fingerprint: await fingerprint(c),
-        token: crypto.randomUUID(),
-        enforce,
-        inflightMs: options.inflight,
-        retentionMs: options.retention,
-      };
-    };
+/** The store's answer, after waiting (bounded) for a first request still in flight. */
+async function settledOutcome(
+  c: GatewayContext,
+  config: IdempotencyConfig,
+  plan: SharedStatePlan,
+): Promise<DecisionOutcome> {
+  let outcome = await decide(c, plan, config.services);
+  const deadline = performance.now() + config.waitMs;
+  while (outcome.verdict?.idempotency?.outcome === "inflight" && performance.now() < deadline) {
+    await sleep(Math.min(config.pollMs, deadline - performance.now()));
+    outcome = await decideAgain(c, config.services);
+  }
+  return outcome;
+}
 
-    return async (c, next) => {
-      let outcome = await decide(c, plan, services);
-      const deadline = performance.now() + options.wait;
-      while (outcome.verdict?.idempotency?.outcome === "inflight" && performance.now() < deadline) {
-        await sleep(Math.min(options.poll, deadline - performance.now()));
-        outcome = await decideAgain(c, services);
-      }
-      if (outcome.error) {
-        storeUnavailable(c, services, fail);
-        return next();
-      }
-      const found = outcome.verdict.idempotency;
-      const id = c.get("requestId");
-      switch (found?.outcome) {
-        case undefined:
-        case "free":
-          // No X-Request-ID, or another check rejects the request: nothing was claimed.
-          return next();
-        case "replay":
-          services.metrics.replays.inc();
-          return replay(found.response!);
-        case "mismatch":
-          throw formatError(
-            "X-Request-ID",
-            `X-Request-ID "${id}" was already used for another request; send a new one`,
-          );
-        case "duplicate":
-          throw formatError(
-            "X-Request-ID",
-            `X-Request-ID "${id}" was already used; every request needs a new one`,
-          );
-        case "inflight":
-          throw new GatewayError(
-            409,
-            "STATUS_INVALID",
-            `A request with X-Request-ID "${id}" is still being processed; retry it later`,
-            { path: "X-Request-ID", headers: { "retry-after": "1" } },
-          );
-        case "unknown":
-          throw new GatewayError(
-            409,
-            "STATUS_INVALID",
-            `The request with X-Request-ID "${id}" was not seen to finish; it may have been executed. Read the resource's status, and send a new X-Request-ID if it has to be repeated`,
-            { path: "X-Request-ID" },
-          );
-        case "gone":
-          throw new GatewayError(
-            409,
-            "STATUS_INVALID",
-            `The request with X-Request-ID "${id}" was processed but its answer is too large to repeat; read the resource instead`,
-            { path: "X-Request-ID" },
-          );
-      }
-      if (kind === "unique") return next();
-      const part = outcome.decision.idempotency!;
-      try {
-        await next();
-      } catch (error) {
-        await finish(c, services, part, "release");
-        throw error;
-      }
-      await keep(c, services, part);
-    };
+/** The error for an X-Request-ID the store found used (or in use) already. */
+function reuseError(
+  outcome: "mismatch" | "duplicate" | "inflight" | "unknown" | "gone",
+  id: string,
+): GatewayError {
+  switch (outcome) {
+    case "mismatch":
+      return formatError(
+        "X-Request-ID",
+        `X-Request-ID "${id}" was already used for another request; send a new one`,
+      );
+    case "duplicate":
+      return formatError(
+        "X-Request-ID",
+        `X-Request-ID "${id}" was already used; every request needs a new one`,
+      );
+    case "inflight":
+      return new GatewayError(
+        409,
+        "STATUS_INVALID",
+        `A request with X-Request-ID "${id}" is still being processed; retry it later`,
+        {
+          path: "X-Request-ID",
+          headers: { "retry-after": String(RETRY_AFTER_SECONDS.inFlight) },
+        },
+      );
+    case "unknown":
+      return new GatewayError(
+        409,
+        "STATUS_INVALID",
+        `The request with X-Request-ID "${id}" was not seen to finish; it may have been executed. Read the resource's status, and send a new X-Request-ID if it has to be repeated`,
+        { path: "X-Request-ID" },
+      );
+    case "gone":
+      return new GatewayError(
+        409,
+        "STATUS_INVALID",
+        `The request with X-Request-ID "${id}" was processed but its answer is too large to repeat; read the resource instead`,
+        { path: "X-Request-ID" },
+      );
+  }
+}
 
-    /** After the upstream answered: keep its answer, or release the id when there is none. */
-    async function keep(c: GatewayContext, services: Services, part: IdempotencyPart) {
-      const status = c.res.status;
-      // An answer the bank gave, or the gateway's "outcome unknown" for a write that may have
-      // reached it, is kept; anything else (the bank unreachable, or saying "try again") frees the
-      // id for a retry.
-      const unknown = c.get("outcomeUnknown") === true;
-      if (!unknown && (!c.get("upstream") || status >= 500 || TRANSIENT.has(status))) {
-        services.log.info({
-          msg: "idempotency key released",
-          op: operation.id,
-          request_id: c.get("requestId"),
-          status,
-          upstream_status: c.get("upstream")?.status,
-        });
-        return await finish(c, services, part, "release");
-      }
-      const body = new Uint8Array(await c.res.clone().arrayBuffer());
-      const headers = pairs(c.res.headers).filter(([name]) => !NOT_KEPT.has(name));
-      if (body.byteLength > options.max_body_bytes) {
-        return await finish(c, services, part, "gone");
-      }
-      await finish(c, services, part, "done", { status, headers, body: body.toBase64() });
-    }
-  },
-});
+/**
+ * The check at request time: replays, refuses or lets the request through as the store decided,
+ * and for a claimed write records what the upstream answered.
+ */
+async function guard(
+  c: GatewayContext,
+  next: Next,
+  config: IdempotencyConfig,
+  plan: SharedStatePlan,
+): Promise<Response | void> {
+  const outcome = await settledOutcome(c, config, plan);
+  if (outcome.error) {
+    storeUnavailable(c, config.services, config.fail);
+    return next();
+  }
+  const found: Verdict["idempotency"] = outcome.verdict.idempotency;
+  switch (found?.outcome) {
+    case undefined:
+    case "free":
+      // No X-Request-ID, or another check rejects the request: nothing was claimed.
+      return next();
+    case "replay":
+      config.services.metrics.replays.inc();
+      return replay(found.response!);
+    case "mismatch":
+    case "duplicate":
+    case "inflight":
+    case "unknown":
+    case "gone":
+      throw reuseError(found.outcome, c.get("requestId"));
+    case "claimed":
+      break;
+    default:
+      // Never taken for "go": an outcome this code does not know is a store failure.
+      storeUnavailable(c, config.services, config.fail);
+      return next();
+  }
+  if (config.kind === "unique") return next();
+  const part = outcome.decision.idempotency!;
+  try {
+    await next();
+  } catch (error) {
+    await finish(c, config.services, part, "release");
+    throw error;
+  }
+  await keep(c, config, part);
+}
+
+/** After the upstream answered: keep its answer, or release the id when there is none. */
+async function keep(c: GatewayContext, config: IdempotencyConfig, part: IdempotencyPart) {
+  const { services } = config;
+  const status = c.res.status;
+  // An answer the bank gave, or the gateway's "outcome unknown" for a write that may have
+  // reached it, is kept; anything else (the bank unreachable, or saying "try again") frees the
+  // id for a retry.
+  const unknown = c.get("outcomeUnknown") === true;
+  if (!unknown && (!c.get("upstream") || status >= 500 || TRANSIENT.has(status))) {
+    services.log.info({
+      msg: "idempotency key released",
+      op: config.operationId,
+      request_id: c.get("requestId"),
+      status,
+      upstream_status: c.get("upstream")?.status,
+    });
+    return await finish(c, services, part, "release");
+  }
+  const body = new Uint8Array(await c.res.clone().arrayBuffer());
+  const headers = pairs(c.res.headers).filter(([name]) => !NOT_KEPT.has(name));
+  if (body.byteLength > config.maxBodyBytes) {
+    return await finish(c, services, part, "gone");
+  }
+  await finish(c, services, part, "done", { status, headers, body: body.toBase64() });
+}
 
 async function finish(
   c: GatewayContext,
@@ -244,3 +298,46 @@ async function finish(
     });
   }
 }
+
+export const idempotency = defineCheck({
+  key: KEY,
+  description: "X-Request-ID uniqueness, with replay of the first answer for repeated writes",
+  options: modal({
+    fail: failField("closed"),
+    writes: z.enum(["replay", "unique", "none"]).default("replay").describe(
+      "POST, PUT, DELETE: replay the first answer to the same request of the same identified TPP (callers without TPP identity: reject any reuse); unique: reject any reuse; none: no check",
+    ),
+    reads: z.enum(["unique", "none"]).default("none").describe(
+      "GET: unique: reject a reused X-Request-ID; none: no check",
+    ),
+    retention: duration().prefault("24h").describe(
+      "How long an X-Request-ID and its answer are kept, for example 24h",
+    ),
+    max_body_bytes: byteSize().default(65_536).describe(
+      "Largest answer body kept for replay; a repeat of a request with a larger answer gets 409 STATUS_INVALID",
+    ),
+    wait: duration().prefault("5s").describe(
+      "How long a repeat waits for the first request still in flight, before 409 STATUS_INVALID",
+    ),
+    poll: duration().prefault("50ms").describe("How often a waiting repeat looks at the store"),
+    inflight: duration().prefault("60s").describe(
+      "How long a request may stay in flight; longer than the proxy's timeout. A request still marked in flight after that (its instance died, or the store was down when the bank answered) has an unknown outcome: repeats get 409 STATUS_INVALID for the retention time, never a second execution",
+    ),
+  }),
+  validate(options) {
+    const problems: string[] = [];
+    if (options.poll > options.wait) problems.push("poll must not be longer than wait");
+    if (options.inflight < options.wait) problems.push("inflight must not be shorter than wait");
+    if (options.retention < options.inflight) {
+      problems.push("retention must not be shorter than inflight");
+    }
+    return problems;
+  },
+  create(options, context) {
+    const config = compile(options, context);
+    if (!config) return undefined;
+    const plan = context.decisions;
+    plan.idempotency = (c) => Promise.resolve(idempotencyPart(c, config));
+    return (c, next) => guard(c, next, config, plan);
+  },
+});

@@ -7,9 +7,11 @@
 import { z } from "zod";
 import { defineCheck, modal } from "../src/core/check.ts";
 import { trustStore } from "../src/pki/trust.ts";
+import { certificateGuard, certificateUseFields } from "../src/pki/certificate_use.ts";
 import { JWS_ALGORITHMS, JwsVerifier } from "../src/signing/jws.ts";
 import { coverageProblems, signatureFields } from "../src/signing/signer.ts";
 import { signatureMiddleware } from "./_signature.ts";
+import { duration } from "../src/policy/fields.ts";
 
 const MINIMUM = ["(request-target)", "digest", "x-request-id"];
 
@@ -20,15 +22,17 @@ export const jwsSignature = defineCheck({
     ...signatureFields(MINIMUM),
     algorithms: z.array(z.enum(JWS_ALGORITHMS)).min(1).default(["PS256", "RS256", "ES256"])
       .describe("JWS algorithms accepted (none and HMAC never are)"),
-    sigt_skew_seconds: z.number().int().min(1).max(3600).default(300).describe(
-      "Largest distance of the signing time (sigT) from the bank's clock, in seconds",
+    sigt_skew: duration({ min: "1s", max: "1h" }).prefault("5m").describe(
+      "Largest distance of the signing time (sigT) from the bank's clock, for example 5m",
     ),
+    ...certificateUseFields("signing"),
   }),
-  validate: (options) => coverageProblems(options.cover, MINIMUM),
+  validate: (options) => coverageProblems(options, MINIMUM),
   create(options, { operation, sections, services }) {
-    const verifier = new JwsVerifier(trustStore(sections), {
+    const store = trustStore(sections);
+    const verifier = new JwsVerifier(store, {
       algorithms: options.algorithms,
-      sigtSkewSeconds: options.sigt_skew_seconds,
+      sigtSkewSeconds: options.sigt_skew / 1000,
       coverage: { always: options.cover, whenPresent: options.cover_when_present },
       group: operation.group,
     });
@@ -37,6 +41,16 @@ export const jwsSignature = defineCheck({
       header: "x-jws-signature",
       required: options.required,
       now: services.now,
+      guard: certificateGuard(
+        options,
+        {
+          kind: "signing",
+          label: "signing certificate",
+          path: "x-jws-signature",
+          check: "jws_signature",
+        },
+        { store, sections, services, group: operation.group },
+      ),
     });
   },
 });

@@ -4,9 +4,13 @@
  * `_links` at any depth and of the checkout's `links[]`, and any other `href` member, so that no
  * internal address leaks. Links elsewhere (the bank's SCA pages, `approve`) stay as they are
  * unless a mapping says otherwise. A response with nothing to rewrite is passed through as it is.
+ * The `Location` of a created resource is rewritten the same way, and an absolute one of any
+ * origin whose path lies under an upstream prefix becomes the public path: it names the API,
+ * never another site, and an internal host name must not leak.
  */
 import { z } from "zod";
-import { defineCheck } from "../src/core/check.ts";
+import { defineCheck, type Middleware } from "../src/core/check.ts";
+import { pathPrefix } from "../src/policy/fields.ts";
 
 /** Rewrites one href, or returns it unchanged. */
 export type HrefRewriter = (href: string) => string;
@@ -57,6 +61,37 @@ export function hrefRewriter(rules: RewriteRules): HrefRewriter {
   };
 }
 
+/** A URL with a scheme and an authority (`https://host...`). */
+const ABSOLUTE = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+
+/**
+ * Builds the rewriter of `Location` values: as an href, and then an absolute URL of an unknown
+ * origin whose path lies under an upstream prefix as its path.
+ */
+export function locationRewriter(rules: RewriteRules): HrefRewriter {
+  const href = hrefRewriter(rules);
+  return (location) => {
+    const out = href(location);
+    if (!ABSOLUTE.test(out)) return out;
+    let url: URL;
+    try {
+      url = new URL(out);
+    } catch {
+      return out;
+    }
+    const path = url.pathname + url.search + url.hash;
+    return rules.prefixes.some((prefix) => startsWithSegment(path, prefix)) ? href(path) : out;
+  };
+}
+
+/** Rewrites the response's `Location` header in place, when it has one. */
+function relocate(response: Response, rewrite: HrefRewriter): void {
+  const location = response.headers.get("location");
+  if (location === null) return;
+  const rewritten = rewrite(location);
+  if (rewritten !== location) response.headers.set("location", rewritten);
+}
+
 /** An `href` member and its JSON string value (quotes in a value are always escaped). */
 const HREF = /"href"\s*:\s*("(?:[^"\\]|\\.)*")/g;
 
@@ -84,11 +119,12 @@ export function rewriteLinks(text: string, rewrite: HrefRewriter): string | unde
   return changed ? out : undefined;
 }
 
-const prefix = z.string().regex(/^(\/[A-Za-z0-9._~-]+)+$/, "a path prefix like /psd2/v1");
+const prefix = pathPrefix();
 
 export const links = defineCheck({
   key: "links",
-  description: "Rewrites _links hrefs that point at the upstream to the public prefix",
+  description:
+    "Rewrites _links hrefs and the Location header that point at the upstream to the public prefix",
   options: z.object({
     rewrite: z.boolean().default(true).describe("Rewrite links at all"),
     upstream_prefixes: z.array(prefix).default(["/psd2/v1", "/0.8/v1", "/v1"]).describe(
@@ -107,22 +143,31 @@ export const links = defineCheck({
       "Explicit rewrites for links that point elsewhere, for example the bank's SCA pages",
     ),
   }).strict(),
-  create(options, { sections }) {
+  create(options, { operation, sections }) {
     if (!options.rewrite) return undefined;
-    const rewrite = hrefRewriter({
+    const rules: RewriteRules = {
       prefixes: options.upstream_prefixes,
       publicPrefix: options.public_prefix,
       origins: [new URL(sections.upstream.url).origin, ...options.upstream_origins],
       mappings: options.mappings,
-    });
+    };
+    const rewrite = hrefRewriter(rules);
     const filter = (text: string) => rewriteLinks(text, rewrite);
     // The rewrite is applied by the proxy to the upstream's JSON answer before it builds the
     // response, so that the answer is not built twice.
     const alone = [filter];
-    return (c, next) => {
+    const filtered: Middleware = (c, next) => {
       const before = c.get("responseFilters");
       c.set("responseFilters", before ? [...before, filter] : alone);
       return next();
+    };
+    // Only answers of operations the interface gives a Location have theirs read (reading the
+    // headers of a built response costs the runtime's prepared copy of them).
+    if (!operation.answers.includes("location")) return filtered;
+    const location = locationRewriter(rules);
+    return async (c, next) => {
+      await filtered(c, next);
+      relocate(c.res, location);
     };
   },
 });

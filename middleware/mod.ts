@@ -1,15 +1,18 @@
 /**
- * The checks in the order they run (one visible list): the policy is resolved with them and each
- * operation's chain is built from them.
+ * The checks in the order they run (one visible list) and the terminal handler after them: the
+ * policy is resolved with them and each operation's chain is built from them.
  *
  * request -> route (catalogue) -> header rules -> who is calling -> body -> signature -> body rules
- * -> idempotency -> rate limits -> consent frequency -> links -> proxy (terminal) -> response
+ * -> consent scope -> idempotency -> rate limits -> consent frequency -> links -> catalogue cache
+ * -> circuit -> upstream limits -> proxy (terminal) -> response
  */
 import type { Check } from "../src/core/check.ts";
+import type { Pipeline } from "../src/core/chain.ts";
 import { deprecation } from "./deprecation.ts";
 import { bodyLimit } from "./body_limit.ts";
 import { tppCertificate } from "./tpp_certificate.ts";
 import { bearerToken } from "./bearer_token.ts";
+import { authorization } from "./authorization.ts";
 import { tppUris } from "./tpp_uris.ts";
 import { digest } from "./digest.ts";
 import { jwsSignature } from "./jws_signature.ts";
@@ -36,8 +39,12 @@ import { bodySchema } from "./body_schema.ts";
 import { idempotency } from "./idempotency.ts";
 import { rateLimit } from "./rate_limit.ts";
 import { consentFrequency } from "./consent_frequency.ts";
+import { consentScope } from "./consent_scope.ts";
+import { catalogueCache } from "./catalogue_cache.ts";
+import { upstreamCircuit } from "./upstream_circuit.ts";
+import { upstreamLimits } from "./upstream_limits.ts";
 
-/** Every check in the order it runs; the proxy is the terminal handler. */
+/** Every check in the order it runs. */
 export const CHECKS: readonly Check[] = [
   deprecation,
   // Request hardening: header and path rules.
@@ -60,6 +67,7 @@ export const CHECKS: readonly Check[] = [
   // Who is calling: certificates, roles, bearer tokens.
   tppCertificate,
   bearerToken,
+  authorization,
   tppUris,
   bodyLimit,
   // Who is calling: Digest and request signatures.
@@ -68,10 +76,19 @@ export const CHECKS: readonly Check[] = [
   httpSignature,
   // Request hardening: body rules.
   bodySchema,
+  // Consent scope: account reads outside the consent refused before any count is taken.
+  consentScope,
   // Shared state: idempotency, rate limits, consent frequency (one store decision together).
   idempotency,
   rateLimit,
   consentFrequency,
   links,
-  proxy,
+  // Protecting the core: the product catalogue from memory, the circuit breaker, then
+  // concurrency limits, around the proxy.
+  catalogueCache,
+  upstreamCircuit,
+  upstreamLimits,
 ] as const;
+
+/** The checks, then the terminal handler: the proxy answers with the core's answer. */
+export const PIPELINE: Pipeline = { checks: CHECKS, terminal: proxy };

@@ -1,283 +1,252 @@
 /**
  * `proxy`: the terminal handler. Forwards the request (the bytes `body_limit` read) to the
- * operation's upstream path, with hop-by-hop and internal headers stripped both ways, a deadline
- * on the whole exchange, and upstream failures turned into Berlin Group errors. Writes are never
- * retried; a read may be retried once after a connection error.
+ * operation's upstream path, with only the headers the catalogue lists for the operation (and a
+ * few every operation needs, and the policy's own list), hop-by-hop and internal headers stripped
+ * both ways, a deadline on the whole exchange, and upstream failures turned into Berlin Group
+ * errors. Writes are never retried; a read may be retried once after a connection error.
+ *
+ * The options are compiled once per operation into a frozen {@link ProxyConfig}; each request is
+ * plain functions over it (forwarding itself is src/upstream/forward.ts).
  */
 import { z } from "zod";
 import { errorText } from "../src/lib/mask.ts";
-import { defineCheck, type GatewayContext } from "../src/core/check.ts";
-import { clientAddress, headerList } from "../src/core/request.ts";
+import type { Finding, GatewayContext } from "../src/core/check.ts";
+import { defineTerminal } from "../src/core/chain.ts";
+import { headerList, peerAddress } from "../src/core/request.ts";
+import { byteSize, duration, headerName, TIMER_MAX } from "../src/policy/fields.ts";
 import { upstreamTemplate } from "../src/core/catalogue.ts";
+import type { Services } from "../src/core/services.ts";
 import type { Bytes } from "../src/lib/body.ts";
-import { formatError, GatewayError } from "../src/core/errors.ts";
-import { type UpstreamAnswer, UpstreamError } from "../src/upstream/mod.ts";
+import type { Upstream, UpstreamAnswer } from "../src/upstream/mod.ts";
+import { displayName } from "./_headers.ts";
+import {
+  ALWAYS_FORWARDED,
+  answerHeaders,
+  CERTIFICATE_HEADERS,
+  compileRoute,
+  cutOff,
+  encodedAnswer,
+  exchange,
+  failure,
+  forwardedHeaders,
+  HOP_BY_HOP,
+  INTERNAL,
+  type Route,
+  upstreamTarget,
+  utf8,
+} from "../src/upstream/forward.ts";
 
-const decoder = new TextDecoder();
-/** Decodes an answer whose links are rewritten: bytes that are not UTF-8 must not be replaced. */
-const strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+/** Statuses whose answers carry no content (RFC 9110 15.3.5, 15.3.6, 15.4.5). */
+const NO_CONTENT = new Set([204, 205, 304]);
 
-/** Headers that belong to one connection and never cross the proxy (RFC 9110 7.6.1). */
-const HOP_BY_HOP = [
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "host",
-  "content-length",
-];
-
-/** What a write's failure text adds when the write may have reached the bank. */
-const OUTCOME_UNKNOWN = "; the outcome is unknown, read the resource status before retrying";
-
-/** Upstream response headers that reveal the core's internals. */
-const INTERNAL = ["server", "x-powered-by", "x-aspnet-version", "x-aspnetmvc-version", "via"];
-
-/** A path template compiled into a function of the path parameters. */
-function compileTemplate(template: string): (params: Record<string, string>) => string {
-  const parts = template.split(/\{([^}]+)\}/);
-  return (params) => {
-    let out = parts[0];
-    for (let i = 1; i < parts.length; i += 2) {
-      const value = params[parts[i]] ?? "";
-      // "." and ".." (however encoded) are dot segments to every URL parser: the upstream would
-      // get another path. Refused here whatever the path_params check's mode.
-      if (value === "." || value === "..") {
-        throw formatError(parts[i], `Path parameter "${parts[i]}" must not be "${value}"`);
-      }
-      out += encodeURIComponent(value) + parts[i + 1];
-    }
-    return out;
-  };
+/** What the proxy does for one operation, decided at start-up. */
+interface ProxyConfig {
+  /** The operation id, for the log. */
+  op: string;
+  route: Readonly<Route>;
+  upstream: Upstream;
+  log: Services["log"];
+  /** Request headers forwarded: the operation's, those every operation needs, the policy's. */
+  forward: ReadonlySet<string>;
+  /** The same with the certificate headers, for a request whose certificate was verified. */
+  forwardCertified: ReadonlySet<string>;
+  /** Log each request header left out as a finding. */
+  reportUnlisted: boolean;
+  /** Request headers never forwarded. */
+  stripRequest: ReadonlySet<string>;
+  /** Answer headers passed on: the operation's, the policy's, less those hidden. */
+  answerAllow: ReadonlySet<string>;
+  /** Whether the answer gets `Cache-Control: no-store`. */
+  noStore: boolean;
 }
 
-function forwardedHeaders(c: GatewayContext, strip: Set<string>): [string, string][] {
-  const headers: [string, string][] = [];
-  let forwardedFor: string | undefined;
-  let forwardedProto = false;
-  const dropped = c.get("dropHeaders");
-  for (const entry of headerList(c)) {
-    const name = entry[0];
-    if (strip.has(name) || dropped?.has(name)) continue;
-    if (name === "x-forwarded-for") forwardedFor = entry[1];
-    else {
-      if (name === "x-forwarded-proto") forwardedProto = true;
-      headers.push(entry);
-    }
-  }
-  const address = clientAddress(c);
-  const chain = address ? (forwardedFor ? `${forwardedFor}, ${address}` : address) : forwardedFor;
-  if (chain) headers.push(["x-forwarded-for", chain]);
-  if (!forwardedProto) {
-    headers.push(["x-forwarded-proto", c.req.url.startsWith("https:") ? "https" : "http"]);
-  }
-  return headers;
-}
-
-function unavailable(code: "UPSTREAM_UNAVAILABLE" | "UPSTREAM_TIMEOUT", text: string) {
-  return new GatewayError(503, code, text, { headers: { "retry-after": "5" } });
-}
-
-/**
- * An answer framed only by the end of its connection (no Content-Length, not chunked) looks
- * complete when the connection is cut; a JSON one that does not parse was cut off.
- */
-function cutOff(answer: UpstreamAnswer, json: boolean): boolean {
-  if (!answer.closeDelimited || answer.body.byteLength === 0 || !json) return false;
-  try {
-    JSON.parse(decoder.decode(answer.body));
-    return false;
-  } catch {
-    return true;
-  }
-}
-
-/** Decodes with replacement: a third of the strict decoder's cost, which runs only after it. */
-const lenientDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
-
-/** The text of a UTF-8 body, or undefined when its bytes are not UTF-8. */
-function utf8(body: Bytes): string | undefined {
-  const text = lenientDecoder.decode(body);
-  // Without a U+FFFD in the text, nothing was replaced; with one, it may be the bank's own.
-  if (!text.includes("\uFFFD")) return text;
-  try {
-    return strictDecoder.decode(body);
-  } catch {
-    return undefined;
-  }
-}
-
-export const proxy = defineCheck({
+export const proxy = defineTerminal({
   key: "proxy",
   description: "Forwards the request to the upstream and returns its answer",
   options: z.object({
-    timeout_ms: z.number().int().positive().default(10_000).describe(
+    timeout: duration({ max: TIMER_MAX }).prefault("10s").describe(
       "Deadline for the whole upstream exchange (request, answer and its body), in milliseconds (kept to within 50 ms)",
     ),
     retry_reads: z.boolean().default(true).describe(
       "Retry a GET once when the connection to the upstream fails before any answer (writes are never retried)",
     ),
-    max_response_bytes: z.number().int().positive().default(10_485_760).describe(
+    max_response_bytes: byteSize().default(10_485_760).describe(
       "Largest upstream response body passed on; larger answers become 503 UPSTREAM_UNAVAILABLE",
     ),
-    hide_headers: z.array(z.string().regex(/^[A-Za-z0-9-]+$/)).default([]).describe(
-      "Further upstream response headers to remove (Server, X-Powered-By and hop-by-hop ones always are)",
+    answer_headers: z.array(headerName()).default([]).describe(
+      "Further upstream answer headers to pass on. Passed anyway: those the interface defines for the operation (X-Request-ID, Content-Type, Retry-After; Location, ASPSP-SCA-Approach, ASPSP-Notification-Support and -Content where they apply); every other header of the upstream is dropped",
+    ),
+    hide_headers: z.array(headerName()).default([]).describe(
+      "Upstream answer headers to remove even when passed otherwise (Server, X-Powered-By and hop-by-hop ones always are)",
     ),
     no_store: z.enum(["sensitive", "always", "never"]).default("sensitive").describe(
       "Add Cache-Control: no-store to account and payment data (sensitive), to every answer, or never",
     ),
+    forward_headers: z.array(headerName()).default([]).describe(
+      "Further request headers to forward to the upstream. Forwarded anyway: the headers the interface lists for the operation, Accept, Content-Type, Date, traceparent, tracestate, the certificate header of a verified certificate (X-SSL-Client-Cert, X-Forwarded-Client-Cert, Client-Cert) and the gateway's X-Forwarded-For and X-Forwarded-Proto; every other header is dropped",
+    ),
+    unlisted_headers: z.enum(["drop", "report"]).default("drop").describe(
+      "Request headers that are not forwarded: drop them (silently), or drop them and log each as a finding (report), to see what clients send",
+    ),
   }).strict(),
   create(options, { operation, services, sections }) {
-    const base = sections.upstream.url.replace(/\/+$/, "");
-    const path = compileTemplate(upstreamTemplate(operation, sections.upstream.prefix));
-    const method = operation.method;
-    const retries = options.retry_reads && method === "GET" ? 1 : 0;
-    const stripRequest = new Set(HOP_BY_HOP);
     const noStore = options.no_store === "always" ||
       (options.no_store === "sensitive" && operation.sensitive);
-    const stripResponse = new Set([
-      ...HOP_BY_HOP,
-      ...INTERNAL,
-      "content-encoding",
-      "x-content-type-options",
-      ...(noStore ? ["cache-control"] : []),
-      ...options.hide_headers.map((h) => h.toLowerCase()),
-    ]);
-    const writes = method !== "GET";
-    const upstream = services.upstream;
-    const { origin, pathname } = new URL(base);
-    const prefix = pathname.replace(/\/+$/, "");
-
-    /**
-     * What is left of the deadline for a retry, in whole tenths of a second: deadlines share
-     * timers by their length (src/deadline.ts), so lengths must come from a small set.
-     */
-    function remaining(started: number): number {
-      const left = options.timeout_ms - (performance.now() - started);
-      return Math.max(100, Math.ceil(left / 100) * 100);
-    }
-
-    /** The exchange, a GET retried once when the connection failed before any answer. */
-    async function exchange(
-      c: GatewayContext,
-      target: string,
-      started: number,
-    ): Promise<UpstreamAnswer> {
-      for (let attempt = 0;; attempt++) {
-        try {
-          return await upstream.send({
-            method,
-            origin,
-            target,
-            headers: forwardedHeaders(c, stripRequest),
-            body: writes ? c.get("body") : undefined,
-            timeoutMs: attempt === 0 ? options.timeout_ms : remaining(started),
-            maxBytes: options.max_response_bytes,
-          });
-        } catch (error) {
-          const early = error instanceof UpstreamError &&
-            (error.failure === "refused" || error.failure === "reset");
-          if (!early || attempt >= retries) throw error;
-        }
-      }
-    }
-
-    /** The 503 of a failed exchange; a write that may have reached the bank has an unknown outcome. */
-    function failed(c: GatewayContext, error: unknown): GatewayError {
-      const failure = error instanceof UpstreamError ? error.failure : "broken";
-      // Idempotency keeps this answer for the X-Request-ID instead of letting a retry execute
-      // the write again.
-      if (writes && failure !== "refused") c.set("outcomeUnknown", true);
-      if (failure === "timeout") {
-        return unavailable(
-          "UPSTREAM_TIMEOUT",
-          `The bank did not answer in time${writes ? OUTCOME_UNKNOWN : ""}`,
-        );
-      }
-      if (failure === "too_large") {
-        return unavailable(
-          "UPSTREAM_UNAVAILABLE",
-          `The bank's answer was too large to pass on${writes ? OUTCOME_UNKNOWN : ""}`,
-        );
-      }
-      if (!writes || failure === "refused") {
-        return unavailable("UPSTREAM_UNAVAILABLE", "The bank could not be reached");
-      }
-      return unavailable("UPSTREAM_UNAVAILABLE", `The bank broke the connection${OUTCOME_UNKNOWN}`);
-    }
-
-    return async (c) => {
-      const raw = c.req.url;
-      const query = raw.indexOf("?");
-      const target = prefix + path(c.get("params")) + (query < 0 ? "" : raw.slice(query));
-      const started = performance.now();
-      let response: UpstreamAnswer;
-      try {
-        response = await exchange(c, target, started);
-      } catch (error) {
-        services.log.error({
-          msg: "upstream failure",
-          op: operation.id,
-          request_id: c.get("requestId"),
-          ms: Math.round(performance.now() - started),
-          error: errorText(error),
-        });
-        throw failed(c, error);
-      }
-      // Built as pairs (what Response takes fastest); the headers set here, and the answer's
-      // headers the checks decided (X-Request-ID, RateLimit-*), replace the upstream's.
-      const answer = c.get("answerHeaders");
-      const headers: [string, string][] = [];
-      let json = false;
-      for (const entry of response.headers) {
-        const name = entry[0];
-        if (stripResponse.has(name) || answer?.some((decided) => decided[0] === name)) continue;
-        if (name === "content-type") json = entry[1].includes("json");
-        headers.push(entry);
-      }
-      const body = response.body;
-      if (cutOff(response, json)) {
-        services.log.error({ msg: "upstream answer cut off", op: operation.id });
-        if (writes) c.set("outcomeUnknown", true);
-        throw unavailable(
-          "UPSTREAM_UNAVAILABLE",
-          `The bank broke the connection${writes ? OUTCOME_UNKNOWN : ""}`,
-        );
-      }
-      c.set("upstream", {
-        status: response.status,
-        ms: Math.round(performance.now() - started),
-      });
-      headers.push(["x-content-type-options", "nosniff"]);
-      if (noStore) headers.push(["cache-control", "no-store"]);
-      if (answer) headers.push(...answer);
-      const empty = response.status === 204 || response.status === 304 || body.byteLength === 0;
-      const filters = c.get("responseFilters");
-      let passed: Bytes | string | null = empty ? null : body;
-      if (!empty && filters && json) {
-        const text = utf8(body);
-        if (text === undefined) {
-          // Decoding would turn the invalid bytes into U+FFFD: the answer passes as the bank sent it.
-          services.log.info({
-            level: "warn",
-            msg: "links not rewritten: the answer is not valid UTF-8",
-            op: operation.id,
-            request_id: c.get("requestId"),
-          });
-        } else {
-          let filtered: string | undefined;
-          for (const filter of filters) filtered = filter(filtered ?? text) ?? filtered;
-          if (filtered !== undefined) passed = filtered;
-        }
-      }
-      const answered = new Response(passed, { status: response.status, headers });
-      c.set("proxied", answered);
-      return answered;
-    };
+    const forwarded = [
+      ...operation.headers,
+      ...ALWAYS_FORWARDED,
+      ...options.forward_headers.map((h) => h.toLowerCase()),
+    ];
+    const config: ProxyConfig = Object.freeze({
+      op: operation.id,
+      route: compileRoute({
+        url: sections.upstream.url,
+        template: upstreamTemplate(operation, sections.upstream.prefix),
+        method: operation.method,
+        timeoutMs: options.timeout,
+        retryReads: options.retry_reads,
+        maxBytes: options.max_response_bytes,
+      }),
+      upstream: services.upstream,
+      log: services.log,
+      forward: allowed(forwarded, HOP_BY_HOP),
+      forwardCertified: allowed([...forwarded, ...CERTIFICATE_HEADERS], HOP_BY_HOP),
+      reportUnlisted: options.unlisted_headers === "report",
+      stripRequest: new Set(HOP_BY_HOP),
+      answerAllow: allowed(
+        [...operation.answers, ...options.answer_headers.map((h) => h.toLowerCase())],
+        [
+          ...HOP_BY_HOP,
+          ...INTERNAL,
+          "content-encoding",
+          "x-content-type-options",
+          ...(noStore ? ["cache-control"] : []),
+          ...options.hide_headers.map((h) => h.toLowerCase()),
+        ],
+      ),
+      noStore,
+    });
+    return (c) => forward(c, config);
   },
 });
+
+/** The names of `names` that are not in `hidden`. */
+function allowed(names: readonly string[], hidden: readonly string[]): ReadonlySet<string> {
+  const hide = new Set(hidden);
+  return new Set(names.filter((name) => !hide.has(name)));
+}
+
+/** Forwards one request and answers with the upstream's answer, or throws the failure's 503. */
+async function forward(c: GatewayContext, config: ProxyConfig): Promise<Response> {
+  const { route } = config;
+  const url = c.req.url;
+  const target = upstreamTarget(route, c.get("params"), url);
+  const unlisted: string[] | undefined = config.reportUnlisted ? [] : undefined;
+  const headers = forwardedHeaders(headerList(c), {
+    allow: c.get("tppCertificate") ? config.forwardCertified : config.forward,
+    strip: config.stripRequest,
+    unlisted,
+    dropped: c.get("dropHeaders"),
+    peerAddress: peerAddress(c),
+    https: url.startsWith("https:"),
+  });
+  if (unlisted?.length) reportUnlisted(c, unlisted);
+  const started = performance.now();
+  let answer: UpstreamAnswer;
+  try {
+    answer = await exchange(config.upstream, route, {
+      target,
+      headers,
+      body: c.get("body"),
+      started,
+    });
+  } catch (error) {
+    config.log.error({
+      msg: "upstream failure",
+      op: config.op,
+      request_id: c.get("requestId"),
+      ms: Math.round(performance.now() - started),
+      error: errorText(error),
+    });
+    const failed = failure(route, error);
+    // Idempotency keeps this answer for the X-Request-ID instead of letting a retry execute the
+    // write again.
+    if (failed.outcomeUnknown) c.set("outcomeUnknown", true);
+    throw failed.error;
+  }
+  return respond(c, config, answer, started);
+}
+
+/** Logs each request header the proxy left out as a finding (policy `unlisted_headers: report`). */
+function reportUnlisted(c: GatewayContext, names: string[]) {
+  const findings = c.get("findings");
+  for (const name of new Set(names)) {
+    const shown = displayName(name);
+    const finding: Finding = {
+      check: "proxy",
+      mode: "report",
+      status: 400,
+      code: "FORMAT_ERROR",
+      path: shown,
+      text: `Header "${shown}" is not forwarded to the bank`,
+      dropped: true,
+    };
+    findings.push(finding);
+  }
+}
+
+/**
+ * The response to the client: the upstream's status, its headers that pass, the gateway's own
+ * (those the checks decided replace the upstream's), and the body with the response filters
+ * (links) applied to a JSON text.
+ */
+function respond(
+  c: GatewayContext,
+  config: ProxyConfig,
+  answer: UpstreamAnswer,
+  started: number,
+): Response {
+  // Built as pairs (what Response takes fastest).
+  const decided = c.get("answerHeaders");
+  const { headers, json, encoded } = answerHeaders(answer.headers, config.answerAllow, decided);
+  const unusable = encoded ? encodedAnswer(config.route) : cutOff(config.route, answer, json);
+  if (unusable) {
+    config.log.error({
+      msg: encoded ? "upstream answer encoded" : "upstream answer cut off",
+      op: config.op,
+    });
+    if (unusable.outcomeUnknown) c.set("outcomeUnknown", true);
+    throw unusable.error;
+  }
+  c.set("upstream", {
+    status: answer.status,
+    ms: Math.round(performance.now() - started),
+  });
+  headers.push(["x-content-type-options", "nosniff"]);
+  if (config.noStore) headers.push(["cache-control", "no-store"]);
+  if (decided) headers.push(...decided);
+  const body = answer.body;
+  // 204, 205 and 304 have no content (a Response with a body and one of them cannot be built).
+  const empty = NO_CONTENT.has(answer.status) || body.byteLength === 0;
+  const filters = c.get("responseFilters");
+  let passed: Bytes | string | null = empty ? null : body;
+  if (!empty && filters && json) {
+    const text = utf8(body);
+    if (text === undefined) {
+      // Decoding would turn the invalid bytes into U+FFFD: the answer passes as the bank sent it.
+      config.log.info({
+        level: "warn",
+        msg: "links not rewritten: the answer is not valid UTF-8",
+        op: config.op,
+        request_id: c.get("requestId"),
+      });
+    } else {
+      let filtered: string | undefined;
+      for (const filter of filters) filtered = filter(filtered ?? text) ?? filtered;
+      if (filtered !== undefined) passed = filtered;
+    }
+  }
+  const response = new Response(passed, { status: answer.status, headers });
+  c.set("proxied", response);
+  return response;
+}

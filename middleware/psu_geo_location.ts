@@ -7,6 +7,7 @@ import { z } from "zod";
 import { defineCheck, modal } from "../src/core/check.ts";
 import { requestHeaders } from "../src/core/request.ts";
 import { headerError, takes } from "./_headers.ts";
+import { geoPattern } from "../src/bodies/headers.ts";
 
 const NAME = "psu-geo-location";
 
@@ -20,8 +21,7 @@ export const psuGeoLocation = defineCheck({
   }),
   create(options, { operation }) {
     if (!takes(operation, NAME)) return undefined;
-    const decimals = options.longitude_six_decimals ? "{6}" : "+";
-    const pattern = new RegExp(`^GEO:(-?[0-9]{1,2}\\.[0-9]{6});(-?[0-9]{1,3}\\.[0-9]${decimals})$`);
+    const pattern = geoPattern(options.longitude_six_decimals);
     const shape = `GEO:<lat>;<long>, like GEO:41.716667;44.783333 (latitude with six decimals${
       options.longitude_six_decimals ? ", longitude with six decimals" : ""
     })`;

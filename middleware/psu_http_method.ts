@@ -2,8 +2,9 @@
 import { defineCheck, modal } from "../src/core/check.ts";
 import { requestHeaders } from "../src/core/request.ts";
 import { headerError, takes } from "./_headers.ts";
+import { PSU_HTTP_METHODS } from "../src/bodies/headers.ts";
 
-const METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE"]);
+const METHODS = new Set<string>(PSU_HTTP_METHODS);
 
 export const psuHttpMethod = defineCheck({
   key: "psu_http_method",

@@ -1,7 +1,8 @@
 /**
  * `query_params`: the query of the operation. The transaction list needs bookingStatus (one of
  * information, booked, pending, both, all), ISO dates, and dateFrom unless delta access
- * (entryReferenceFrom or deltaList) or bookingStatus information is used; the product catalogue
+ * (entryReferenceFrom or deltaList) or bookingStatus information is used, and may page with the
+ * Berlin Group's pageIndex (from 0) and itemsPerPage (from 1); the product catalogue
  * pages with page (int32 from 0) and page-size (int32 up to the policy's maximum); the installment
  * calculator needs amount (a decimal string) and client_id. Everywhere: a parameter given twice,
  * or with control characters, is refused (the core might read another copy than the gateway
@@ -15,26 +16,13 @@ import { isIsoDate } from "../src/lib/dates.ts";
 import { idProblem } from "../src/lib/ids.ts";
 import { AMOUNT } from "../src/bodies/amount.ts";
 import { hasControl } from "../src/lib/controls.ts";
+import { BOOKING_STATUS as BOOKING_ALL, INT32_MAX, queryParameters } from "../src/bodies/query.ts";
 
-const BOOKING_STATUS = ["information", "booked", "pending", "both", "all"];
-const INT32_MAX = 2_147_483_647;
+const BOOKING_STATUS: readonly string[] = BOOKING_ALL;
 
-/** The query parameters each operation defines (000 and 001). */
+/** The names of the query parameters the operation defines (000 and 001). */
 function knownParams(op: Operation): string[] {
-  if (op.id === "getTransactionList") {
-    return [
-      "dateFrom",
-      "dateTo",
-      "entryReferenceFrom",
-      "bookingStatus",
-      "deltaList",
-      "withBalance",
-    ];
-  }
-  if (op.id === "getAccountList" || op.id === "readAccountDetails") return ["withBalance"];
-  if (op.id === "calculateInstallment") return ["amount", "client_id"];
-  if (op.group === "products" && op.id !== "getProductById") return ["page", "page-size"];
-  return [];
+  return queryParameters(op, INT32_MAX).map((parameter) => parameter.name);
 }
 
 function boolean(query: URLSearchParams, name: string): void {
@@ -74,6 +62,8 @@ function transactionList(query: URLSearchParams): void {
   date(query, "dateTo");
   boolean(query, "deltaList");
   boolean(query, "withBalance");
+  int32(query, "pageIndex", 0, INT32_MAX);
+  int32(query, "itemsPerPage", 1, INT32_MAX);
   const reference = query.get("entryReferenceFrom");
   const problem = reference === null ? undefined : idProblem(reference, 128);
   if (problem) {

@@ -1,27 +1,35 @@
 /**
  * `rate_limit`: named request limits (GCRA, exact across gateway instances: one atomic store
- * decision per request, on the store's clock). Each limit counts by a key (TPP, PSU-ID, client
- * address, consent, operation, or a combination); limits with the same name share one counter
+ * decision per request, on the store's clock). Each limit counts by a key (TPP, PSU, client
+ * address, consent, operation, or a combination; the PSU is PSU-ID, else the bearer token's
+ * subject, else one unknown PSU per TPP); limits with the same name share one counter
  * across every operation that has them. Over a limit: 429 ACCESS_EXCEEDED with Retry-After and
  * RateLimit-Limit, -Remaining, -Reset; forwarded requests carry the RateLimit headers too.
  * Rejected requests (by this or any other check) consume nothing. TPPs may be put in tiers that
  * override limits.
  */
 import { z } from "zod";
+import type { Next } from "hono";
 import { answerHeader, header } from "../src/core/request.ts";
-import { defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
+import { type BuildContext, defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
 import { GatewayError } from "../src/core/errors.ts";
+import type { Services } from "../src/core/services.ts";
+import type { CounterCell } from "../src/lib/metrics.ts";
 import {
   callerId,
+  consentIdKey,
   decide,
-  decisionPlan,
-  duration,
   failField,
   keyPart,
+  type SharedStatePlan,
+  slotTag,
   storeUnavailable,
 } from "./_shared_state.ts";
-import type { LimitPart } from "../src/store/types.ts";
+import { duration, headerName } from "../src/policy/fields.ts";
+import { retryAfter } from "../src/core/retry_after.ts";
+import type { LimitPart, LimitVerdict } from "../src/store/types.ts";
 import { clientAddress } from "../src/core/request.ts";
+import type {} from "./bearer_token.ts"; // tokenSubject
 
 const KEY = "rate_limit";
 
@@ -33,7 +41,7 @@ const name = z.string().regex(/^[a-z][a-z0-9_]*$/, "a name in snake_case");
 
 const limitSchema = z.object({
   key: z.array(z.enum(LIMIT_KEYS)).min(1).default(["tpp"]).describe(
-    "What the limit counts by: tpp, psu_id, client_ip, consent, operation, or several; a request without one of them is not counted by this limit",
+    "What the limit counts by: tpp, psu_id (PSU-ID, else the bearer token's subject, else one unknown PSU per TPP), client_ip, consent, operation, or several; a request without one of them is not counted by this limit",
   ),
   limit: z.number().int().positive().describe("Requests allowed per window"),
   window: duration().describe("The window, for example 1s, 1m, 1h, 1d"),
@@ -48,13 +56,32 @@ const overrideSchema = z.object({
   burst: z.number().int().positive().optional().describe("Requests allowed at once"),
 }).strict();
 
-interface Compiled {
-  name: string;
-  key: LimitKey[];
-  limit: number;
-  windowMs: number;
-  burst: number;
+/** A named limit with a tier's overrides applied. */
+interface CompiledLimit {
+  readonly name: string;
+  readonly key: readonly LimitKey[];
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly burst: number;
 }
+
+/** The options compiled once for one operation; every request of it reads this. */
+interface RateLimitConfig {
+  readonly operationId: string;
+  readonly enforce: boolean;
+  readonly fail: "open" | "closed";
+  readonly ipHeader?: string;
+  /** The limits of callers in no tier. */
+  readonly standard: readonly CompiledLimit[];
+  /** The limits of each caller put in a tier. */
+  readonly byTpp: ReadonlyMap<string, readonly CompiledLimit[]>;
+  readonly services: Services;
+  readonly allowed: CounterCell;
+  readonly rejected: CounterCell;
+}
+
+type Options = z.output<typeof rateLimit.options>;
+type Override = z.output<typeof overrideSchema>;
 
 /** `60000` to `1m`, for error texts. */
 function windowText(ms: number): string {
@@ -62,6 +89,156 @@ function windowText(ms: number): string {
     if (ms % (size as number) === 0) return `${ms / (size as number)}${unit}`;
   }
   return `${ms}ms`;
+}
+
+/** The named limits with one tier's overrides applied. */
+function applyTier(
+  limits: [string, z.output<typeof limitSchema>][],
+  tier: Record<string, Override>,
+): readonly CompiledLimit[] {
+  return Object.freeze(limits.map(([limitName, limit]) => {
+    const override = tier[limitName] ?? {};
+    const count = override.limit ?? limit.limit;
+    return Object.freeze({
+      name: limitName,
+      key: limit.key,
+      limit: count,
+      windowMs: override.window ?? limit.window,
+      burst: override.burst ?? (override.limit ? count : limit.burst ?? count),
+    });
+  }));
+}
+
+/** The options for one operation, or `undefined` when no limit is set. */
+function compile(options: Options, { operation, services }: BuildContext) {
+  const base = Object.entries(options.limits);
+  if (base.length === 0) return undefined;
+  // On a Redis Cluster a decision's keys share the caller's slot: a limit shared by TPPs has none.
+  const shared = base.find(([, limit]) => !limit.key.includes("tpp"));
+  if (shared && services.store.tagKeys) {
+    throw new Error(
+      `rate_limit.limits.${shared[0]}: key [${
+        shared[1].key.join(", ")
+      }] does not count by tpp, which a Redis Cluster store needs (one decision's keys share the caller's slot): add tpp to the key, or put a hash tag in store.prefix ("{xs2a}:") to keep every key in one slot`,
+    );
+  }
+  const tiers = new Map(
+    Object.entries(options.tiers).map(([tier, overrides]) => [tier, applyTier(base, overrides)]),
+  );
+  const config: RateLimitConfig = {
+    operationId: operation.id,
+    enforce: options.mode === "enforce",
+    fail: options.fail,
+    ipHeader: options.client_ip_header,
+    standard: applyTier(base, {}),
+    byTpp: new Map(Object.entries(options.tpps).map(([tpp, tier]) => [tpp, tiers.get(tier)!])),
+    services,
+    allowed: services.metrics.rateLimit.cell({ outcome: "allowed" }),
+    rejected: services.metrics.rateLimit.cell({ outcome: "rejected" }),
+  };
+  return Object.freeze(config);
+}
+
+/**
+ * The PSU a request counts for: PSU-ID, else the bearer token's subject, else one "unknown PSU"
+ * of the caller, so that leaving PSU-ID out never escapes a per-PSU limit. No PSU-ID can name
+ * that one: header values never start with a space.
+ */
+function psuComponent(c: GatewayContext): string {
+  return header(c, "psu-id") || c.get("tokenSubject") || ` unknown PSU of ${callerId(c)}`;
+}
+
+/** What a request counts by for one key of a limit; `undefined`: not counted by that limit. */
+function component(c: GatewayContext, key: LimitKey, config: RateLimitConfig): string | undefined {
+  const ipHeader = config.ipHeader;
+  switch (key) {
+    case "tpp":
+      return callerId(c);
+    case "psu_id":
+      return psuComponent(c);
+    case "client_ip":
+      return clientAddress(c, ipHeader);
+    case "consent":
+      return consentIdKey(header(c, "consent-id") ?? c.get("params").consentId);
+    case "operation":
+      return config.operationId;
+  }
+}
+
+/** The limits part of the request's store decision. */
+function limitParts(c: GatewayContext, config: RateLimitConfig): LimitPart[] {
+  const limits = config.byTpp.get(callerId(c)) ?? config.standard;
+  const parts: LimitPart[] = [];
+  const tag = slotTag(c, config.services);
+  for (const limit of limits) {
+    const values = limit.key.map((k) => component(c, k, config));
+    if (values.some((v) => v === undefined)) continue;
+    parts.push({
+      name: limit.name,
+      key: `${tag}rl:${limit.name}:${values.map((v) => keyPart(v!)).join(":")}`,
+      limit: limit.limit,
+      windowMs: limit.windowMs,
+      burst: limit.burst,
+      enforce: config.enforce,
+    });
+  }
+  return parts;
+}
+
+/** 429 ACCESS_EXCEEDED for the limit that rejected the request. */
+function exceeded(limit: LimitPart, result: LimitVerdict): GatewayError {
+  const retry = retryAfter(result.retryMs);
+  return new GatewayError(
+    429,
+    "ACCESS_EXCEEDED",
+    `Too many requests: limit "${limit.name}" allows ${limit.limit} per ${
+      windowText(limit.windowMs)
+    }; retry in ${retry} s`,
+    {
+      headers: {
+        "retry-after": retry,
+        "ratelimit-limit": String(limit.limit),
+        "ratelimit-remaining": "0",
+        "ratelimit-reset": retryAfter(result.resetMs),
+      },
+    },
+  );
+}
+
+/**
+ * Reads the limits' part of the store's answer: 429 for the limit that rejected the request
+ * (the longest wait), else the RateLimit headers of the tightest limit on the answer.
+ */
+async function enforceLimits(
+  c: GatewayContext,
+  next: Next,
+  config: RateLimitConfig,
+  plan: SharedStatePlan,
+): Promise<void> {
+  const outcome = await decide(c, plan, config.services);
+  if (outcome.error) {
+    storeUnavailable(c, config.services, { check: KEY, fail: config.fail });
+    return next();
+  }
+  const { verdict, decision } = outcome;
+  if (verdict.limits.length === 0) return next();
+  let rejected = -1;
+  let tightest = 0;
+  verdict.limits.forEach((result, i) => {
+    if (!result.allowed && (rejected < 0 || result.retryMs > verdict.limits[rejected].retryMs)) {
+      rejected = i;
+    }
+    if (result.remaining < verdict.limits[tightest].remaining) tightest = i;
+  });
+  (rejected >= 0 ? config.rejected : config.allowed).value++;
+  if (rejected >= 0) throw exceeded(decision.limits[rejected], verdict.limits[rejected]);
+  if (!verdict.blocked) {
+    const result = verdict.limits[tightest];
+    answerHeader(c, "ratelimit-limit", String(decision.limits[tightest].limit));
+    answerHeader(c, "ratelimit-remaining", String(result.remaining));
+    answerHeader(c, "ratelimit-reset", String(Math.ceil(result.resetMs / 1000)));
+  }
+  return next();
 }
 
 export const rateLimit = defineCheck({
@@ -78,8 +255,8 @@ export const rateLimit = defineCheck({
     tpps: z.record(z.string().min(1), name).default({}).describe(
       "The tier of each caller: by TPP id (PSDGE-NBG-123456: gold), or ip:<address> for callers without a TPP identity",
     ),
-    client_ip_header: z.string().regex(/^[A-Za-z0-9-]+$/).optional().describe(
-      "Header in which the TLS terminator passes the client address (its last value counts); default: the connection's address",
+    client_ip_header: headerName().optional().describe(
+      "Header in which the TLS terminator passes the client address instead of X-Forwarded-For (its last value counts; believed only from trust.terminators); default: X-Forwarded-For's rightmost address that is not a terminator",
     ),
   }),
   validate(options) {
@@ -88,113 +265,10 @@ export const rateLimit = defineCheck({
       .map(([tpp, tier]) => `tpps.${tpp}: tier "${tier}" is not defined in tiers`);
   },
   create(options, context) {
-    const { operation, services } = context;
-    const base = Object.entries(options.limits);
-    if (base.length === 0) return undefined;
-    const compile = (tier: Record<string, z.output<typeof overrideSchema>>): Compiled[] =>
-      base.map(([limitName, limit]) => {
-        const override = tier[limitName] ?? {};
-        const count = override.limit ?? limit.limit;
-        return {
-          name: limitName,
-          key: limit.key,
-          limit: count,
-          windowMs: override.window ?? limit.window,
-          burst: override.burst ?? (override.limit ? count : limit.burst ?? count),
-        };
-      });
-    const standard = compile({});
-    const tiers = new Map(Object.entries(options.tiers).map(([tier, o]) => [tier, compile(o)]));
-    const byTpp = new Map(
-      Object.entries(options.tpps).map(([tpp, tier]) => [tpp, tiers.get(tier)!]),
-    );
-    const enforce = options.mode === "enforce";
-    const ipHeader = options.client_ip_header;
-
-    function component(c: GatewayContext, key: LimitKey): string | undefined {
-      switch (key) {
-        case "tpp":
-          return callerId(c);
-        case "psu_id":
-          return header(c, "psu-id");
-        case "client_ip": {
-          if (!ipHeader) return clientAddress(c);
-          return header(c, ipHeader)?.split(",").at(-1)?.trim() || undefined;
-        }
-        case "consent":
-          return header(c, "consent-id") ?? c.get("params").consentId;
-        case "operation":
-          return operation.id;
-      }
-    }
-
-    const allowedCount = services.metrics.rateLimit.cell({ outcome: "allowed" });
-    const rejectedCount = services.metrics.rateLimit.cell({ outcome: "rejected" });
-    const plan = decisionPlan(context);
-    plan.limits = (c) => {
-      const limits = byTpp.get(callerId(c)) ?? standard;
-      const parts: LimitPart[] = [];
-      for (const limit of limits) {
-        const values = limit.key.map((k) => component(c, k));
-        if (values.some((v) => v === undefined)) continue;
-        parts.push({
-          name: limit.name,
-          key: `rl:${limit.name}:${values.map((v) => keyPart(v!)).join(":")}`,
-          limit: limit.limit,
-          windowMs: limit.windowMs,
-          burst: limit.burst,
-          enforce,
-        });
-      }
-      return parts;
-    };
-
-    return async (c, next) => {
-      const outcome = await decide(c, plan, services);
-      if (outcome.error) {
-        storeUnavailable(c, services, { check: KEY, fail: options.fail });
-        return next();
-      }
-      const { verdict, decision } = outcome;
-      if (verdict.limits.length === 0) return next();
-      let rejected = -1;
-      let tightest = 0;
-      verdict.limits.forEach((result, i) => {
-        if (
-          !result.allowed && (rejected < 0 || result.retryMs > verdict.limits[rejected].retryMs)
-        ) {
-          rejected = i;
-        }
-        if (result.remaining < verdict.limits[tightest].remaining) tightest = i;
-      });
-      (rejected >= 0 ? rejectedCount : allowedCount).value++;
-      if (rejected >= 0) {
-        const limit = decision.limits[rejected];
-        const result = verdict.limits[rejected];
-        const retry = String(Math.max(1, Math.ceil(result.retryMs / 1000)));
-        throw new GatewayError(
-          429,
-          "ACCESS_EXCEEDED",
-          `Too many requests: limit "${limit.name}" allows ${limit.limit} per ${
-            windowText(limit.windowMs)
-          }; retry in ${retry} s`,
-          {
-            headers: {
-              "retry-after": retry,
-              "ratelimit-limit": String(limit.limit),
-              "ratelimit-remaining": "0",
-              "ratelimit-reset": String(Math.max(1, Math.ceil(result.resetMs / 1000))),
-            },
-          },
-        );
-      }
-      if (!verdict.blocked) {
-        const result = verdict.limits[tightest];
-        answerHeader(c, "ratelimit-limit", String(decision.limits[tightest].limit));
-        answerHeader(c, "ratelimit-remaining", String(result.remaining));
-        answerHeader(c, "ratelimit-reset", String(Math.ceil(result.resetMs / 1000)));
-      }
-      return next();
-    };
+    const config = compile(options, context);
+    if (!config) return undefined;
+    const plan = context.decisions;
+    plan.limits = (c) => limitParts(c, config);
+    return (c, next) => enforceLimits(c, next, config, plan);
   },
 });

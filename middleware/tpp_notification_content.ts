@@ -7,9 +7,10 @@
 import { defineCheck, modal } from "../src/core/check.ts";
 import { requestHeaders } from "../src/core/request.ts";
 import { headerError, headerViolation, ignorableField, takes } from "./_headers.ts";
+import { NOTIFICATION_CONTENT } from "../src/bodies/headers.ts";
 
 const NAME = "tpp-notification-content-preferred";
-const VALUES = new Set(["SCA", "PROCESS", "LAST"]);
+const VALUES = new Set<string>(NOTIFICATION_CONTENT);
 
 /** What is wrong with the header value, or `undefined`. */
 export function notificationContentProblem(value: string): string | undefined {
@@ -29,9 +30,9 @@ export const tppNotificationContent = defineCheck({
   key: "tpp_notification_content",
   description: "TPP-Notification-Content-Preferred must look like status=SCA,PROCESS,LAST",
   options: modal({ ignorable: ignorableField() }),
-  create(options, { operation }) {
+  create(options, { operation, report }) {
     if (!takes(operation, NAME)) return undefined;
-    const check = { key: "tpp_notification_content", options };
+    const check = { report, options };
     return (c, next) => {
       const value = requestHeaders(c).get(NAME);
       const problem = value === null ? undefined : notificationContentProblem(value);

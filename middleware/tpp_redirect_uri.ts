@@ -9,7 +9,14 @@
 import { z } from "zod";
 import { answerHeader, requestHeaders } from "../src/core/request.ts";
 import { defineCheck, modal } from "../src/core/check.ts";
-import { displayName, headerError, headerViolation, ignorableField, takes } from "./_headers.ts";
+import {
+  displayName,
+  headerError,
+  headerViolation,
+  ignorableField,
+  parseFlag,
+  takes,
+} from "./_headers.ts";
 
 const URIS = ["tpp-redirect-uri", "tpp-nok-redirect-uri", "tpp-notification-uri"];
 
@@ -42,16 +49,16 @@ export const tppRedirectUri = defineCheck({
     ),
     ignorable: ignorableField(),
   }),
-  create(options, { operation }) {
+  create(options, { operation, report }) {
     const uris = URIS.filter((name) => takes(operation, name));
     if (uris.length === 0) return undefined;
     const redirect = takes(operation, "tpp-redirect-uri");
-    const check = { key: "tpp_redirect_uri", options };
+    const check = { report, options };
     return (c, next) => {
       const headers = requestHeaders(c);
       if (
         redirect && !headers.has("tpp-redirect-uri") &&
-        (options.redirect_only || headers.get("tpp-redirect-preferred") === "true")
+        (options.redirect_only || parseFlag(headers.get("tpp-redirect-preferred")) === true)
       ) {
         throw headerError(
           "tpp-redirect-uri",

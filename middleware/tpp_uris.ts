@@ -9,9 +9,10 @@
 import { z } from "zod";
 import { answerHeader, requestHeaders } from "../src/core/request.ts";
 import { defineCheck, modal } from "../src/core/check.ts";
-import { formatError, type GatewayError } from "../src/core/errors.ts";
+import { formatError } from "../src/core/errors.ts";
 import { dropHeader } from "../src/core/request.ts";
 import { hostInDomains, uriHost } from "../src/pki/domains.ts";
+import type {} from "./tpp_certificate.ts"; // tppCertificate
 
 const REDIRECT_HEADERS = [
   ["tpp-redirect-uri", "TPP-Redirect-URI"],
@@ -30,7 +31,7 @@ export const tppUris = defineCheck({
       "A redirect URI outside the certificate's domains: warn (log a finding, forward) or reject (400 FORMAT_ERROR)",
     ),
   }),
-  create(options, { operation }) {
+  create(options, { operation, report }) {
     const notification = operation.headers.includes("tpp-notification-uri") &&
       options.notification === "strip";
     const redirects = REDIRECT_HEADERS.filter(([name]) => operation.headers.includes(name));
@@ -47,27 +48,16 @@ export const tppUris = defineCheck({
             domains.join(", ") || "none"
           })`,
         );
-      /** A finding that does not stop the request (in report mode nothing else happens). */
-      const note = (error: GatewayError, dropped?: boolean) =>
-        c.get("findings").push({
-          check: "tpp_uris",
-          mode: options.mode,
-          status: error.status,
-          code: error.code,
-          path: error.path,
-          text: error.message,
-          dropped,
-        });
       for (const [name, display] of redirects) {
         const uri = headers.get(name);
         if (uri === null || hostInDomains(uriHost(uri) ?? "", domains)) continue;
         if (options.redirect === "reject") throw outside(display);
-        note(outside(display));
+        report(c, outside(display));
       }
       const uri = notification ? headers.get("tpp-notification-uri") : null;
       const outsideNotification = uri !== null && !hostInDomains(uriHost(uri) ?? "", domains);
       if (outsideNotification) {
-        note(outside("TPP-Notification-URI"), enforce);
+        report(c, outside("TPP-Notification-URI"), { dropped: enforce });
         if (enforce) dropHeader(c, "tpp-notification-uri");
       }
       if (outsideNotification && enforce) answerHeader(c, "aspsp-notification-support", "false");

@@ -4,7 +4,11 @@
  * unless the run says SKIP_REDIS=1 (then the Redis tests show as ignored).
  */
 const skipRedis = Deno.env.get("SKIP_REDIS") === "1";
-const args = Deno.args.length > 0 ? Deno.args : ["tests/"];
+// The whole suite also runs the code blocks of ARCHITECTURE.md and of the JSDoc of the gateway's
+// modules (`deno test --doc`), so that documented examples cannot drift from the code.
+const args = Deno.args.length > 0
+  ? Deno.args
+  : ["--doc", "tests/", "src/", "middleware/", "ARCHITECTURE.md"];
 const env: Record<string, string> = {};
 let redis: Deno.ChildProcess | undefined;
 

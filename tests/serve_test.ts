@@ -22,50 +22,77 @@ async function waitFor(url: string) {
   throw new Error(`${url} never answered`);
 }
 
-/** `deno serve --parallel` of serve.ts with two workers, in front of an echo upstream process. */
-async function startServe(env: Record<string, string> = {}) {
-  // The upstream runs as a process of its own, as the gateway's workers do: this test process
-  // only calls.
-  const upstreamPort = freePort();
-  const upstream = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-net", "tests/support/echo_upstream.ts", String(upstreamPort)],
+/** The default policy with the given YAML lines added to its `store` section, as a file. */
+async function defaultPolicyWith(storeLines: string): Promise<string> {
+  const text = await Deno.readTextFile("config/policy.yaml");
+  const changed = text.replace(/^store:\n/m, `store:\n${storeLines}`);
+  assert.notEqual(changed, text);
+  const file = await Deno.makeTempFile({ suffix: ".yaml" });
+  await Deno.writeTextFile(file, changed);
+  return file;
+}
+
+/** An echo upstream as a process of its own, as the gateway's workers are. */
+async function startEchoUpstream() {
+  const port = freePort();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-net", "tests/support/echo_upstream.ts", String(port)],
     stdout: "null",
     stderr: "inherit",
   }).spawn();
+  const close = async () => {
+    child.kill("SIGTERM");
+    await child.status;
+  };
+  try {
+    await waitFor(`http://127.0.0.1:${port}/`);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { url: `http://127.0.0.1:${port}`, close };
+}
+
+/**
+ * `deno serve --parallel` of serve.ts with two workers, in front of an echo upstream process
+ * (this test process only calls). `task`: through `deno task serve`, on PORT.
+ */
+async function startServe(env: Record<string, string> = {}, options: { task?: boolean } = {}) {
+  const upstream = await startEchoUpstream();
   const port = freePort();
+  const args = options.task ? ["task", "serve"] : [
+    "serve",
+    "--parallel",
+    "--allow-all",
+    "--host",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "serve.ts",
+  ];
   const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "serve",
-      "--parallel",
-      "--allow-all",
-      "--host",
-      "127.0.0.1",
-      "--port",
-      String(port),
-      "serve.ts",
-    ],
-    env: { UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}`, DENO_JOBS: "2", ...env },
+    args,
+    env: { UPSTREAM_URL: upstream.url, DENO_JOBS: "2", PORT: String(port), ...env },
     stdout: "null",
     stderr: "null",
   }).spawn();
   const url = `http://127.0.0.1:${port}`;
   const close = async () => {
     await stop(child);
-    upstream.kill("SIGTERM");
-    await upstream.status;
+    await upstream.close();
   };
   try {
-    await waitFor(`http://127.0.0.1:${upstreamPort}/`);
     await waitFor(`${url}/healthz`);
   } catch (error) {
     await close();
     throw error;
   }
-  return { url, [Symbol.asyncDispose]: close };
+  return { url, port, [Symbol.asyncDispose]: close };
 }
 
 Deno.test("serve.ts runs under deno serve --parallel and answers through every worker", async () => {
-  await using serve = await startServe();
+  const policy = await defaultPolicyWith("  allow_per_instance: true\n");
+  await using serve = await startServe({ GATEWAY_POLICY: policy });
   const answers = await Promise.all(
     Array.from(
       { length: 20 },
@@ -82,6 +109,7 @@ Deno.test("serve.ts runs under deno serve --parallel and answers through every w
     // The upstream's own echo: the request reached it, on the upstream path.
     assert.deepEqual(answer.body, { method: "GET", path: "/psd2/v1/consents/c-1/status" });
   }
+  await Deno.remove(policy);
 });
 
 Deno.test({
@@ -188,4 +216,178 @@ Deno.test({
     child.kill("SIGTERM");
     assert.equal((await child.status).code, 0);
   },
+});
+
+/** A request on a connection of its own, so that the kernel spreads them over the workers. */
+async function fresh(url: string, init: RequestInit = {}) {
+  using client = Deno.createHttpClient({});
+  const response = await fetch(url, { ...init, client, signal: AbortSignal.timeout(10_000) });
+  return { status: response.status, text: await response.text() };
+}
+
+/** Whether something accepts TCP connections at `hostname:port`. */
+async function accepts(hostname: string, port: number): Promise<boolean> {
+  try {
+    (await Deno.connect({ hostname, port })).close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test("deno task serve listens on PORT, on 127.0.0.1 unless HOST says otherwise", async () => {
+  const policy = await defaultPolicyWith("  allow_per_instance: true\n");
+  try {
+    await using serve = await startServe({ GATEWAY_POLICY: policy }, { task: true });
+    assert.equal((await fresh(`${serve.url}/healthz`)).status, 200);
+    // Not on the machine's other addresses.
+    const other = Deno.networkInterfaces().find((i) =>
+      i.family === "IPv4" && !i.address.startsWith("127.")
+    );
+    if (other) assert.equal(await accepts(other.address, serve.port), false, other.address);
+  } finally {
+    await Deno.remove(policy);
+  }
+});
+
+Deno.test("serve.ts adds up every worker's metrics on each scrape, on the main port and metrics.port", async () => {
+  const metricsPort = freePort();
+  const token = "s3cret-metrics-token-0123456789";
+  const policy = await defaultPolicyWith("  allow_per_instance: true\n");
+  try {
+    await using serve = await startServe({
+      GATEWAY_POLICY: policy,
+      METRICS_TOKEN: token,
+      METRICS_PORT: String(metricsPort),
+    });
+    for (let i = 0; i < 20; i++) {
+      const answer = await fresh(`${serve.url}/v1/consents/c-1/status`, {
+        headers: { "x-request-id": crypto.randomUUID() },
+      });
+      assert.equal(answer.status, 200);
+    }
+    const series = /xs2a_requests_total\{op="getConsentStatus",status="200"\} (\d+)/;
+    const scrapes: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      scrapes.push(
+        (await fresh(`${serve.url}/metrics`, { headers: { authorization: `Bearer ${token}` } }))
+          .text,
+      );
+      scrapes.push((await fresh(`http://127.0.0.1:${metricsPort}/metrics`)).text);
+    }
+    for (const text of scrapes) {
+      assert.equal(text.match(series)?.[1], "20", text);
+      assert.match(text, /\nxs2a_workers 2\n/);
+      assert.match(text, /xs2a_request_duration_seconds_count\{op="getConsentStatus"\} 20\n/);
+    }
+  } finally {
+    await Deno.remove(policy);
+  }
+});
+
+/** Runs `deno serve --parallel` of serve.ts until it exits by itself (or 20 s); its output. */
+async function serveUntilExit(env: Record<string, string>) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["serve", "--parallel", "--allow-all", "--port", String(freePort()), "serve.ts"],
+    env: { UPSTREAM_URL: "http://127.0.0.1:9", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+  const output = await child.output();
+  clearTimeout(timer);
+  const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
+  return { code: output.code, text };
+}
+
+Deno.test("serve.ts refuses a memory store under several workers unless the policy allows it", async () => {
+  const refused = await serveUntilExit({ DENO_JOBS: "2" });
+  assert.equal(refused.code, 1, refused.text);
+  const line = refused.text.split("\n").find((l) => l.includes("allow_per_instance"));
+  assert.ok(line, refused.text);
+  assert.match(JSON.parse(line).problems[0], /memory store .* with 2 workers/);
+});
+
+Deno.test("serve.ts refuses a memory store on Deno Deploy unless the policy allows it", async () => {
+  const refused = await serveUntilExit({ DENO_JOBS: "1", DENO_DEPLOYMENT_ID: "test-deployment" });
+  assert.equal(refused.code, 1, refused.text);
+  assert.match(refused.text, /memory store .* on Deno Deploy/);
+});
+
+Deno.test("serve.ts reads the files its policy names without synchronous file calls, as on Deno Deploy", async () => {
+  const { createCa, issue, nginxHeader } = await import("./support/pki.ts");
+  const { exportJWK, generateKeyPair, SignJWT } = await import("jose");
+  const { passthroughPolicy } = await import("./support/policies.ts");
+  const dir = await Deno.makeTempDir();
+  const ca = await createCa();
+  const tpp = await issue(ca);
+  const keys = await generateKeyPair("RS256");
+  await Deno.writeTextFile(`${dir}/qtsp.pem`, ca.pem);
+  await Deno.writeTextFile(
+    `${dir}/jwks.json`,
+    JSON.stringify({ keys: [{ ...await exportJWK(keys.publicKey), kid: "k1", alg: "RS256" }] }),
+  );
+  await Deno.writeTextFile(
+    `${dir}/policy.yaml`,
+    passthroughPolicy({
+      sections: {
+        store: { kind: "memory", allow_per_instance: true },
+        trust: { anchors: ["${CA_FILE}"] },
+      },
+      defaults: {
+        tpp_certificate: { mode: "enforce", required: true },
+        bearer_token: {
+          mode: "enforce",
+          required: true,
+          jwks_file: `${dir}/jwks.json`,
+          issuer: "https://idp.example",
+        },
+      },
+    }),
+  );
+  const token = await new SignJWT({ iss: "https://idp.example", sub: "PSU-1" })
+    .setProtectedHeader({ alg: "RS256", kid: "k1" })
+    .setExpirationTime("5m")
+    .sign(keys.privateKey);
+  const upstream = await startEchoUpstream();
+  const port = freePort();
+  // `deno run` with DENO_AUTO_SERVE serves serve.ts as `deno serve` does; `deno serve` itself runs
+  // a --preload module only after the entry's npm imports (Deno 2.9), too late to take anything.
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--preload", "tests/support/deploy_fs.ts", "--allow-all", "serve.ts"],
+    env: {
+      DENO_AUTO_SERVE: "1",
+      DENO_SERVE_ADDRESS: `tcp:127.0.0.1:${port}`,
+      UPSTREAM_URL: upstream.url,
+      GATEWAY_POLICY: `${dir}/policy.yaml`,
+      CA_FILE: `${dir}/qtsp.pem`,
+      DENO_DEPLOYMENT_ID: "test-deployment",
+    },
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const stderr = new Response(child.stderr).text();
+  try {
+    await waitFor(`http://127.0.0.1:${port}/healthz`).catch(async (error) => {
+      child.kill("SIGKILL");
+      throw new Error(`${error.message}: ${await stderr}`);
+    });
+    const answer = await fresh(`http://127.0.0.1:${port}/v1/consents/c-1/status`, {
+      headers: {
+        "x-request-id": crypto.randomUUID(),
+        "x-ssl-client-cert": nginxHeader(tpp),
+        authorization: `Bearer ${token}`,
+      },
+    });
+    assert.equal(answer.status, 200, answer.text);
+    const refused = await fresh(`http://127.0.0.1:${port}/v1/consents/c-1/status`, {
+      headers: { "x-request-id": crypto.randomUUID(), authorization: `Bearer ${token}` },
+    });
+    assert.equal(refused.status, 401, "the certificate is required: the policy was applied");
+  } finally {
+    await stop(child);
+    await stderr;
+    await upstream.close();
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -3,11 +3,11 @@
  * example `creditorAccount.iban`, `items[0].amount`) and `text` says what was expected.
  *
  * Messages of the body schemas are phrases that finish a sentence ("must have at most 70
- * characters"); the field name is put in front here. A custom issue may choose another code than
- * FORMAT_ERROR with `params: { code, status }`.
+ * characters"); the field name is put in front here. A custom issue may choose another 400 code
+ * than FORMAT_ERROR with `params: { code }` (EXECUTION_DATE_INVALID, PERIOD_INVALID).
  */
 import type { z } from "zod";
-import { type ErrorCode, GatewayError } from "../core/errors.ts";
+import { type CodeFor, GatewayError } from "../core/errors.ts";
 
 /** `["items", 0, "amount"]` to `items[0].amount`; the root is `body`. */
 export function jsonPath(path: readonly PropertyKey[]): string {
@@ -72,25 +72,28 @@ export const phrase: z.core.$ZodErrorMap = (issue) => {
   }
 };
 
-/** The Berlin Group error of the first issue. */
-export function issueError(issue: z.core.$ZodIssue): GatewayError {
-  let path = [...issue.path];
+/** The Berlin Group error of the first issue; `within` names the body part it was found in. */
+export function issueError(issue: z.core.$ZodIssue, within?: string): GatewayError {
+  let path = within === undefined ? [...issue.path] : [within, ...issue.path];
   if (issue.code === "unrecognized_keys") path = [...path, issue.keys[0]];
   const where = jsonPath(path);
   const params = issue.code === "custom"
-    ? issue.params as { code?: ErrorCode; status?: number } | undefined
+    ? issue.params as { code?: CodeFor<400> } | undefined
     : undefined;
   const text = where === "body"
     ? `The request body ${issue.message}`
     : `Field "${where}" ${issue.message}`;
-  return new GatewayError(params?.status ?? 400, params?.code ?? "FORMAT_ERROR", text, {
+  return new GatewayError(400, params?.code ?? "FORMAT_ERROR", text, {
     path: where,
   });
 }
 
-/** Parses with a body schema; throws the first problem as a Berlin Group error. */
-export function parseBody<T>(schema: z.ZodType<T>, value: unknown): T {
+/**
+ * Parses with a body schema; throws the first problem as a Berlin Group error. `within` names the
+ * part of a multipart body the value is (paths then start with it).
+ */
+export function parseBody<T>(schema: z.ZodType<T>, value: unknown, within?: string): T {
   const result = schema.safeParse(value, { error: phrase });
-  if (!result.success) throw issueError(result.error.issues[0]);
+  if (!result.success) throw issueError(result.error.issues[0], within);
   return result.data;
 }

@@ -5,6 +5,10 @@
 import { z } from "zod";
 import { isIsoDate } from "../lib/dates.ts";
 
+/** An RFC 3339 date-time with a UTC offset or Z (ISODateTime of the Berlin Group). */
+const DATE_TIME =
+  /^(\d{4}-\d{2}-\d{2})T([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d{1,9})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/i;
+
 /** How the body schemas are built, from the `body_schema` options. */
 export interface BodyOptions {
   /** Unknown fields: reject them, or let them through to the upstream. */
@@ -45,7 +49,20 @@ export function bounded(max: number) {
 
 /** An ISO 8601 calendar date. */
 export function isoDate() {
-  return z.string().refine(isIsoDate, { error: "must be a date like 2025-12-31" });
+  return z.string().refine(isIsoDate, { error: "must be a date like 2025-12-31" }).meta({
+    format: "date",
+  });
+}
+
+/** An ISO 8601 date-time with a time zone, like 2025-12-31T14:30:00+04:00 (RFC 3339). */
+export function isoDateTime() {
+  return z.string().refine(
+    (value) => {
+      const match = DATE_TIME.exec(value);
+      return match !== null && isIsoDate(match[1]);
+    },
+    { error: "must be a date-time with a time zone, like 2025-12-31T14:30:00+04:00" },
+  ).meta({ format: "date-time" });
 }
 
 /** An absolute https URL (http too when the policy allows it). */
@@ -56,5 +73,7 @@ export function absoluteUrl(options: BodyOptions) {
     const url = URL.parse(value);
     return url !== null && schemes.includes(url.protocol) && url.hostname !== "" &&
       !url.username && !url.password;
-  }, { error: `must be an absolute ${options.allowHttp ? "https or http" : "https"} URL` });
+  }, { error: `must be an absolute ${options.allowHttp ? "https or http" : "https"} URL` }).meta({
+    format: "uri",
+  });
 }

@@ -2,8 +2,9 @@
  * A dependency-free well-formedness check for the XML bodies of the `pain.001-*` products: one
  * root element (`Document`, as in every pain.001 message), balanced and properly nested tags,
  * attributes quoted and unique, only the predefined and numeric entity references, no document
- * type declaration (so no entity expansion or external entities), and a bounded nesting depth.
- * It validates; it never builds a tree.
+ * type declaration (so no entity expansion or external entities), no XInclude and no schema
+ * location hints (so nothing a parser or validator behind the gateway would fetch or include), and
+ * a bounded nesting depth. It validates; it never builds a tree.
  */
 
 import { hasXmlForbidden } from "../lib/controls.ts";
@@ -51,6 +52,34 @@ function referenceProblem(text: string): string | undefined {
   return undefined;
 }
 
+/** Namespaces of XInclude: the recommendation's and the 2003 draft's, which parsers still know. */
+const XINCLUDE = ["http://www.w3.org/2001/xinclude", "http://www.w3.org/2003/xinclude"];
+/** Attributes (local names) that point a validator at a schema document to fetch. */
+const SCHEMA_LOCATIONS = ["schemaLocation", "noNamespaceSchemaLocation"];
+const PREDEFINED: Record<string, string> = { lt: "<", gt: ">", amp: "&", apos: "'", quot: '"' };
+
+/** An attribute value as a parser sees it: references replaced, whitespace made spaces. */
+function attributeValue(quoted: string): string {
+  return quoted.slice(1, -1).replace(/[\t\r\n]/g, " ").replace(
+    REFERENCE,
+    (_, name?: string, decimal?: string, hex?: string) =>
+      name
+        ? PREDEFINED[name]
+        : String.fromCodePoint(decimal ? Number(decimal) : parseInt(hex!, 16)),
+  );
+}
+
+/** What an attribute asks a parser or validator to fetch or include, or `undefined`. */
+function fetchProblem(name: string, quoted: string, allowSchemaLocation: boolean) {
+  if (name === "xmlns" || name.startsWith("xmlns:")) {
+    const namespace = attributeValue(quoted).trim().toLowerCase();
+    if (XINCLUDE.includes(namespace)) return "The XML body must not use XInclude";
+  } else if (!allowSchemaLocation && SCHEMA_LOCATIONS.includes(localName(name))) {
+    return `The XML body must not carry the schema location attribute "${name}"`;
+  }
+  return undefined;
+}
+
 function isSpace(code: number): boolean {
   return code === 0x20 || code === 0x9 || code === 0xa || code === 0xd;
 }
@@ -66,11 +95,16 @@ function at(re: RegExp, text: string, index: number): RegExpExecArray | null {
 
 /**
  * What makes `text` not a well-formed pain.001 document, as a sentence, or `undefined`.
+ * `allowSchemaLocation` lets `xsi:schemaLocation` and `xsi:noNamespaceSchemaLocation` through.
  *
  * @example
  * xmlProblem('<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.001.001.03"/>', 64); // undefined
  */
-export function xmlProblem(text: string, maxDepth: number): string | undefined {
+export function xmlProblem(
+  text: string,
+  maxDepth: number,
+  options: { allowSchemaLocation?: boolean } = {},
+): string | undefined {
   if (hasXmlForbidden(text)) return "The XML body contains a character not allowed in XML";
   let i = text.charCodeAt(0) === 0xFEFF ? 1 : 0;
   const declaration = DECLARATION.exec(text.slice(i, i + 300));
@@ -154,11 +188,18 @@ export function xmlProblem(text: string, maxDepth: number): string | undefined {
       seen.add(attribute[1]);
       const problem = referenceProblem(attribute[2]);
       if (problem) return `The XML body's attribute "${attribute[1]}" ${problem}`;
+      const fetched = fetchProblem(
+        attribute[1],
+        attribute[2],
+        options.allowSchemaLocation ?? false,
+      );
+      if (fetched) return fetched;
       i += attribute[0].length;
     }
     const close = at(TAG_END, text, i);
     if (!close) return `The XML body has a malformed start tag "<${name}"`;
     i += close[0].length;
+    if (name === "xi:include") return "The XML body must not use XInclude";
     root ??= name;
     if (close[1] === "/") {
       if (stack.length === 0) done = true;

@@ -4,11 +4,24 @@
  * overrides), so that a reviewer sees exactly what runs without reading code.
  */
 import { stringify } from "yaml";
-import type { Check } from "../core/check.ts";
+import type { Pipeline } from "../core/chain.ts";
 import { loadPolicy, type Policy, PolicyError } from "../policy/load.ts";
 import { defaultServices } from "../core/services.ts";
 import { memoryLogger } from "../lib/log.ts";
 import { upstreamTemplate } from "../core/catalogue.ts";
+
+/** Option names whose values are secrets: explained as set, never printed. */
+const SECRET = /secret|password|token$|_key$/;
+
+/** The options with every secret value replaced, at any depth. */
+function redacted(value: unknown, name = ""): unknown {
+  if (SECRET.test(name) && value !== undefined) return "(secret, set)";
+  if (Array.isArray(value)) return value.map((item) => redacted(item));
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redacted(v, k)]));
+  }
+  return value;
+}
 
 /** The explanation of one policy, for some or all operations. */
 export function explain(policy: Policy, only?: string): Record<string, unknown> {
@@ -16,14 +29,17 @@ export function explain(policy: Policy, only?: string): Record<string, unknown> 
   const out: Record<string, unknown> = {};
   for (const { operation, options } of policy.operations) {
     if (only && operation.id !== only) continue;
-    const chain = policy.checks.map((check) => {
+    // The terminal handler (the proxy) last, as it runs.
+    const chain = [...policy.checks, policy.terminal].map((check) => {
       const { mode, ...rest } = options[check.key] as Record<string, unknown>;
-      const applies = mode === "off" ||
-        check.create(options[check.key], { operation, services, sections: policy }) !== undefined;
+      const context = { operation, services, sections: policy, decisions: {}, report: () => {} };
+      const applies = mode === "off" || check.create(options[check.key], context) !== undefined;
       return {
         check: check.key,
         mode: !applies ? "not applicable to this operation" : (mode ?? "always"),
-        ...(Object.keys(rest).length > 0 && applies && mode !== "off" ? { options: rest } : {}),
+        ...(Object.keys(rest).length > 0 && applies && mode !== "off"
+          ? { options: redacted(rest) }
+          : {}),
       };
     });
     out[operation.id] = {
@@ -37,7 +53,7 @@ export function explain(policy: Policy, only?: string): Record<string, unknown> 
 }
 
 /** Prints the explanation of the policy file named in `args`; returns the exit code. */
-export async function policyExplain(args: string[], checks: readonly Check[]): Promise<number> {
+export async function policyExplain(args: string[], pipeline: Pipeline): Promise<number> {
   const [file, only] = args;
   if (!file) {
     console.error("usage: deno task policy:explain <policy file> [operationId]");
@@ -47,7 +63,7 @@ export async function policyExplain(args: string[], checks: readonly Check[]): P
     // Unset names without a `:-default` get a placeholder; `${NAME:-default}` keeps its default
     // (the default policy's `${METRICS_PORT:-}` and `${STORE_KIND:-memory}` were refused).
     const policy = await loadPolicy(file, {
-      checks,
+      ...pipeline,
       placeholder: (name) => name.endsWith("_URL") ? "http://upstream.invalid" : `\${${name}}`,
     });
     if (only && !policy.operations.some((r) => r.operation.id === only)) {

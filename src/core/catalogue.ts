@@ -49,6 +49,8 @@ export interface Operation {
   headers: readonly string[];
   /** Headers the operation requires (lower case). */
   required: readonly string[];
+  /** Headers the interface defines for the operation's answer (lower case); see {@link answersOf}. */
+  answers: readonly string[];
   body: BodyKind;
   /** Success statuses. */
   success: readonly number[];
@@ -106,7 +108,29 @@ const PAYMENT_PARAMS = {
 const PAYMENT_ID_PARAMS = { ...PAYMENT_PARAMS, paymentId: {} };
 const PAYMENT_AUTH_PARAMS = { ...PAYMENT_ID_PARAMS, authorisationId: {} };
 
-type Row = Omit<Operation, "headers" | "required" | "params" | "sensitive"> & {
+/** Answer headers of every operation: the echo, the media type, when to try again. */
+const ANSWERS = ["x-request-id", "content-type", "retry-after"];
+
+/**
+ * The answer headers the interface defines for an operation: those of every operation; Location of
+ * the resource a payment, consent or authorisation POST creates; ASPSP-SCA-Approach on every
+ * payment and consent write (it starts or continues an authorisation); the ASPSP-Notification-*
+ * pair where the TPP may ask for notifications.
+ */
+function answersOf(
+  row: { group: Group; method: Method; headers: readonly string[] },
+): readonly string[] {
+  const answers = [...ANSWERS];
+  const authorising = row.group === "pis" || row.group === "consents";
+  if (authorising && row.method === "POST") answers.push("location");
+  if (authorising && row.method !== "GET") answers.push("aspsp-sca-approach");
+  if (row.headers.includes("tpp-notification-uri")) {
+    answers.push("aspsp-notification-support", "aspsp-notification-content");
+  }
+  return answers;
+}
+
+type Row = Omit<Operation, "headers" | "required" | "params" | "sensitive" | "answers"> & {
   headers?: readonly string[];
   required?: readonly string[];
   params?: Record<string, ParamRule>;
@@ -130,11 +154,13 @@ function consents(row: Omit<Row, "group">): Operation {
 }
 
 function complete(row: Row, sensitive: boolean): Operation {
+  const headers = row.headers ?? COMMON;
   return {
     ...row,
     params: row.params ?? {},
-    headers: row.headers ?? COMMON,
+    headers,
     required: row.required ?? ["x-request-id"],
+    answers: answersOf({ ...row, headers }),
     sensitive,
   };
 }
@@ -148,6 +174,7 @@ function product(id: string, path: string, params: Record<string, ParamRule> = {
     params,
     headers: ["x-request-id", "authorization"],
     required: [],
+    answers: ANSWERS,
     body: "none",
     success: [200],
     sensitive: false,
@@ -324,6 +351,8 @@ export const OPERATIONS: readonly Operation[] = [
     path: "/v1/consents",
     headers: [
       ...START_AUTH,
+      // Not in the document's list, but a header of consent creation in the Berlin Group standard.
+      "tpp-decoupled-preferred",
       "tpp-explicit-authorisation-preferred",
       "tpp-brand-logging-information",
       "content-type",

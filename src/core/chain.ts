@@ -1,9 +1,44 @@
 /**
  * The assembly of each operation's chain, built once at start-up from the resolved policy and the
- * checks it was resolved with (their order is `middleware/mod.ts`).
+ * checks and terminal handler it was resolved with (their order is `middleware/mod.ts`).
  */
-import type { BuildContext, Check, Finding, GatewayContext, Middleware, Mode } from "./check.ts";
+import type { z } from "zod";
+import type {
+  BuildContext,
+  Check,
+  Finding,
+  GatewayContext,
+  Middleware,
+  Mode,
+  Report,
+} from "./check.ts";
 import { GatewayError } from "./errors.ts";
+
+/** The handler that ends a chain: it answers the request and has no `next`. */
+export type Handler = (c: GatewayContext) => Promise<Response>;
+
+/**
+ * The chain's terminal handler (Envoy's router filter): a policy key and options schema like a
+ * check's, and a factory that builds, once per operation, the handler that answers the request
+ * after every check passed it on. It applies to every operation and has no mode.
+ */
+export interface Terminal<Shape extends z.ZodRawShape = z.ZodRawShape>
+  extends Omit<Check<Shape>, "create"> {
+  create(options: z.output<z.ZodObject<Shape>>, context: BuildContext): Handler;
+}
+
+/** Declares a terminal handler (identity function that keeps the option types). */
+export function defineTerminal<Shape extends z.ZodRawShape>(
+  terminal: Terminal<Shape>,
+): Terminal<Shape> {
+  return terminal;
+}
+
+/** What a policy is resolved with and a chain built from: the checks in order, then the terminal. */
+export interface Pipeline {
+  checks: readonly Check[];
+  terminal: Terminal;
+}
 function finding(check: string, mode: Mode, error: GatewayError): Finding {
   return {
     check,
@@ -12,6 +47,15 @@ function finding(check: string, mode: Mode, error: GatewayError): Finding {
     code: error.code,
     path: error.path,
     text: error.message,
+  };
+}
+
+/** The `report` a check is built with: its findings carry its key and mode. */
+function reporter(check: string, mode: Mode): Report {
+  return (c, error, details) => {
+    const found = finding(check, mode, error);
+    if (details?.dropped !== undefined) found.dropped = details.dropped;
+    c.get("findings").push(found);
   };
 }
 
@@ -89,20 +133,30 @@ export type Chain = (c: GatewayContext) => Promise<void>;
 
 /** Builds one operation's chain: each factory runs once, with that operation's options. */
 export function buildChain(
-  { checks, options }: {
-    checks: readonly Check[];
-    options: Record<string, Record<string, unknown>>;
-  },
-  context: BuildContext,
+  { checks, terminal, options }: Pipeline & { options: Record<string, Record<string, unknown>> },
+  context: Omit<BuildContext, "decisions" | "report">,
   respond: ErrorResponder,
 ): Chain {
   const layers: Layer[] = [];
+  // One plan per operation, shared by its checks of shared state (one store decision a request).
+  const decisions = {};
   for (const check of checks) {
     const resolved = options[check.key];
-    const mode = resolved.mode as Mode | undefined;
+    const mode = (resolved.mode as Mode | undefined) ?? "enforce";
     if (mode === "off") continue;
-    const run = check.create(resolved, context);
-    if (run) layers.push({ key: check.key, mode: mode ?? "enforce", run });
+    const run = check.create(resolved, {
+      ...context,
+      decisions,
+      report: reporter(check.key, mode),
+    });
+    if (run) layers.push({ key: check.key, mode, run });
   }
+  // The terminal is the innermost layer: the request reaches it when every check called `next`.
+  const handle = terminal.create(options[terminal.key], {
+    ...context,
+    decisions,
+    report: reporter(terminal.key, "enforce"),
+  });
+  layers.push({ key: terminal.key, mode: "enforce", run: handle });
   return (c) => new Walk(c, layers, respond).dispatch(0);
 }

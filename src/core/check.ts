@@ -13,12 +13,12 @@
 import { z } from "zod";
 import type { Context, MiddlewareHandler } from "hono";
 import type { Operation } from "./catalogue.ts";
+import type { GatewayError } from "./errors.ts";
 import type { Services } from "./services.ts";
 import type { PolicySections } from "../policy/sections.ts";
 import type { Bytes } from "../lib/body.ts";
-import type { HeaderPairs } from "../lib/header_pairs.ts";
-import type { DecisionOutcome } from "../store/types.ts";
-import type { CertificateInfo } from "../pki/certificate.ts";
+import type { DecisionPlan } from "../store/types.ts";
+import type { Terminators } from "../pki/terminators.ts";
 
 /** How a check acts on a violation: reject, log and forward, or not run at all. */
 export const MODES = ["enforce", "report", "off"] as const;
@@ -49,8 +49,8 @@ export interface TppIdentity {
 /** A rewrite of a JSON response text; `undefined` means unchanged. */
 export type ResponseFilter = (text: string) => string | undefined;
 
-/** Per-request values that checks share, in Hono's context variables. */
-export interface GatewayVariables {
+/** What the app sets for every request before the chain runs (`src/http/app.ts`). */
+export interface RouteVariables {
   /** The operation this request was routed to. */
   op: Operation;
   /** The path parameters, decoded. */
@@ -59,44 +59,65 @@ export interface GatewayVariables {
   requestId: string;
   /** The request body, read once with the size limit (empty until `body_limit` ran). */
   body: Bytes;
-  /** Violations seen so far, for the access log. */
-  findings: Finding[];
-  /** The calling TPP, when known. */
-  tpp?: TppIdentity;
   /** True when PSU-IP-Address is present and valid: the PSU initiated the request. */
   psuInitiated: boolean;
-  /** Request headers (lower case) the proxy must not forward, for example a malformed ignorable one. */
-  dropHeaders?: Set<string>;
+  /** Violations seen so far, for the access log. */
+  findings: Finding[];
+  /** The policy's TLS terminators (`trust.terminators`), set by the app for every request. */
+  terminators?: Terminators;
+}
+
+/** Who is calling: set by the checks that identify a TPP, logged by the access log. */
+export interface IdentityVariables {
+  /** The calling TPP, when known. */
+  tpp?: TppIdentity;
+}
+
+/** What the terminal handler (the proxy) leaves for the checks around it and the access log. */
+export interface ForwardVariables {
   /** A write failed after it may have reached the upstream: its outcome is unknown. */
   outcomeUnknown?: boolean;
   /** Upstream status and latency, once the proxy ran. */
   upstream?: { status: number; ms: number };
-  /** The connection peer's address ("" when unknown), once `clientAddress()` ran. */
-  clientAddress?: string;
-  /** The request headers read once, when `requestHeaders()` or `headerList()` first ran. */
-  headerLookup?: HeaderPairs;
-  /** The request body parsed as JSON, once `jsonBody()` ran. */
-  json?: unknown;
   /**
    * Rewrites of the upstream's JSON answer, applied in order by the proxy before it builds the
    * response (Envoy's encoder filters); each returns the new text or `undefined` for no change.
    */
   responseFilters?: ResponseFilter[];
-  /** The TPP's transport certificate, once `tpp_certificate` verified it. */
-  tppCertificate?: CertificateInfo;
-  /** True once the Digest header was checked against the body bytes. */
-  digestVerified?: boolean;
-  /** The shared-state decision of this request, asked of the store once (src/shared_state.ts). */
-  decision?: Promise<DecisionOutcome>;
-  /** Headers of the answer decided before it exists; see {@link answerHeader}. */
-  answerHeaders?: [string, string][];
   /** The response the proxy built, with the answer headers already in it. */
   proxied?: Response;
 }
 
+/**
+ * Every per-request value, in Hono's context variables: the kernel's own, joined with one
+ * `...Variables` type per feature. A module that owns values declares their type next to the
+ * code that sets them and merges it into this interface (Hono's `RequestIdVariables` pattern):
+ *
+ * ```ts ignore
+ * export interface DigestVariables { digestVerified?: boolean }
+ * declare module "../src/core/check.ts" {
+ *   interface GatewayVariables extends DigestVariables {}
+ * }
+ * ```
+ *
+ * A module that reads another's value imports that owner's type, which brings the merge along.
+ */
+export interface GatewayVariables extends RouteVariables, IdentityVariables, ForwardVariables {}
+
 export type GatewayEnv = { Variables: GatewayVariables };
 export type GatewayContext = Context<GatewayEnv>;
 export type Middleware = MiddlewareHandler<GatewayEnv>;
+
+/**
+ * Records a violation as a finding of the check that reports it, without stopping the request
+ * (an error it throws instead is recorded by the chain); `dropped` when the offending header was
+ * dropped from the forwarded request instead of rejected.
+ */
+export type Report = (
+  c: GatewayContext,
+  error: GatewayError,
+  details?: { dropped?: boolean },
+) => void;
 
 /** What a factory gets besides its options. */
 export interface BuildContext {
@@ -104,6 +125,10 @@ export interface BuildContext {
   services: Services;
   /** The policy's global sections (upstream, store, ...). */
   sections: PolicySections;
+  /** The operation's one store decision, whose parts the checks of shared state fill in. */
+  decisions: DecisionPlan<GatewayContext>;
+  /** Records a finding of this check and mode (the chain binds both). */
+  report: Report;
 }
 
 /** A check: policy key, options schema and factory. */
@@ -114,8 +139,11 @@ export interface Check<Shape extends z.ZodRawShape = z.ZodRawShape> {
   description: string;
   /** Options; no refinements here (levels are validated field by field). */
   options: z.ZodObject<Shape>;
-  /** Cross-field rules on the resolved options; each returned string is one problem. */
-  validate?(options: z.output<z.ZodObject<Shape>>): string[];
+  /**
+   * Cross-field rules on the resolved options, and rules on the operation they are resolved for
+   * (a cache only for public data); each returned string is one problem.
+   */
+  validate?(options: z.output<z.ZodObject<Shape>>, operation: Operation): string[];
   /** Builds the middleware for one operation, or `undefined` when the check does not apply. */
   create(
     options: z.output<z.ZodObject<Shape>>,

@@ -5,6 +5,27 @@
 import type { GatewayContext } from "./check.ts";
 import { GatewayError } from "./errors.ts";
 import { HeaderPairs, pairs } from "../lib/header_pairs.ts";
+import { normalAddress } from "../pki/terminators.ts";
+
+/** What these helpers keep per request: reads done once, and what the answer gains or loses. */
+export interface RequestVariables {
+  /** The request headers read once, when `requestHeaders()` or `headerList()` first ran. */
+  headerLookup?: HeaderPairs;
+  /** The request body parsed as JSON, once `jsonBody()` ran. */
+  json?: unknown;
+  /** The connection peer's address ("" when unknown), once `peerAddress()` ran. */
+  peerAddress?: string;
+  /** The client's address ("" when unknown), once `clientAddress()` ran. */
+  clientAddress?: string;
+  /** Headers of the answer decided before it exists; see {@link answerHeader}. */
+  answerHeaders?: [string, string][];
+  /** Request headers (lower case) the proxy must not forward, for example a malformed ignorable one. */
+  dropHeaders?: Set<string>;
+}
+
+declare module "./check.ts" {
+  interface GatewayVariables extends RequestVariables {}
+}
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
@@ -36,14 +57,26 @@ export function headerList(c: GatewayContext): [string, string][] {
  * The request's headers for lookups. Each `Headers.get` on a request `Deno.serve` received is a
  * call into the runtime with the name validated again (about 0.25 us, and a request of the
  * default policy asks for 18 headers); these lookups scan the list read once ({@link headerList}).
+ *
+ * A header sent with an empty value (or only whitespace, which HTTP trims) is absent here, for
+ * every check and for the proxy alike: one rule instead of one per check
+ * (docs/interoperability.md, "Leniency").
  */
 export function requestHeaders(c: GatewayContext): HeaderPairs {
   let lookup = c.get("headerLookup");
   if (!lookup) {
-    lookup = new HeaderPairs(pairs(c.req.raw.headers));
+    lookup = new HeaderPairs(withoutEmpty(pairs(c.req.raw.headers)));
     c.set("headerLookup", lookup);
   }
   return lookup;
+}
+
+/** The list without entries whose value is empty (the list itself when it has none). */
+function withoutEmpty(list: [string, string][]): [string, string][] {
+  for (const entry of list) {
+    if (entry[1] === "") return list.filter((e) => e[1] !== "");
+  }
+  return list;
 }
 
 /**
@@ -80,11 +113,41 @@ export function dropHeader(c: GatewayContext, name: string): void {
  * The address of the connection's peer (the client, or the TLS terminator in front), read once
  * per request: `remoteAddr` asks the runtime and builds a new object each time.
  */
-export function clientAddress(c: GatewayContext): string | undefined {
-  let address = c.get("clientAddress");
+export function peerAddress(c: GatewayContext): string | undefined {
+  let address = c.get("peerAddress");
   if (address === undefined) {
     const info = c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined;
-    address = info?.remoteAddr?.hostname ?? "";
+    const hostname = info?.remoteAddr?.hostname ?? "";
+    address = normalAddress(hostname) ?? hostname;
+    c.set("peerAddress", address);
+  }
+  return address || undefined;
+}
+
+/** Whether the peer is one of the policy's TLS terminators (`trust.terminators`). */
+export function fromTerminator(c: GatewayContext): boolean {
+  return c.get("terminators")?.trusts(peerAddress(c)) ?? false;
+}
+
+/**
+ * The client's address. Behind a listed TLS terminator it is the rightmost address of
+ * X-Forwarded-For that is not a terminator, or, when `header` names a header of the terminator's
+ * own (for example `X-Real-IP`), that header's last value; from any other peer it is the peer's
+ * address, whatever the headers say. A policy without terminators believes loopback peers only.
+ */
+export function clientAddress(c: GatewayContext, header?: string): string | undefined {
+  if (header && fromTerminator(c)) {
+    const value = requestHeaders(c).get(header)?.split(",").at(-1)?.trim();
+    const address = value ? normalAddress(value) : undefined;
+    if (address) return address;
+  }
+  let address = c.get("clientAddress");
+  if (address === undefined) {
+    const peer = peerAddress(c) ?? "";
+    const terminators = c.get("terminators");
+    address = peer && terminators
+      ? terminators.clientAddress(peer, requestHeaders(c).get("x-forwarded-for"))
+      : peer;
     c.set("clientAddress", address);
   }
   return address || undefined;

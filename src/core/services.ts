@@ -6,6 +6,8 @@ import { createStore } from "../store/mod.ts";
 import { type Store } from "../store/types.ts";
 import { fetchUpstream } from "../upstream/fetch.ts";
 import { createUpstream, type Upstream } from "../upstream/mod.ts";
+import { LimiterPools } from "../upstream/limiter.ts";
+import { Breakers } from "../upstream/breaker.ts";
 import type { PolicySections } from "../policy/sections.ts";
 
 import { createMetrics, type Metrics } from "../lib/metrics.ts";
@@ -22,19 +24,34 @@ export interface Services {
   /** The client the proxy forwards with; see `createUpstream`. */
   upstream: Upstream;
   metrics: Metrics;
+  /** The concurrency pools towards the core (`upstream_limits`), kept across reloads. */
+  limits: LimiterPools;
+  /** The circuit breakers towards the core (`upstream_circuit`), kept across reloads. */
+  breakers: Breakers;
 }
 
 /** The real services. */
 export function defaultServices(overrides: Partial<Services> = {}): Services {
-  return {
+  const services: Services = {
     fetch: globalThis.fetch,
     log: overrides.log ?? jsonLogger(),
     now: Date.now,
     metrics: createMetrics(),
+    limits: new LimiterPools(),
+    breakers: new Breakers(),
     ...overrides,
     store: overrides.store ?? new MemoryStore(),
     upstream: overrides.upstream ?? fetchUpstream(overrides.fetch ?? globalThis.fetch),
   };
+  const { breakers, metrics, log } = services;
+  // Every change of a breaker's state is counted and logged (an opening is what operators page on).
+  breakers.onChange ??= (entry, from, to) => {
+    metrics.circuitTransitions.inc({ circuit: entry.name, to });
+    const line = { msg: `circuit ${to}`, circuit: entry.name, from };
+    if (to === "open") log.error(line);
+    else log.info({ level: "warn", ...line });
+  };
+  return services;
 }
 
 /**

@@ -1,19 +1,59 @@
 /**
- * Around every handler of the interface's paths: starts the findings list, echoes X-Request-ID on
- * every response, and records each request once: one JSON access-log line, the metrics, the trace
- * span's attributes. PSU identifiers and account numbers are masked; secrets, tokens and signatures
- * never appear.
+ * Around every handler of the interface's paths: starts the findings list, puts an X-Request-ID
+ * that is a UUID on every response (the request's own, or one made here when the request had none
+ * or an invalid one, also in the log line), and records each request once: one JSON access-log
+ * line, the metrics, the trace span's attributes. PSU identifiers are masked (or pseudonymised:
+ * `access_log.psu_id: hmac`), account numbers masked, also in the paths of 404s and 405s; secrets,
+ * tokens and signatures never appear.
  */
+import { createHmac } from "node:crypto";
 import { answerHeader, requestHeaders } from "../core/request.ts";
 import { type GatewayContext } from "../core/check.ts";
 import type { ErrorResponder } from "../core/chain.ts";
 import type { Services } from "../core/services.ts";
 import type { CounterCell, HistogramSeries } from "../lib/metrics.ts";
-import { mask, maskedPath } from "../lib/mask.ts";
+import { mask, maskedPath, maskedUnknownPath } from "../lib/mask.ts";
+import {
+  type Operation,
+  OPERATIONS,
+  PAYMENT_PRODUCTS,
+  PAYMENT_SERVICES,
+  PRODUCT_LOCALES,
+} from "../core/catalogue.ts";
 import { annotateSpan, TRACING } from "../lib/tracing.ts";
+import { UUID } from "../lib/ids.ts";
+import type { PolicySections } from "../policy/sections.ts";
 
-/** Longest X-Request-ID echoed back (a valid one is a 36-character UUID). */
-const MAX_ECHO = 128;
+/** The literal segments of the interface's paths: what the path of a 404 or 405 logs as sent. */
+const KNOWN_SEGMENTS: ReadonlySet<string> = new Set([
+  ...OPERATIONS.flatMap((op) => op.path.split("/").filter((s) => s && !s.startsWith("{"))),
+  ...PAYMENT_SERVICES,
+  ...PAYMENT_PRODUCTS,
+  ...PRODUCT_LOCALES,
+]);
+
+/**
+ * The request path as the access log shows it. An operation's path has its account ids masked. A
+ * path no operation has (a 404, a 405), or one that fits a template only with a payment service,
+ * product or locale the interface does not have (`/v1/accounts/<IBAN>/balancez` fits
+ * `/v1/{payment-service}/{payment-product}/{paymentId}`), may carry an IBAN anywhere: every
+ * segment but the interface's own words is masked.
+ */
+function loggedPath(c: GatewayContext): string {
+  const op = c.get("op");
+  const params = c.get("params");
+  if (!op || !knownValues(op, params)) return maskedUnknownPath(c.req.path, KNOWN_SEGMENTS);
+  return op.sensitive ? maskedPath(c.req.path, op.path, params) : c.req.path;
+}
+
+/** Whether every parameter with a list of values has one of them. */
+function knownValues(op: Operation, params: Record<string, string>): boolean {
+  for (const name in op.params) {
+    const values = op.params[name].values;
+    if (values && !values.includes(params[name])) return false;
+  }
+  return true;
+}
 
 /** The metric series of one operation, looked up once instead of by labels per request. */
 interface OperationSeries {
@@ -36,7 +76,20 @@ function isoClock(now: () => number): () => string {
   };
 }
 
-function logLine(c: GatewayContext, time: string, ms: number, requestId?: string) {
+/** What the log shows of a PSU-ID: masked, or a keyed pseudonym (`access_log.psu_id`). */
+function psuShown(options?: PolicySections["access_log"]): (psuId: string) => string {
+  const key = options?.hmac_key;
+  if (options?.psu_id !== "hmac" || !key) return mask;
+  return (psuId) => `hmac:${createHmac("sha256", key).update(psuId).digest("hex").slice(0, 32)}`;
+}
+
+function logLine(
+  c: GatewayContext,
+  time: string,
+  ms: number,
+  requestId: string | undefined,
+  psu: (psuId: string) => string,
+) {
   const op = c.get("op");
   const psuId = requestHeaders(c).get("psu-id");
   const upstream = c.get("upstream");
@@ -47,11 +100,11 @@ function logLine(c: GatewayContext, time: string, ms: number, requestId?: string
     request_id: requestId,
     op: op?.id,
     method: c.req.method,
-    path: op?.sensitive ? maskedPath(c.req.path, op.path, c.get("params")) : c.req.path,
+    path: loggedPath(c),
     status: c.res.status,
     ms,
     tpp: c.get("tpp")?.id,
-    psu: psuId ? mask(psuId) : undefined,
+    psu: psuId ? psu(psuId) : undefined,
     upstream_status: upstream?.status,
     upstream_ms: upstream?.ms,
     findings: findings.length > 0
@@ -77,8 +130,10 @@ export type Answering = (c: GatewayContext) => Response | Promise<Response>;
 export function accessLog(
   services: Services,
   respond: ErrorResponder,
+  options?: PolicySections["access_log"],
 ): (handler: Answering) => (c: GatewayContext) => Promise<Response> {
   const metrics = services.metrics;
+  const psu = psuShown(options);
   const clock = isoClock(services.now);
   const byOperation = new Map<string, OperationSeries>();
   function seriesOf(op: string): OperationSeries {
@@ -118,8 +173,10 @@ export function accessLog(
     const started = performance.now();
     c.set("findings", []);
     const header = requestHeaders(c).get("x-request-id");
-    const requestId = header && header.length <= MAX_ECHO ? header : undefined;
-    if (requestId) answerHeader(c, "x-request-id", requestId);
+    // TPP libraries match answers to requests by this header and type it as a UUID: an answer
+    // never goes without one, nor echoes one that is not (the error text says what was wrong).
+    const requestId = header !== null && UUID.test(header) ? header : crypto.randomUUID();
+    answerHeader(c, "x-request-id", requestId);
     let response: Response;
     try {
       response = await handler(c);
@@ -134,7 +191,7 @@ export function accessLog(
       for (const [name, value] of answer) c.res.headers.set(name, value);
     }
     const ms = Math.round((performance.now() - started) * 10) / 10;
-    services.log.info(logLine(c, clock(), ms, requestId));
+    services.log.info(logLine(c, clock(), ms, requestId, psu));
     count(c, ms / 1000);
     if (TRACING) {
       annotateSpan({

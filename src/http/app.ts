@@ -13,7 +13,10 @@ import type { Services } from "../core/services.ts";
 import type { Bytes } from "../lib/body.ts";
 import { accessLog, type Answering } from "./access_log.ts";
 import { healthEndpoints } from "./endpoints.ts";
+import { openApiDocument } from "./openapi.ts";
+import { earliestToday } from "../lib/dates.ts";
 import { isIpAddress } from "../lib/ip.ts";
+import { type Terminators, terminators } from "../pki/terminators.ts";
 import { FirstMatchRouter } from "./router.ts";
 
 /** What the app is built from. */
@@ -47,6 +50,7 @@ function operationHandler(
   resolved: ResolvedOperation,
   chain: Chain,
   notAllowed: () => GatewayError,
+  peers: Terminators,
 ): Answering {
   const op = resolved.operation;
   const empty: Bytes = new Uint8Array(0);
@@ -55,6 +59,7 @@ function operationHandler(
     if (c.req.raw.method === "HEAD") throw notAllowed();
     const headers = requestHeaders(c);
     c.set("op", op);
+    c.set("terminators", peers);
     c.set("params", c.req.param() as Record<string, string>);
     c.set("requestId", headers.get("x-request-id") ?? "");
     c.set("body", empty);
@@ -87,7 +92,20 @@ export function createApp({ policy, services }: AppOptions): Hono<GatewayEnv> {
     return renderError(error);
   };
   healthEndpoints(app, policy, services);
-  const logged = accessLog(services, respond);
+  // The contract as this policy serves it, built once per day (its examples carry dates).
+  let contract: { day: string; text: string } | undefined;
+  app.get("/openapi.json", (c) => {
+    const day = earliestToday(services.now());
+    if (contract?.day !== day) {
+      contract = { day, text: JSON.stringify(openApiDocument(policy, day)) };
+    }
+    return c.body(contract.text, 200, {
+      "content-type": "application/json",
+      "cache-control": "no-cache",
+    });
+  });
+  const logged = accessLog(services, respond, policy.access_log);
+  const peers = terminators(policy.trust.terminators);
 
   const byPath = Map.groupBy(policy.operations, (r) => r.operation.path);
   for (const path of [...byPath.keys()].sort(bySpecificity)) {
@@ -95,8 +113,13 @@ export function createApp({ policy, services }: AppOptions): Hono<GatewayEnv> {
     const notAllowed = methodNotAllowed(resolved.map((r) => r.operation.method));
     for (const r of resolved) {
       const context = { operation: r.operation, services, sections: policy };
-      const chain = buildChain({ checks: policy.checks, options: r.options }, context, respond);
-      app.on(r.operation.method, honoPath(path), logged(operationHandler(r, chain, notAllowed)));
+      const pipeline = { checks: policy.checks, terminal: policy.terminal, options: r.options };
+      const chain = buildChain(pipeline, context, respond);
+      app.on(
+        r.operation.method,
+        honoPath(path),
+        logged(operationHandler(r, chain, notAllowed, peers)),
+      );
     }
     app.all(
       honoPath(path),

@@ -1,23 +1,137 @@
 /**
- * The gateway's own endpoints beside the interface: liveness, readiness (the upstream reachable)
- * and the Prometheus metrics behind a bearer token.
+ * The gateway's own endpoints beside the interface: liveness, readiness and the Prometheus
+ * metrics behind a bearer token.
+ *
+ * Readiness names each dependency's state: the upstream (reachable), the store (it counts only
+ * when a check fails closed without it: a fail-open check serves through an outage), and the
+ * circuit breaker (open: not ready). Probes are cached: at most one per `readiness.interval`,
+ * shared by every caller, so that a load balancer polling each instance never loads the core.
  */
 import type { Hono } from "hono";
-import type { GatewayContext, GatewayEnv } from "../core/check.ts";
+import type { GatewayEnv } from "../core/check.ts";
 import type { Services } from "../core/services.ts";
 import type { Policy } from "../policy/load.ts";
+import { withDeadline } from "../lib/deadline.ts";
+import { mergeSnapshots, type MetricsSnapshot, renderSnapshot } from "../lib/metrics.ts";
 
-async function readiness(c: GatewayContext, policy: Policy, services: Services) {
+/** The state of one dependency. */
+export type DependencyState = "up" | "down";
+
+/**
+ * The circuit breaker's state towards the upstream (`upstream_circuit`): `none` without a breaker
+ * of the origin, else the worst of them; `open` makes the instance not ready.
+ */
+export type CircuitState = "none" | "closed" | "half-open" | "open";
+
+/** What `/readyz` answers (its JSON body). */
+export interface Readiness {
+  status: "ready" | "not ready";
+  /** When the dependencies were probed (ISO 8601). */
+  checked: string;
+  dependencies: {
+    upstream: { state: DependencyState; ms: number; error?: string };
+    store: {
+      state: DependencyState;
+      kind: string;
+      /** Checks that answer 503 while the store is down: the store decides readiness. */
+      required_by: string[];
+      error?: string;
+    };
+    circuit: { state: CircuitState };
+  };
+}
+
+/** A key no check uses: the store probe deletes it (one round trip, nothing kept). */
+const PROBE_KEY = "health:readyz";
+
+/** Checks in force somewhere in the policy with `fail: closed` (they need the store to serve). */
+export function closedChecks(policy: Policy): string[] {
+  const keys = new Set<string>();
+  for (const { options } of policy.operations) {
+    for (const [key, value] of Object.entries(options)) {
+      if (value.fail === "closed" && value.mode !== "off") keys.add(key);
+    }
+  }
+  return [...keys].sort();
+}
+
+function message(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).slice(0, 200);
+}
+
+/** The origin's circuit breakers' state (breakers of one operation do not decide readiness). */
+function circuitState(services: Services): CircuitState {
+  return services.breakers.originState(services.now());
+}
+
+async function probeUpstream(policy: Policy, services: Services) {
+  const started = performance.now();
+  const ms = () => Math.round(performance.now() - started);
   try {
     const response = await services.fetch(policy.upstream.url, {
       method: "GET",
-      signal: AbortSignal.timeout(2000),
+      signal: AbortSignal.timeout(policy.readiness.timeout),
     });
     await response.body?.cancel();
-    return c.json({ status: "ready" });
-  } catch {
-    return c.json({ status: "upstream unreachable" }, 503);
+    return { state: "up" as const, ms: ms() };
+  } catch (error) {
+    return { state: "down" as const, ms: ms(), error: message(error) };
   }
+}
+
+async function probeStore(policy: Policy, services: Services, requiredBy: string[]) {
+  const { store } = services;
+  try {
+    const ms = policy.store.timeout;
+    await withDeadline(store.delete(PROBE_KEY), ms, () => new Error(`No answer within ${ms} ms`));
+    return { state: "up" as const, kind: store.kind, required_by: requiredBy };
+  } catch (error) {
+    return {
+      state: "down" as const,
+      kind: store.kind,
+      required_by: requiredBy,
+      error: message(error),
+    };
+  }
+}
+
+/** Probes every dependency once, now. */
+async function probe(policy: Policy, services: Services, requiredBy: string[]): Promise<Readiness> {
+  const [upstream, store] = await Promise.all([
+    probeUpstream(policy, services),
+    probeStore(policy, services, requiredBy),
+  ]);
+  const circuit = { state: circuitState(services) };
+  const ready = upstream.state === "up" &&
+    (store.state === "up" || requiredBy.length === 0) &&
+    circuit.state !== "open";
+  return {
+    status: ready ? "ready" : "not ready",
+    checked: new Date(services.now()).toISOString(),
+    dependencies: { upstream, store, circuit },
+  };
+}
+
+/**
+ * The readiness of a policy's gateway: probed at most once per `readiness.interval` (from the
+ * start of one probe to the next), callers during a probe share it.
+ */
+export function readinessProbe(policy: Policy, services: Services): () => Promise<Readiness> {
+  const requiredBy = closedChecks(policy);
+  const interval = policy.readiness.interval;
+  let last: { at: number; result: Readiness } | undefined;
+  let running: Promise<Readiness> | undefined;
+  return () => {
+    if (last && services.now() - last.at < interval) return Promise.resolve(last.result);
+    if (!running) {
+      const at = services.now();
+      running = probe(policy, services, requiredBy).then((result) => {
+        last = { at, result };
+        return result;
+      }).finally(() => running = undefined);
+    }
+    return running;
+  };
 }
 
 /** Compares two secrets in time independent of where they differ. */
@@ -29,14 +143,28 @@ function sameSecret(given: string, expected: string): boolean {
   return diff === 0;
 }
 
-/** The Prometheus exposition of the services' metrics. */
-export function metricsResponse(services: Services): Response {
-  const store = services.store.stats;
-  const text = services.metrics.render() +
-    "# HELP xs2a_store_round_trips_total Requests sent to the shared-state store\n" +
-    `# TYPE xs2a_store_round_trips_total counter\nxs2a_store_round_trips_total ${store.roundTrips}\n` +
-    "# HELP xs2a_store_fail_open_total Requests let through while the store was unavailable\n" +
-    `# TYPE xs2a_store_fail_open_total counter\nxs2a_store_fail_open_total ${store.failOpen}\n`;
+/** This worker's metrics as plain data, the store's own counters included. */
+export function localSnapshot(services: Services): MetricsSnapshot {
+  const { metrics, store } = services;
+  metrics.storeRoundTrips.track(() => store.stats.roundTrips);
+  metrics.storeFailOpen.track(() => store.stats.failOpen);
+  metrics.circuitsOpen.track(() => services.breakers.openCount(services.now()));
+  return metrics.snapshot();
+}
+
+/**
+ * The Prometheus exposition of the services' metrics: the sum over every worker of the process
+ * (`deno serve --parallel`), whichever worker the scrape reached, or this one's alone.
+ */
+export async function metricsResponse(services: Services): Promise<Response> {
+  const workers = services.metrics.workers;
+  const snapshots = workers ? await workers() : [localSnapshot(services)];
+  const text = renderSnapshot([...mergeSnapshots(snapshots), {
+    type: "gauge",
+    name: "xs2a_workers",
+    help: "Workers whose metrics this scrape adds up (deno serve --parallel runs several)",
+    value: snapshots.length,
+  }]);
   return new Response(text, {
     headers: { "content-type": "text/plain; version=0.0.4", "cache-control": "no-store" },
   });
@@ -45,7 +173,11 @@ export function metricsResponse(services: Services): Response {
 /** Registers `/healthz`, `/readyz` and (with a token in the policy) `/metrics`. */
 export function healthEndpoints(app: Hono<GatewayEnv>, policy: Policy, services: Services): void {
   app.get("/healthz", (c) => c.json({ status: "up" }));
-  app.get("/readyz", (c) => readiness(c, policy, services));
+  const readiness = readinessProbe(policy, services);
+  app.get("/readyz", async (c) => {
+    const result = await readiness();
+    return c.json(result, result.status === "ready" ? 200 : 503, { "cache-control": "no-store" });
+  });
   const token = policy.metrics.token;
   if (token) {
     app.get(

@@ -62,30 +62,14 @@ export async function readLimited(
     timedOut = true;
     reader.cancel().catch(() => {});
   });
-  let first: Bytes | undefined;
-  let whole: Bytes = EMPTY;
-  let size = 0;
+  const body = new BodyBuffer(limits.maxBytes);
   try {
     while (true) {
       const { done, value } = await reader.read();
       if (timedOut || performance.now() > until) throw new BodyLimitError("timeout");
       if (done) break;
-      if (size + value.byteLength > limits.maxBytes) throw new BodyLimitError("too_large");
-      if (size === 0 && first === undefined) {
-        // One chunk is the common case: kept as it is, no copy.
-        first = value as Bytes;
-        size = value.byteLength;
-        continue;
-      }
-      if (first !== undefined) {
-        whole = grow(EMPTY, 0, size + value.byteLength, limits.maxBytes);
-        whole.set(first);
-        first = undefined;
-      } else if (size + value.byteLength > whole.byteLength) {
-        whole = grow(whole, size, size + value.byteLength, limits.maxBytes);
-      }
-      whole.set(value, size);
-      size += value.byteLength;
+      // A stream hands each chunk over: the first may be kept as it is.
+      body.add(value, { owned: true });
     }
   } catch (error) {
     reader.cancel().catch(() => {});
@@ -93,12 +77,69 @@ export async function readLimited(
   } finally {
     clear?.();
   }
-  if (first !== undefined) return first;
-  return size === whole.byteLength ? whole : whole.slice(0, size);
+  return body.bytes();
 }
 
-/** A buffer of at least `needed` bytes (doubling, at most `max`) holding the first `used` bytes. */
-function grow(buffer: Bytes, used: number, needed: number, max: number): Bytes {
+/**
+ * Bytes appended into one growing buffer, within a size limit: what a body read in pieces (a
+ * stream's chunks, the upstream client's reads) is put together in. The buffer doubles, so a body
+ * in many small pieces costs linear time.
+ *
+ * @example
+ * const body = new BodyBuffer(1024);
+ * body.add(new Uint8Array([1, 2]));
+ * body.add(new Uint8Array([3]));
+ * body.bytes(); // Uint8Array [1, 2, 3]
+ */
+export class BodyBuffer {
+  /** A first piece kept as it was handed over (the common case of one piece: no copy). */
+  #first: Bytes | undefined;
+  #whole: Bytes = EMPTY;
+  #size = 0;
+
+  constructor(readonly maxBytes: number) {}
+
+  /** Bytes added so far. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /**
+   * Appends a piece; throws {@link BodyLimitError} `too_large` past `maxBytes`. The piece is
+   * copied, unless it is `owned` (never written to again by the caller) and the first one.
+   */
+  add(piece: Uint8Array, options?: { owned?: boolean }): void {
+    if (piece.byteLength === 0) return;
+    const size = this.#size + piece.byteLength;
+    if (size > this.maxBytes) throw new BodyLimitError("too_large");
+    if (this.#size === 0 && options?.owned) {
+      this.#first = piece as Bytes;
+      this.#size = size;
+      return;
+    }
+    if (this.#first !== undefined) {
+      this.#whole = grow(EMPTY, 0, size, this.maxBytes);
+      this.#whole.set(this.#first);
+      this.#first = undefined;
+    } else if (size > this.#whole.byteLength) {
+      this.#whole = grow(this.#whole, this.#size, size, this.maxBytes);
+    }
+    this.#whole.set(piece, this.#size);
+    this.#size = size;
+  }
+
+  /** The bytes added, in one buffer of their exact length. */
+  bytes(): Bytes {
+    if (this.#first !== undefined) return this.#first;
+    return this.#size === this.#whole.byteLength ? this.#whole : this.#whole.slice(0, this.#size);
+  }
+}
+
+/**
+ * A buffer of at least `needed` bytes (doubling, at least 16 KiB, at most `max`) holding the first
+ * `used` bytes of `buffer`: how every growing byte buffer of the gateway grows.
+ */
+export function grow(buffer: Uint8Array, used: number, needed: number, max = Infinity): Bytes {
   const grown = new Uint8Array(Math.min(max, Math.max(needed, buffer.byteLength * 2, 16_384)));
   grown.set(buffer.subarray(0, used));
   return grown;

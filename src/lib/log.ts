@@ -1,5 +1,7 @@
 /**
- * Structured logging: one JSON object per line, and a logger that keeps its lines for tests.
+ * Structured logging: one JSON object per line, each with `time` (ISO 8601) and `level`, and a
+ * logger that keeps its lines for tests. Every line the gateway process writes goes through here:
+ * the access log (stdout, batched), errors and operational events (stderr).
  */
 /** One structured log line. */
 export type LogEntry = Record<string, unknown>;
@@ -34,13 +36,36 @@ function batchedWriter(file: { writeSync(bytes: Uint8Array): number }, delayMs =
   };
 }
 
+/** Writes one line at once (console.error would prefix `[serve-worker-N ]` under --parallel). */
+function lineWriter(file: { writeSync(bytes: Uint8Array): number }) {
+  const encoder = new TextEncoder();
+  return (line: string) => {
+    let bytes = encoder.encode(line + "\n");
+    while (bytes.byteLength > 0) bytes = bytes.subarray(file.writeSync(bytes));
+  };
+}
+
+/** `entry` with its time and level first (an access-log line brings both: taken as it is). */
+function stamped(level: "info" | "error", entry: LogEntry): LogEntry {
+  if (entry.time !== undefined && entry.level !== undefined) return entry;
+  return { time: new Date().toISOString(), level, ...entry };
+}
+
 /** A logger writing one JSON object per line: info to stdout (batched), errors to stderr. */
 export function jsonLogger(): Logger {
   const write = batchedWriter(Deno.stdout);
+  const writeError = lineWriter(Deno.stderr);
   return {
-    info: (entry) => write(JSON.stringify(entry)),
-    error: (entry) => console.error(JSON.stringify({ level: "error", ...entry })),
+    info: (entry) => write(JSON.stringify(stamped("info", entry))),
+    error: (entry) => writeError(JSON.stringify(stamped("error", entry))),
   };
+}
+
+const writeStderr = lineWriter(Deno.stderr);
+
+/** One JSON line on stderr at once (the process's start and stop, before a logger exists). */
+export function logToStderr(level: "info" | "error", entry: LogEntry): void {
+  writeStderr(JSON.stringify(stamped(level, entry)));
 }
 
 /** A logger that keeps its lines, for tests and tools. */

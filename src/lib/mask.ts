@@ -42,6 +42,20 @@ export function maskedPath(
   return out + path.slice(copied);
 }
 
+/**
+ * A path no operation matched (a 404 or 405), masked segment by segment: every segment that is not
+ * one of `known` (the literal segments of the interface's paths) is masked, since a path sent to
+ * the wrong place may hold an IBAN, an account id or a PSU's identifier all the same.
+ *
+ * @example
+ * maskedUnknownPath("/v1/accounts/GE42SB0000000101904917/x", new Set(["v1", "accounts"]));
+ * // "/v1/accounts/GE***17/***"
+ */
+export function maskedUnknownPath(path: string, known: ReadonlySet<string>): string {
+  return path.split("/").map((part) => part === "" || known.has(part) ? part : mask(part))
+    .join("/");
+}
+
 const segmentsByTemplate = new Map<string, [number, string][]>();
 
 /** The segment indices of a template that hold masked parameters (ascending), and their names. */

@@ -2,9 +2,93 @@
  * Prometheus metrics: counters and histograms with labels, rendered in the text exposition
  * format. Small on purpose: the gateway needs a handful of series and no client library's
  * process collectors or Node-only dependencies.
+ *
+ * Every metric can be taken as a snapshot (plain data), and snapshots add up: under
+ * `deno serve --parallel` a scrape that reaches one worker renders the sum of every worker's
+ * snapshot (see `src/http/workers.ts`), so each scrape sees the whole process.
  */
 
 type Labels = Record<string, string>;
+
+/** One metric family as plain data: what workers exchange and what is rendered. */
+export type FamilySnapshot =
+  | { type: "counter"; name: string; help: string; series: Record<string, number> }
+  | { type: "gauge"; name: string; help: string; value?: number }
+  | {
+    type: "histogram";
+    name: string;
+    help: string;
+    buckets: number[];
+    /** Per label set: observations per bucket (not cumulative), their sum and count. */
+    series: Record<string, { counts: number[]; sum: number; count: number }>;
+  };
+
+/** Every metric family of one worker, in the order they are rendered. */
+export type MetricsSnapshot = FamilySnapshot[];
+
+/** The sum of several workers' snapshots (families matched by name, series by label set). */
+export function mergeSnapshots(snapshots: MetricsSnapshot[]): MetricsSnapshot {
+  const merged = new Map<string, FamilySnapshot>();
+  for (const snapshot of snapshots) {
+    for (const family of snapshot) {
+      const into = merged.get(family.name);
+      if (!into || into.type !== family.type) {
+        merged.set(family.name, structuredClone(family));
+      } else if (into.type === "counter" && family.type === "counter") {
+        for (const [key, value] of Object.entries(family.series)) {
+          into.series[key] = (into.series[key] ?? 0) + value;
+        }
+      } else if (into.type === "gauge" && family.type === "gauge") {
+        if (family.value !== undefined) into.value = (into.value ?? 0) + family.value;
+      } else if (into.type === "histogram" && family.type === "histogram") {
+        for (const [key, series] of Object.entries(family.series)) {
+          const sum = into.series[key] ??= {
+            counts: series.counts.map(() => 0),
+            sum: 0,
+            count: 0,
+          };
+          series.counts.forEach((n, i) => sum.counts[i] = (sum.counts[i] ?? 0) + n);
+          sum.sum += series.sum;
+          sum.count += series.count;
+        }
+      }
+    }
+  }
+  return [...merged.values()];
+}
+
+/** The text exposition of one family ("" for a gauge without a value). */
+function renderFamily(family: FamilySnapshot): string {
+  const { name, help } = family;
+  if (family.type === "gauge") {
+    if (family.value === undefined) return "";
+    return `# HELP ${name} ${help}\n# TYPE ${name} gauge\n${name} ${family.value}`;
+  }
+  const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} ${family.type}`];
+  if (family.type === "counter") {
+    for (const [key, value] of Object.entries(family.series)) {
+      lines.push(`${name}${key ? `{${key}}` : ""} ${value}`);
+    }
+    return lines.join("\n");
+  }
+  for (const [key, series] of Object.entries(family.series)) {
+    const prefix = key ? `${key},` : "";
+    let cumulative = 0;
+    family.buckets.forEach((le, i) => {
+      cumulative += series.counts[i];
+      lines.push(`${name}_bucket{${prefix}le="${le}"} ${cumulative}`);
+    });
+    lines.push(`${name}_bucket{${prefix}le="+Inf"} ${series.count}`);
+    lines.push(`${name}_sum${key ? `{${key}}` : ""} ${series.sum}`);
+    lines.push(`${name}_count${key ? `{${key}}` : ""} ${series.count}`);
+  }
+  return lines.join("\n");
+}
+
+/** The Prometheus text exposition of a snapshot. */
+export function renderSnapshot(snapshot: MetricsSnapshot): string {
+  return snapshot.map(renderFamily).filter((t) => t !== "").join("\n") + "\n";
+}
 
 const keys = new Map<string, string>();
 
@@ -51,12 +135,14 @@ export class Counter {
     return this.#cells.get(labelKey(labels))?.value ?? 0;
   }
 
+  snapshot(): FamilySnapshot {
+    const series: Record<string, number> = {};
+    for (const [key, cell] of this.#cells) series[key] = cell.value;
+    return { type: "counter", name: this.name, help: this.help, series };
+  }
+
   render(): string {
-    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
-    for (const [key, cell] of this.#cells) {
-      lines.push(`${this.name}${key ? `{${key}}` : ""} ${cell.value}`);
-    }
-    return lines.join("\n");
+    return renderFamily(this.snapshot());
   }
 }
 
@@ -122,37 +208,53 @@ export class Histogram {
     return this.#series.get(labelKey(labels))?.count ?? 0;
   }
 
-  render(): string {
-    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
-    for (const [key, series] of this.#series) {
-      const prefix = key ? `${key},` : "";
-      let cumulative = 0;
-      this.buckets.forEach((le, i) => {
-        cumulative += series.counts[i];
-        lines.push(`${this.name}_bucket{${prefix}le="${le}"} ${cumulative}`);
-      });
-      lines.push(`${this.name}_bucket{${prefix}le="+Inf"} ${series.count}`);
-      lines.push(`${this.name}_sum${key ? `{${key}}` : ""} ${series.sum}`);
-      lines.push(`${this.name}_count${key ? `{${key}}` : ""} ${series.count}`);
+  snapshot(): FamilySnapshot {
+    const series: Record<string, { counts: number[]; sum: number; count: number }> = {};
+    for (const [key, { counts, sum, count }] of this.#series) {
+      series[key] = { counts: [...counts], sum, count };
     }
-    return lines.join("\n");
+    return {
+      type: "histogram",
+      name: this.name,
+      help: this.help,
+      buckets: [...this.buckets],
+      series,
+    };
+  }
+
+  render(): string {
+    return renderFamily(this.snapshot());
   }
 }
 
-/** A value read when the metrics are rendered; nothing is rendered until a source is set. */
+/**
+ * A value read when the metrics are rendered; nothing is rendered until a source is set. A
+ * counter kept elsewhere (the store's own) is read the same way, with type `counter`.
+ */
 export class Gauge {
   #read?: () => number | undefined;
-  constructor(readonly name: string, readonly help: string) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly type: "gauge" | "counter" = "gauge",
+  ) {}
 
   /** Reads the value from `read` at each scrape (undefined: not rendered). */
   track(read: () => number | undefined): void {
     this.#read = read;
   }
 
-  render(): string {
+  snapshot(): FamilySnapshot {
     const value = this.#read?.();
-    if (value === undefined) return "";
-    return `# HELP ${this.name} ${this.help}\n# TYPE ${this.name} gauge\n${this.name} ${value}`;
+    const { name, help } = this;
+    if (this.type === "counter") {
+      return { type: "counter", name, help, series: value === undefined ? {} : { "": value } };
+    }
+    return { type: "gauge", name, help, value };
+  }
+
+  render(): string {
+    return renderFamily(this.snapshot());
   }
 }
 
@@ -181,17 +283,72 @@ export function createMetrics() {
     rateLimit: new Counter("xs2a_rate_limit_decisions_total", "Rate limit decisions by outcome"),
     replays: new Counter("xs2a_replays_total", "Stored first responses served again"),
     reloads: new Counter("xs2a_policy_reloads_total", "Policy reloads by outcome"),
+    revocation: new Counter(
+      "xs2a_revocation_lookups_total",
+      "Revocation statuses fetched, by source (ocsp, crl, stapled) and outcome (good, revoked, unknown, unavailable)",
+    ),
+    revocationSoftPasses: new Counter(
+      "xs2a_revocation_soft_passes_total",
+      "Requests passed under revocation: soft without a status (unreachable responder, no source), by check",
+    ),
+    introspection: new Counter(
+      "xs2a_token_introspections_total",
+      "Token introspection requests, by outcome (active, inactive, unavailable)",
+    ),
+    register: new Counter(
+      "xs2a_tpp_register_loads_total",
+      "Loads of the TPP register, by outcome (loaded, failed)",
+    ),
+    shed: new Counter(
+      "xs2a_upstream_shed_total",
+      "Requests shed by a concurrency limit towards the core, by pool and reason (full, timeout)",
+    ),
+    circuitTransitions: new Counter(
+      "xs2a_circuit_transitions_total",
+      "Changes of a circuit breaker's state towards the core, by circuit and new state",
+    ),
+    circuitRejections: new Counter(
+      "xs2a_circuit_rejections_total",
+      "Requests answered 503 by an open (or probing half-open) circuit, by circuit",
+    ),
+    circuitsOpen: new Gauge("xs2a_circuits_open", "Circuit breakers open now"),
+    catalogueCache: new Counter(
+      "xs2a_catalogue_cache_total",
+      "Product catalogue requests by cache result (hit, miss, not_modified)",
+    ),
+    consentScope: new Counter(
+      "xs2a_consent_scope_total",
+      "Account reads judged against the consent's scope, by operation and result (allowed, refused, unknown)",
+    ),
     storeEntries: new Gauge(
       "xs2a_store_entries",
       "Entries held by the in-process (memory) store, expired ones not yet swept included",
     ),
+    storeRoundTrips: new Gauge(
+      "xs2a_store_round_trips_total",
+      "Requests sent to the shared-state store",
+      "counter",
+    ),
+    storeFailOpen: new Gauge(
+      "xs2a_store_fail_open_total",
+      "Requests let through while the store was unavailable",
+      "counter",
+    ),
   };
   return {
     ...metrics,
-    /** The Prometheus text exposition of every metric. */
+    /**
+     * Every worker's snapshot, this one's included, where the process has several (set by
+     * `serve.ts` under `deno serve --parallel`); unset: this worker's only.
+     */
+    workers: undefined as undefined | (() => Promise<MetricsSnapshot[]>),
+    /** Every metric as plain data. */
+    snapshot(): MetricsSnapshot {
+      return Object.values(metrics).map((m) => m.snapshot());
+    },
+    /** The Prometheus text exposition of every metric (this worker's). */
     render(): string {
-      return Object.values(metrics).map((m) => m.render()).filter((t) => t !== "").join("\n") +
-        "\n";
+      return renderSnapshot(this.snapshot());
     },
   };
 }

@@ -6,10 +6,12 @@
 import "reflect-metadata";
 import {
   BasicConstraintsExtension,
+  ExtendedKeyUsageExtension,
+  KeyUsagesExtension,
   SubjectAlternativeNameExtension,
   X509Certificate,
 } from "@peculiar/x509";
-import { psd2Roles, QC_STATEMENTS_OID } from "./qc_statement.ts";
+import { psd2Roles, QC_STATEMENTS_OID, type QcTypeName, qcTypes } from "./qc_statement.ts";
 
 /** OID of organizationIdentifier (ETSI EN 319 412-1), for example `PSDGE-NBG-123456`. */
 export const ORGANIZATION_IDENTIFIER_OID = "2.5.4.97";
@@ -31,6 +33,12 @@ export interface CertificateInfo {
   domains: string[];
   /** True when basicConstraints says this is a CA certificate. */
   isCa: boolean;
+  /** QC types of the QC type statement; `undefined` when the certificate has none. */
+  qcTypes?: QcTypeName[];
+  /** Extended key usage OIDs; `undefined` when the extension is absent. */
+  extendedKeyUsages?: string[];
+  /** Key usage bits (@peculiar/x509's KeyUsageFlags); `undefined` when the extension is absent. */
+  keyUsage?: number;
 }
 
 /** A certificate that cannot be read; the text says why. */
@@ -69,11 +77,11 @@ function domainsOf(cert: X509Certificate): string[] {
   return [...names];
 }
 
-function rolesOf(cert: X509Certificate): string[] {
+function statementsOf(cert: X509Certificate): { roles: string[]; qcTypes?: QcTypeName[] } {
   const extension = cert.getExtension(QC_STATEMENTS_OID);
-  if (!extension) return [];
+  if (!extension) return { roles: [] };
   try {
-    return psd2Roles(extension.value);
+    return { roles: psd2Roles(extension.value), qcTypes: qcTypes(extension.value) };
   } catch {
     throw new CertificateFormatError("Its qcStatements extension is malformed");
   }
@@ -107,9 +115,11 @@ export async function parseCertificate(input: string | Uint8Array): Promise<Cert
       cert,
       serial: normalSerial(cert.serialNumber),
       organizationId: cert.subjectName.getField(ORGANIZATION_IDENTIFIER_OID)[0],
-      roles: rolesOf(cert),
+      ...statementsOf(cert),
       domains: domainsOf(cert),
       isCa: cert.getExtension(BasicConstraintsExtension)?.ca ?? false,
+      extendedKeyUsages: cert.getExtension(ExtendedKeyUsageExtension)?.usages.map(String),
+      keyUsage: cert.getExtension(KeyUsagesExtension)?.usages,
     };
   } catch (error) {
     if (error instanceof CertificateFormatError) throw error;

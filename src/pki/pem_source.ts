@@ -6,6 +6,7 @@ import "reflect-metadata";
 import { z } from "zod";
 import { X509Certificate } from "@peculiar/x509";
 import { certificateBytes, pemBodies } from "./certificate.ts";
+import { policyFileText } from "../lib/policy_files.ts";
 
 /** A policy string: inline PEM, or the path of a PEM file (one or more certificates). */
 export const pemSource = z.string().min(1).describe(
@@ -22,7 +23,7 @@ export function readPemSource(
   const where = source.includes("-----BEGIN") ? "inline PEM" : `file "${source}"`;
   if (!source.includes("-----BEGIN")) {
     try {
-      text = Deno.readTextFileSync(source);
+      text = policyFileText(source); // read ahead: no synchronous read on Deno Deploy
     } catch (error) {
       ctx.addIssue({
         code: "custom",

@@ -29,6 +29,36 @@ export const PSD2_ROLES: Readonly<Record<string, string>> = {
   "0.4.0.19495.1.4": "PSP_IC",
 };
 
+/** OID of the QC type statement (ETSI EN 319 412-5, id-etsi-qcs-QcType). */
+export const QC_TYPE_STATEMENT_OID = "0.4.0.1862.1.6";
+
+/** QC types by OID: esign, eseal (QSealC), web (QWAC). */
+export const QC_TYPES: Readonly<Record<string, QcTypeName>> = {
+  "0.4.0.1862.1.6.1": "QESig",
+  "0.4.0.1862.1.6.2": "QSealC",
+  "0.4.0.1862.1.6.3": "QWAC",
+};
+
+/** The QC type names a policy may accept. */
+export const QC_TYPE_NAMES = ["QWAC", "QSealC", "QESig"] as const;
+export type QcTypeName = typeof QC_TYPE_NAMES[number];
+
+/** The ETSI names of the types, for error texts. */
+export const QC_TYPE_LABELS: Readonly<Record<QcTypeName, string>> = {
+  QWAC: "id-etsi-qct-web",
+  QSealC: "id-etsi-qct-eseal",
+  QESig: "id-etsi-qct-esign",
+};
+
+/** QcType ::= SEQUENCE OF OBJECT IDENTIFIER */
+export class QcTypeList extends AsnArray<string> {
+  constructor(items?: string[]) {
+    super(items);
+    Object.setPrototypeOf(this, QcTypeList.prototype);
+  }
+}
+AsnType({ type: AsnTypeTypes.Sequence, itemType: AsnPropTypes.ObjectIdentifier })(QcTypeList);
+
 /** The role names a policy may require. */
 export const ROLE_NAMES = ["PSP_AS", "PSP_PI", "PSP_AI", "PSP_IC"] as const;
 export type RoleName = typeof ROLE_NAMES[number];
@@ -84,10 +114,32 @@ export function psd2Roles(extensionValue: BufferSource): string[] {
   return roles;
 }
 
-/** The DER value of a qcStatements extension with a PSD2 statement (for test certificates). */
+/**
+ * The QC types (QWAC, QSealC, QESig) of a qcStatements extension value (DER), `undefined` when it
+ * has no QC type statement; unknown type OIDs are ignored, a malformed statement is an error.
+ */
+export function qcTypes(extensionValue: BufferSource): QcTypeName[] | undefined {
+  const statements = AsnParser.parse(extensionValue, QCStatements);
+  let types: QcTypeName[] | undefined;
+  for (const statement of statements) {
+    if (statement.statementId !== QC_TYPE_STATEMENT_OID || !statement.statementInfo) continue;
+    types ??= [];
+    for (const oid of AsnParser.parse(statement.statementInfo, QcTypeList)) {
+      const name = QC_TYPES[oid];
+      if (name && !types.includes(name)) types.push(name);
+    }
+  }
+  return types;
+}
+
+/**
+ * The DER value of a qcStatements extension with a PSD2 statement and, when `types` are given, a
+ * QC type statement (for test certificates).
+ */
 export function psd2StatementsValue(
   roles: readonly string[],
   nca: { name: string; id: string },
+  types?: readonly QcTypeName[],
 ): ArrayBuffer {
   const oids = Object.fromEntries(Object.entries(PSD2_ROLES).map(([oid, name]) => [name, oid]));
   const psd2 = new Psd2QcType({
@@ -100,5 +152,13 @@ export function psd2StatementsValue(
   const statement = new QCStatement();
   statement.statementId = PSD2_STATEMENT_OID;
   statement.statementInfo = AsnSerializer.serialize(psd2);
-  return AsnSerializer.serialize(new QCStatements([statement]));
+  const statements = [statement];
+  if (types) {
+    const oids = Object.fromEntries(Object.entries(QC_TYPES).map(([oid, name]) => [name, oid]));
+    const qcType = new QCStatement();
+    qcType.statementId = QC_TYPE_STATEMENT_OID;
+    qcType.statementInfo = AsnSerializer.serialize(new QcTypeList(types.map((t) => oids[t])));
+    statements.push(qcType);
+  }
+  return AsnSerializer.serialize(new QCStatements(statements));
 }

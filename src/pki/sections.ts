@@ -9,6 +9,10 @@ import { X509Certificate } from "@peculiar/x509";
 import { ORGANIZATION_IDENTIFIER_OID } from "./certificate.ts";
 import { pemList, pemSource, readPemSource } from "./pem_source.ts";
 import { ROLE_NAMES, type RoleName } from "./qc_statement.ts";
+import { duration } from "../policy/fields.ts";
+import { parseRange } from "./terminators.ts";
+import { revocationSection } from "./revocation_policy.ts";
+import { registerSection } from "./register.ts";
 
 const role = z.enum(ROLE_NAMES);
 const roleList = (fallback: RoleName[], group: string) =>
@@ -38,8 +42,8 @@ export const trustSection = z.object({
       note: z.string().optional().describe("Why the certificate is blocked, for operators"),
     }).strict().refine((b) => b.sha256 || b.serial, "give sha256 or serial"),
   ).default([]).describe("Certificates the bank has blocked (CERTIFICATE_BLOCKED)"),
-  clock_skew_seconds: z.number().int().min(0).max(3600).default(60).describe(
-    "Tolerance on certificate validity dates, in seconds",
+  clock_skew: duration({ min: "0s", max: "1h" }).prefault("60s").describe(
+    "Tolerance on certificate validity dates, for example 60s",
   ),
   roles: z.object({
     pis: roleList(["PSP_PI"], "payment"),
@@ -54,6 +58,16 @@ export const trustSection = z.object({
   cache_size: z.number().int().min(1).default(10_000).describe(
     "Parsed and verified certificates kept in memory (least recently used go first)",
   ),
+  terminators: z.array(
+    z.string().refine((text) => parseRange(text) !== undefined, "an IP address or CIDR"),
+  ).optional().describe(
+    "Addresses or CIDRs of the TLS terminators: only these peers may send the certificate header and X-Forwarded-For; unset: the loopback addresses (127.0.0.0/8, ::1)",
+  ),
+  from_other_peers: z.enum(["refuse", "strip"]).default("refuse").describe(
+    "The certificate header or X-Forwarded-For from a peer that is not a terminator: refuse (401 CERTIFICATE_INVALID, 400 FORMAT_ERROR) or strip (ignored and not forwarded)",
+  ),
+  revocation: revocationSection,
+  register: registerSection,
 }).strict().prefault({}).transform((trust, ctx) => ({
   ...trust,
   anchors: trust.anchors.flatMap((s, i) => readPemSource(s, ctx, ["anchors", i])),

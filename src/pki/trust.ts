@@ -47,6 +47,7 @@ export class TrustStore {
   readonly #certificates: BoundedCache<string, Promise<CertificateInfo>>;
   readonly #chains: BoundedCache<string, Promise<ChainResult>>;
   readonly #keys = new WeakMap<CertificateInfo, Map<string, Promise<CryptoKey>>>();
+  readonly #issuers = new WeakMap<CertificateInfo, CertificateInfo>();
   readonly #blockedSha = new Set<string>();
   readonly #blockedSerials: { serial: string; issuer?: string }[] = [];
   #loaded?: Promise<{
@@ -220,6 +221,7 @@ export class TrustStore {
     if (!result.ok) {
       throw new GatewayError(401, "CERTIFICATE_INVALID", `The ${label} ${result.reason}`, { path });
     }
+    if (result.chain.length > 1) this.#issuers.set(info, result.chain[1]);
     if (result.chain.some((c) => this.#isBlocked(c))) {
       throw new GatewayError(
         401,
@@ -228,7 +230,7 @@ export class TrustStore {
         { path },
       );
     }
-    const skew = this.#trust.clock_skew_seconds * 1000;
+    const skew = this.#trust.clock_skew;
     if (options.now > result.notAfter + skew) {
       const own = info.cert.notAfter.getTime() === result.notAfter;
       throw new GatewayError(
@@ -246,6 +248,14 @@ export class TrustStore {
         { path },
       );
     }
+  }
+
+  /**
+   * The CA that issued a certificate, once {@link checkTpp} verified its chain (`undefined` for a
+   * certificate that is itself a trust anchor).
+   */
+  issuerOf(info: CertificateInfo): CertificateInfo | undefined {
+    return this.#issuers.get(info);
   }
 
   /** 401 ROLE_INVALID unless the certificate has one of the roles the group needs. */

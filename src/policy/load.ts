@@ -11,7 +11,9 @@ import { z } from "zod";
 import { parseDocument } from "yaml";
 import { GROUPS, type Operation, OPERATIONS, templateParams } from "../core/catalogue.ts";
 import type { Check } from "../core/check.ts";
+import type { Pipeline, Terminal } from "../core/chain.ts";
 import { type PolicySections, SECTIONS } from "./sections.ts";
+import { pathTemplate } from "./fields.ts";
 
 /** A policy file that cannot be used; `problems` lists every problem found. */
 export class PolicyError extends Error {
@@ -35,14 +37,16 @@ export type Policy = PolicySections & {
   file: string;
   /** The checks the policy was resolved with, in the order they run. */
   checks: readonly Check[];
+  /** The terminal handler it was resolved with (its options sit beside the checks'). */
+  terminal: Terminal;
   operations: ResolvedOperation[];
 };
 
 const routeSchema = z.object({
-  path: z.string().startsWith("/").optional().describe(
+  path: pathTemplate().optional().describe(
     "Public path template of the operation, with the same {parameters} as the catalogue's",
   ),
-  upstream_path: z.string().startsWith("/").optional().describe(
+  upstream_path: pathTemplate().optional().describe(
     "Path template on the upstream, with the same {parameters}; default: the public path under upstream.prefix",
   ),
 }).strict().describe("Where the operation is served and forwarded");
@@ -58,15 +62,20 @@ function levelOf(check: Check) {
   return z.object(shape).strict().describe(check.description);
 }
 
-function levelSchema(checks: readonly Check[]) {
+/** Everything that has options in the policy: the checks in order, then the terminal handler. */
+function keyed({ checks, terminal }: Pipeline): readonly Check[] {
+  return [...checks, terminal];
+}
+
+function levelSchema(pipeline: Pipeline) {
   return z.object(
-    Object.fromEntries(checks.map((check) => [check.key, levelOf(check).optional()])),
+    Object.fromEntries(keyed(pipeline).map((check) => [check.key, levelOf(check).optional()])),
   ).strict();
 }
 
 /** The schema of a whole policy file (what `z.toJSONSchema` turns into the editor schema). */
-export function policySchema(checks: readonly Check[]) {
-  const level = levelSchema(checks);
+export function policySchema(pipeline: Pipeline) {
+  const level = levelSchema(pipeline);
   const operationLevel = level.extend({ route: routeSchema.optional() });
   return z.object({
     $schema: z.string().optional().describe("The JSON Schema of this file, for editors"),
@@ -81,8 +90,8 @@ export function policySchema(checks: readonly Check[]) {
 }
 
 /** The JSON Schema of the policy file, as committed in `config/policy.schema.json`. */
-export function policyJsonSchema(checks: readonly Check[]): string {
-  const schema = z.toJSONSchema(policySchema(checks), {
+export function policyJsonSchema(pipeline: Pipeline): string {
+  const schema = z.toJSONSchema(policySchema(pipeline), {
     io: "input",
     unrepresentable: "any",
     reused: "ref",
@@ -122,15 +131,33 @@ function substituteEnv(
   return value;
 }
 
+/**
+ * Options that were renamed when every duration became a text with a unit: an old policy is
+ * refused with the new name rather than a bare "unknown key".
+ */
+const RENAMED: Record<string, string> = {
+  timeout_ms: 'timeout, a duration such as "10s"',
+  read_timeout_ms: 'read_timeout, a duration such as "10s"',
+  fetch_timeout_ms: 'fetch_timeout, a duration such as "2s"',
+  leeway_seconds: 'leeway, a duration such as "30s"',
+  refetch_interval_seconds: 'refetch_interval, a duration such as "60s"',
+  cache_seconds: 'cache_max_age, a duration such as "10m"',
+  sigt_skew_seconds: 'sigt_skew, a duration such as "5m"',
+  clock_skew_seconds: 'clock_skew, a duration such as "60s"',
+};
+
 function describeIssue(issue: z.core.$ZodIssue): string {
   const path = issue.path.map(String).join(".") || "(root)";
-  if (issue.code === "unrecognized_keys" && issue.path.length === 1) {
-    const kind = issue.path[0] === "operations"
+  if (issue.code === "unrecognized_keys") {
+    const kind = issue.path.length > 1
+      ? "key"
+      : issue.path[0] === "operations"
       ? "operation"
       : issue.path[0] === "groups"
       ? "group"
       : "key";
-    return `${path}: unknown ${kind} ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
+    const keys = issue.keys.map((k) => `"${k}"${RENAMED[k] ? ` (now ${RENAMED[k]})` : ""}`);
+    return `${path}: unknown ${kind} ${keys.join(", ")}`;
   }
   return `${path}: ${issue.message}`;
 }
@@ -144,6 +171,34 @@ function checkTemplate(op: Operation, template: string, where: string): string[]
 }
 
 type Level = Record<string, Record<string, unknown> | undefined>;
+
+/**
+ * Operations that share a method and a public path (parameter names aside): the router would
+ * serve the first and never the other, so the policy is refused. The operations whose route the
+ * policy moved are named.
+ */
+function sharedRoutes(operations: ResolvedOperation[], moved: (id: string) => boolean): string[] {
+  const byRoute = Map.groupBy(
+    operations,
+    ({ operation }) => `${operation.method} ${operation.path.replace(/\{[^}]*\}/g, "{}")}`,
+  );
+  const problems: string[] = [];
+  for (const shared of byRoute.values()) {
+    if (shared.length < 2) continue;
+    const blamed = shared.some((r) => moved(r.operation.id))
+      ? shared.filter((r) => moved(r.operation.id))
+      : shared;
+    for (const { operation } of blamed) {
+      const others = shared.filter((r) => r.operation !== operation).map((r) => r.operation.id);
+      problems.push(
+        `operations.${operation.id}.route.path: ${operation.method} "${operation.path}" is already the route of ${
+          others.join(", ")
+        }`,
+      );
+    }
+  }
+  return problems;
+}
 
 /** Problems of resolved options: the same problem of a check is listed once, with its operations. */
 class OptionProblems {
@@ -199,7 +254,7 @@ function resolveOperation(
       }
       continue;
     }
-    for (const problem of check.validate?.(parsed.data) ?? []) {
+    for (const problem of check.validate?.(parsed.data, operation) ?? []) {
       optionProblems.add(check.key, op.id, problem);
     }
     options[check.key] = parsed.data;
@@ -207,10 +262,11 @@ function resolveOperation(
   return { operation, options };
 }
 
-/** Options of a policy load. */
-export interface LoadOptions {
-  /** The checks to resolve the policy with (the gateway's are `middleware/mod.ts`). */
-  checks: readonly Check[];
+/**
+ * Options of a policy load: the checks and the terminal handler to resolve the policy with (the
+ * gateway's are `middleware/mod.ts`), and where `${NAME}` references come from.
+ */
+export interface LoadOptions extends Pipeline {
   /** Environment lookup for `${NAME}` references (default: `Deno.env.get`). */
   env?: (name: string) => string | undefined;
   /** Value of a `${NAME}` that is neither set nor has a `:-default` (default: a problem). */
@@ -234,7 +290,7 @@ export function parsePolicy(file: string, text: string, options: LoadOptions): P
   }
   const problems: string[] = [];
   const raw = substituteEnv(document.toJS() ?? {}, env, { path: "", problems });
-  const parsed = policySchema(options.checks).safeParse(raw);
+  const parsed = policySchema(options).safeParse(raw);
   if (!parsed.success) {
     problems.push(...parsed.error.issues.map(describeIssue));
     throw new PolicyError(file, problems);
@@ -244,7 +300,7 @@ export function parsePolicy(file: string, text: string, options: LoadOptions): P
   const optionProblems = new OptionProblems();
   const operations = OPERATIONS.map((op) =>
     resolveOperation(
-      options.checks,
+      keyed(options),
       op,
       {
         defaults: input.defaults ?? {},
@@ -255,10 +311,17 @@ export function parsePolicy(file: string, text: string, options: LoadOptions): P
       optionProblems,
     )
   );
-  problems.push(...optionProblems.list());
+  problems.push(
+    ...sharedRoutes(operations, (id) => {
+      const route = input.operations?.[id]?.route as { path?: string } | undefined;
+      return route?.path !== undefined;
+    }),
+    ...optionProblems.list(),
+  );
   if (problems.length > 0) throw new PolicyError(file, problems);
   const { defaults: _d, groups: _g, operations: _o, $schema: _s, ...sections } = parsed.data;
-  return { ...sections, file, checks: options.checks, operations } as Policy;
+  const { checks, terminal } = options;
+  return { ...sections, file, checks, terminal, operations } as Policy;
 }
 
 /** Reads, parses and validates a policy file. */

@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { tppKeysSection, trustSection } from "../pki/sections.ts";
+import { duration, httpUrl, pathPrefix, port, TIMER_MAX } from "./fields.ts";
 
 /** The upstream clients (src/upstream/): the gateway's own HTTP/1.1 client, the runtime's fetch. */
 export const UPSTREAM_CLIENTS = ["http1", "fetch"] as const;
@@ -22,10 +23,10 @@ function defaultClient(): typeof UPSTREAM_CLIENTS[number] {
 
 /** Where the legacy core lives. */
 export const upstreamSection = z.object({
-  url: z.url({ protocol: /^https?$/ }).describe(
+  url: httpUrl().describe(
     "Base URL of the bank's core API, for example ${UPSTREAM_URL}",
   ),
-  prefix: z.string().regex(/^(\/[A-Za-z0-9._~-]+)*$/).default("/psd2/v1").describe(
+  prefix: pathPrefix({ optional: true }).default("/psd2/v1").describe(
     "Path prefix of the Berlin Group operations on the upstream; it replaces the public /v1",
   ),
   client: z.enum(UPSTREAM_CLIENTS).default(defaultClient).describe(
@@ -40,13 +41,39 @@ function unsetWhenEmpty<T extends z.ZodType>(schema: T) {
 
 /** Where Prometheus scrapes the metrics. */
 export const metricsSection = z.object({
-  port: unsetWhenEmpty(z.coerce.number().int().min(1).max(65535)).describe(
+  port: unsetWhenEmpty(port()).describe(
     "Serve /metrics on this separate port (on the gateway's host), for example ${METRICS_PORT:-}",
   ),
   token: unsetWhenEmpty(z.string().min(16)).describe(
     "Serve /metrics on the main port to requests with Authorization: Bearer <token>, for example ${METRICS_TOKEN:-}",
   ),
 }).strict().default({}).describe("Prometheus metrics; off unless a port or a token is set");
+
+/** What the access log shows of the PSU. */
+export const accessLogSection = z.object({
+  psu_id: z.enum(["mask", "hmac"]).default("mask").describe(
+    "How PSU-ID appears in the access log: mask (first and last characters only), or hmac (a pseudonym, hmac:<32 hex>: HMAC-SHA-256 of the id under hmac_key, the same for every line of one PSU, so lines can be joined without revealing the id)",
+  ),
+  hmac_key: unsetWhenEmpty(z.string().min(32)).describe(
+    "The secret key of psu_id: hmac, at least 32 characters, from ${ENV}; whoever holds it can test a guessed PSU-ID against a pseudonym",
+  ),
+}).strict().superRefine((log, context) => {
+  if (log.psu_id === "hmac" && !log.hmac_key) {
+    context.addIssue({ code: "custom", path: ["hmac_key"], message: "psu_id: hmac needs a key" });
+  }
+}).prefault({}).describe("The access log (one JSON line per request on stdout)");
+
+/** How `/readyz` probes the gateway's dependencies. */
+export const readinessSection = z.object({
+  interval: duration({ min: "100ms" }).prefault("5s").describe(
+    "At most one probe of the dependencies (upstream, store) per interval, for example 5s; /readyz answers the last result in between",
+  ),
+  timeout: duration({ max: TIMER_MAX }).prefault("2s").describe(
+    "How long a probe of the upstream may take before it counts as down, for example 2s",
+  ),
+}).strict().prefault({}).describe(
+  "Readiness (/readyz): the upstream, the store when a check fails closed without it, the circuit",
+);
 
 /** Where shared state lives (idempotency records, rate limits, consent frequency). */
 export const storeSection = z.object({
@@ -57,16 +84,48 @@ export const storeSection = z.object({
     "redis: redis://host:6379 (rediss:// for TLS); upstash: the REST URL; from ${ENV}, for example ${STORE_URL}",
   ),
   token: z.string().default("").describe("upstash: the REST token, from ${ENV}"),
-  prefix: z.string().regex(/^[A-Za-z0-9:._-]*$/).default("xs2a:").describe(
-    "Prefix of every key, so that several gateways (or environments) can share one Redis",
+  prefix: z.string().regex(/^[A-Za-z0-9:._-]*(\{[A-Za-z0-9:._-]+\}[A-Za-z0-9:._-]*)?$/)
+    .default("xs2a:").describe(
+      "Prefix of every key, so that several gateways (or environments) can share one Redis; on a cluster, a hash tag in it ({xs2a}:) keeps every key in one slot",
+    ),
+  cluster: z.boolean().default(false).describe(
+    "redis: the url is one node of a Redis (or Valkey) Cluster; the others are found from it, and each decision's keys share the caller's hash tag",
   ),
-  timeout_ms: z.number().int().positive().default(500).describe(
-    "Deadline of one store call; past it the store counts as unavailable and each check's `fail` applies",
+  timeout: duration({ max: TIMER_MAX }).prefault("500ms").describe(
+    "Deadline of one store call, for example 500ms; past it the store counts as unavailable and each check's `fail` applies",
+  ),
+  nodes: z.array(z.string()).default([]).describe(
+    "redis cluster: more nodes (redis:// or rediss:// URLs) to discover the cluster from when the url's node is down",
   ),
   max_entries: z.number().int().positive().default(100_000).describe(
-    "memory: most entries kept; past it the oldest is evicted, so memory stays flat",
+    "memory: most entries kept; past it the oldest rate-limit counters and learnt consents are evicted, never an X-Request-ID inside its retention: when only those are left, new writes fail like a store outage (each check's fail applies)",
+  ),
+  max_bytes: z.number().int().positive().default(67_108_864).describe(
+    "memory: most bytes kept (an estimate of keys, values and stored answers), bounded like max_entries; default 64 MiB",
+  ),
+  allow_per_instance: z.boolean().default(false).describe(
+    "memory: allow a store per instance where there are several (deno serve --parallel workers, Deno Deploy isolates); each then holds its own X-Request-IDs and counts, so a repeat or a limit is only seen by the instance that saw the first",
   ),
 }).strict().superRefine((store, context) => {
+  if (store.cluster && store.kind !== "redis") {
+    context.addIssue({
+      code: "custom",
+      path: ["cluster"],
+      message: `only a redis store can be a cluster, not ${store.kind}`,
+    });
+  }
+  if (store.nodes.length > 0 && !store.cluster) {
+    context.addIssue({ code: "custom", path: ["nodes"], message: "nodes need cluster: true" });
+  }
+  for (const [i, node] of store.nodes.entries()) {
+    if (!URL.canParse(node) || !["redis:", "rediss:"].includes(new URL(node).protocol)) {
+      context.addIssue({
+        code: "custom",
+        path: ["nodes", i],
+        message: `must be a redis:// or rediss:// URL, got "${node}"`,
+      });
+    }
+  }
   if (store.kind === "memory") return;
   if (store.url === "") {
     context.addIssue({
@@ -106,6 +165,8 @@ export const SECTIONS = {
   trust: trustSection,
   tpp_keys: tppKeysSection,
   store: storeSection,
+  readiness: readinessSection,
+  access_log: accessLogSection,
 };
 
 /** The global sections of a loaded policy, parsed. */

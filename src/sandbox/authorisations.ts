@@ -1,137 +1,233 @@
 /**
  * Authorisation sub-resources, shared by payments, payment cancellations and consents.
  *
- * SCA status moves by the body of a POST or PUT (the field names follow the Berlin Group
- * bodies): `scaAuthenticationData` or `confirmationCode` finalise, `authenticationMethodId`
- * selects a method, `psuData` authenticates, and an empty PUT identifies the PSU (decoupled).
+ * The approach follows the TPP's preferences: decoupled when only decoupled is preferred,
+ * embedded when redirect is not preferred (`TPP-Redirect-Preferred: false`), redirect otherwise.
+ * The body of a POST or PUT is one step of the standard (src/sandbox/sca_flow.ts): empty (update
+ * PSU identification), `psuData` (answered with `scaMethods`), `authenticationMethodId` (answered
+ * with `chosenScaMethod` and `challengeData`), `scaAuthenticationData` or `confirmationCode`.
  */
 import type { Context, Hono } from "hono";
-import { resourceUnknown, SandboxError } from "./errors.ts";
-import { headerIsTrue, headerValue, type JsonObject, readJsonObject } from "./request.ts";
-import type { Authorisation, ScaApproach, ScaStatus } from "./state.ts";
+import { resourceUnknown } from "./errors.ts";
+import { headerIsTrue, headerValue, isObject, type JsonObject, readJsonObject } from "./request.ts";
+import {
+  assertOpen,
+  authenticate,
+  authorise,
+  identify,
+  selectMethod,
+  wrongOtp,
+} from "./sca_flow.ts";
+import { challengeOf, findScaMethod, SCA_METHODS } from "./sca_methods.ts";
+import type {
+  Authorisation,
+  AuthorisationHost,
+  SandboxState,
+  ScaApproach,
+  TppPreferences,
+} from "./state.ts";
 
-/** The bank's own SCA pages; these links stay absolute through the gateway. */
+/** The placeholder origin of the SCA pages when the sandbox is not served (app.request tests). */
 export const BANK_SCA_ORIGIN = "https://sandbox-bank.example";
-
-/** A resource that owns one collection of authorisation sub-resources. */
-export interface AuthorisationHost {
-  /** Relative href of the collection, for example `/psd2/v1/consents/{id}/authorisations`. */
-  base: string;
-  items: Map<string, Authorisation>;
-  /** Throws a {@link SandboxError} when the resource takes no new authorisation now. */
-  checkStart(): void;
-  /** Runs after an authorisation of the collection reached `finalised`. */
-  finalised(auth: Authorisation): void;
-}
 
 /** Finds the host of a request, or throws a 404. */
 export type HostResolver = (c: Context) => AuthorisationHost;
 
-const PSU_MESSAGES: Record<ScaStatus, string> = {
-  received: "Please authorise the request",
-  psuIdentified: "Please confirm the request in your mobile banking app",
-  psuAuthenticated: "Please select an authentication method",
-  scaMethodSelected: "Please enter the one-time password sent to your device",
-  finalised: "The authorisation is finalised",
-};
+/** Hyperlinks of an answer. */
+export type Links = Record<string, { href: string }>;
 
-/** Decoupled when only decoupled is preferred; redirect otherwise. */
-export function scaApproach(c: Context): ScaApproach {
-  const decoupled = headerIsTrue(c, "TPP-Decoupled-Preferred");
-  return decoupled && !headerIsTrue(c, "TPP-Redirect-Preferred") ? "DECOUPLED" : "REDIRECT";
+/**
+ * The approach the request's preferences ask for, or `undefined` when it states none: decoupled
+ * when only decoupled is preferred, embedded when redirect is explicitly not preferred.
+ */
+export function preferredApproach(c: Context): ScaApproach | undefined {
+  const redirect = headerValue(c, "TPP-Redirect-Preferred")?.toLowerCase();
+  if (headerIsTrue(c, "TPP-Decoupled-Preferred") && redirect !== "true") return "DECOUPLED";
+  if (redirect === "false") return "EMBEDDED";
+  if (redirect === "true") return "REDIRECT";
+  return undefined;
 }
 
-/** The message for the PSU at a given SCA status. */
+/** The preferences of a request that creates a resource (redirect when it states none). */
+export function tppPreferences(c: Context): TppPreferences {
+  return {
+    approach: preferredApproach(c) ?? "REDIRECT",
+    redirectUri: headerValue(c, "TPP-Redirect-URI"),
+    nokRedirectUri: headerValue(c, "TPP-Nok-Redirect-URI"),
+  };
+}
+
+/** The message for the PSU at the authorisation's status. */
 export function psuMessage(auth: Authorisation): string {
-  if (auth.scaStatus === "received" && auth.approach === "REDIRECT") {
-    return "Please authorise the request in the online banking of the bank";
+  switch (auth.scaStatus) {
+    case "received":
+      if (auth.approach === "EMBEDDED") return "Please log in with your user ID and password";
+      if (auth.approach === "DECOUPLED") return "Please identify the PSU (PSU-ID)";
+      return "Please authorise the request in the online banking of the bank";
+    case "psuIdentified":
+      if (auth.approach === "DECOUPLED") {
+        return "Please confirm the request in your mobile banking app";
+      }
+      if (auth.approach === "EMBEDDED") return "Please enter your password";
+      return "Please authorise the request in the online banking of the bank";
+    case "psuAuthenticated":
+      return "Please select an authentication method";
+    case "scaMethodSelected":
+      return "Please enter the one-time password";
+    case "finalised":
+      return "The authorisation is finalised";
+    case "failed":
+      return "The authorisation has failed";
   }
-  return PSU_MESSAGES[auth.scaStatus];
 }
 
 /** Relative href of one authorisation. */
-export function authorisationHref(host: AuthorisationHost, auth: Authorisation): string {
-  return `${host.base}/${auth.id}`;
+export function authorisationHref(auth: Authorisation): string {
+  return `${auth.host.base}/${auth.id}`;
 }
 
-/** Links of an authorisation: its status, and the bank's SCA page while redirect SCA is open. */
-export function scaLinks(host: AuthorisationHost, auth: Authorisation) {
-  const links: Record<string, { href: string }> = {
-    scaStatus: { href: authorisationHref(host, auth) },
-  };
-  if (auth.approach === "REDIRECT" && auth.scaStatus !== "finalised") {
-    links.scaRedirect = { href: `${BANK_SCA_ORIGIN}/sca/redirect/${auth.id}` };
-  }
-  if (auth.approach === "DECOUPLED" && auth.scaStatus === "received") {
-    links.updatePsuIdentification = { href: authorisationHref(host, auth) };
+/** The address of the authorisation's SCA page. */
+export function scaRedirectHref(state: SandboxState, auth: Authorisation): string {
+  return `${state.settings.scaOrigin().replace(/\/+$/, "")}/sca/${auth.redirectToken}`;
+}
+
+/** Links of an authorisation: its status, and where the next step of its approach goes. */
+export function scaLinks(state: SandboxState, auth: Authorisation): Links {
+  const href = authorisationHref(auth);
+  const links: Links = { scaStatus: { href } };
+  if (auth.scaStatus === "finalised" || auth.scaStatus === "failed") return links;
+  if (auth.approach === "REDIRECT") {
+    links.scaRedirect = { href: scaRedirectHref(state, auth) };
+  } else if (auth.approach === "DECOUPLED") {
+    if (auth.scaStatus === "received") links.updatePsuIdentification = { href };
+  } else if (auth.scaStatus === "psuAuthenticated") {
+    links.selectAuthenticationMethod = { href };
+  } else if (auth.scaStatus === "scaMethodSelected") {
+    links.authoriseTransaction = { href };
+  } else {
+    links.updatePsuAuthentication = { href };
   }
   return links;
 }
 
 /**
- * Creates an authorisation in the host (implicitly after a POST, or explicitly).
- *
- * Without a body it is `received`, or `psuIdentified` when a PSU-ID header is sent.
+ * The body of an answer to a step: status, message, links, and `scaMethods` after PSU
+ * authentication or `chosenScaMethod` with `challengeData` after method selection.
+ */
+export function stepBody(state: SandboxState, auth: Authorisation): JsonObject {
+  const body: JsonObject = { scaStatus: auth.scaStatus };
+  if (auth.scaStatus === "psuAuthenticated") body.scaMethods = SCA_METHODS;
+  const method = auth.chosenMethodId ? findScaMethod(auth.chosenMethodId) : undefined;
+  if (auth.scaStatus === "scaMethodSelected" && method) {
+    body.chosenScaMethod = method;
+    body.challengeData = challengeOf(method);
+  }
+  body.psuMessage = psuMessage(auth);
+  body._links = scaLinks(state, auth);
+  return body;
+}
+
+/**
+ * Creates an authorisation in the host (implicitly after a POST, or explicitly) and runs the
+ * step its body carries. Without a body it is `received`, or `psuIdentified` with a PSU-ID.
  */
 export function startAuthorisation(
-  host: AuthorisationHost,
-  options: { c: Context; body?: JsonObject },
+  state: SandboxState,
+  options: { c: Context; host: AuthorisationHost; body?: JsonObject },
 ): Authorisation {
-  const { c, body = {} } = options;
+  const { c, host, body = {} } = options;
   host.checkStart();
-  const psuId = headerValue(c, "PSU-ID");
   const auth: Authorisation = {
     id: crypto.randomUUID(),
-    scaStatus: statusFromBody(body) ?? (psuId ? "psuIdentified" : "received"),
-    approach: scaApproach(c),
-    psuId,
+    scaStatus: "received",
+    approach: preferredApproach(c) ?? host.tpp.approach,
+    host,
+    redirectToken: randomToken(),
+    redirectUri: headerValue(c, "TPP-Redirect-URI") ?? host.tpp.redirectUri,
+    nokRedirectUri: headerValue(c, "TPP-Nok-Redirect-URI") ?? host.tpp.nokRedirectUri,
+    failedOtps: 0,
   };
   host.items.set(auth.id, auth);
-  if (auth.scaStatus === "finalised") host.finalised(auth);
+  state.authorisations.set(auth.id, auth);
+  state.redirects.set(auth.redirectToken, auth);
+  runStep(state, auth, { c, body, start: true });
   return auth;
 }
 
+/** Sets `Location` (for a 201) and `ASPSP-SCA-Approach` on an answer. */
+export function answerHeaders(c: Context, options: { location?: string; approach: ScaApproach }) {
+  if (options.location) c.header("Location", options.location);
+  c.header("ASPSP-SCA-Approach", options.approach);
+}
+
 /** Mounts POST (start), GET (list), GET one (SCA status) and PUT (update) under `path`. */
-export function mountAuthorisations(app: Hono, options: { path: string; resolve: HostResolver }) {
-  const { path, resolve } = options;
+export function mountAuthorisations(
+  app: Hono,
+  options: { state: SandboxState; path: string; resolve: HostResolver },
+) {
+  const { state, path, resolve } = options;
   app.post(path, async (c) => {
     const host = resolve(c);
     const body = await readJsonObject(c, { optional: true });
-    const auth = startAuthorisation(host, { c, body });
-    return c.json({
-      scaStatus: auth.scaStatus,
-      authorisationId: auth.id,
-      psuMessage: psuMessage(auth),
-      _links: scaLinks(host, auth),
-    }, 201);
+    const auth = startAuthorisation(state, { c, host, body });
+    answerHeaders(c, { location: authorisationHref(auth), approach: auth.approach });
+    return c.json({ authorisationId: auth.id, ...stepBody(state, auth) }, 201);
   });
   app.get(path, (c) => c.json({ authorisationIds: [...resolve(c).items.keys()] }));
   app.get(`${path}/:authorisationId`, (c) => {
-    const host = resolve(c);
-    const auth = findAuthorisation(host, c);
+    const auth = findAuthorisation(resolve(c), c);
+    answerHeaders(c, { approach: auth.approach });
     return c.json({
       scaStatus: auth.scaStatus,
       psuMessage: psuMessage(auth),
       trustedBeneficiaryFlag: false,
-      _links: scaLinks(host, auth),
+      _links: scaLinks(state, auth),
     });
   });
   app.put(`${path}/:authorisationId`, async (c) => {
-    const host = resolve(c);
-    const auth = findAuthorisation(host, c);
+    const auth = findAuthorisation(resolve(c), c);
     const body = await readJsonObject(c, { optional: true });
-    if (auth.scaStatus === "finalised") {
-      throw new SandboxError(409, "STATUS_INVALID", {
-        text: `Authorisation "${auth.id}" is already finalised`,
-        path: "authorisationId",
-      });
-    }
-    auth.scaStatus = statusFromBody(body) ?? "psuIdentified";
-    auth.psuId = headerValue(c, "PSU-ID") ?? auth.psuId;
-    if (auth.scaStatus === "finalised") host.finalised(auth);
-    const links = { scaStatus: { href: authorisationHref(host, auth) } };
-    return c.json({ scaStatus: auth.scaStatus, psuMessage: psuMessage(auth), _links: links });
+    assertOpen(auth);
+    runStep(state, auth, { c, body, start: false });
+    answerHeaders(c, { approach: auth.approach });
+    return c.json(stepBody(state, auth));
   });
+}
+
+/**
+ * Runs the step a request body carries. An empty body identifies the PSU: always on an update,
+ * on the start only when a PSU-ID is sent.
+ */
+function runStep(
+  state: SandboxState,
+  auth: Authorisation,
+  options: { c: Context; body: JsonObject; start: boolean },
+) {
+  const { c, body } = options;
+  const psuId = headerValue(c, "PSU-ID");
+  const code = textOf(body.scaAuthenticationData) ?? textOf(body.confirmationCode);
+  if (code !== undefined) {
+    auth.psuId = psuId ?? auth.psuId;
+    const result = authorise(state, auth, code);
+    if (!result.ok) {
+      const path = "scaAuthenticationData" in body ? "scaAuthenticationData" : "confirmationCode";
+      throw wrongOtp(result, path);
+    }
+  } else if (typeof body.authenticationMethodId === "string") {
+    auth.psuId = psuId ?? auth.psuId;
+    selectMethod(auth, body.authenticationMethodId);
+  } else if (isObject(body.psuData)) {
+    const data = body.psuData;
+    const password = textOf(data.password) ?? textOf(data.encryptedPassword) ??
+      textOf(data.additionalPassword) ?? textOf(data.additionalEncryptedPassword) ?? "";
+    authenticate(auth, { psuId, password });
+  } else if (psuId || !options.start) {
+    identify(state, auth, psuId);
+  }
+}
+
+function textOf(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
 }
 
 function findAuthorisation(host: AuthorisationHost, c: Context): Authorisation {
@@ -140,9 +236,9 @@ function findAuthorisation(host: AuthorisationHost, c: Context): Authorisation {
   return auth;
 }
 
-function statusFromBody(body: JsonObject): ScaStatus | undefined {
-  if ("scaAuthenticationData" in body || "confirmationCode" in body) return "finalised";
-  if ("authenticationMethodId" in body) return "scaMethodSelected";
-  if ("psuData" in body) return "psuAuthenticated";
-  return undefined;
+/** A secret for an `scaRedirect` link: 32 random bytes, base64url. */
+function randomToken(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_")
+    .replace(/=+$/, "");
 }

@@ -32,6 +32,7 @@ export function mountCheckout(app: Hono, state: SandboxState) {
     };
     state.orders.set(orderId, order);
     const origin = new URL(c.req.url).origin;
+    c.header("Location", `${origin}${ORDERS}/${orderId}`);
     return c.json({
       status: "CREATED",
       payment_hash: order.paymentHash,

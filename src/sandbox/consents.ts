@@ -2,20 +2,30 @@
  * Account-access consents of the legacy core: create, read, status, delete and authorise.
  *
  * Links follow the payment rules: an implicit authorisation (`scaStatus`, `scaRedirect`), or
- * only `startAuthorisation` for a corporate PSU or an explicit-authorisation preference.
+ * only `startAuthorisation` for a corporate PSU or an explicit-authorisation preference. A
+ * finalised authorisation makes the consent valid (expired at once for the test user
+ * PSU-EXPIRED); a failed one rejects it.
  */
 import type { Context, Hono } from "hono";
 import {
-  type AuthorisationHost,
+  answerHeaders,
   mountAuthorisations,
   scaLinks,
   startAuthorisation,
+  tppPreferences,
 } from "./authorisations.ts";
-import { adjustValidUntil, effectiveStatus, expireEarlierRecurring } from "./consent_rules.ts";
-import { isIsoDate } from "./dates.ts";
+import {
+  adjustValidUntil,
+  changeStatus,
+  effectiveStatus,
+  expireEarlierRecurring,
+  lastActionDate,
+} from "./consent_rules.ts";
+import { isIsoDate, isoDate } from "./dates.ts";
 import { formatError, resourceUnknown, SandboxError } from "./errors.ts";
 import { headerIsTrue, headerValue, isObject, readJsonObject } from "./request.ts";
-import type { Consent, SandboxState } from "./state.ts";
+import type { AuthorisationHost, Consent, SandboxState } from "./state.ts";
+import { anyHas } from "./test_users.ts";
 
 const BASE = "/psd2/v1/consents";
 const ONE = `${BASE}/:consentId`;
@@ -30,6 +40,8 @@ export function consentAuthorisations(state: SandboxState, consent: Consent): Au
   return {
     base: `${consentHref(consent)}/authorisations`,
     items: consent.authorisations,
+    subject: { kind: "consent", consent },
+    tpp: consent.tpp,
     checkStart() {
       const status = effectiveStatus(consent, state.now());
       if (status !== "received") {
@@ -41,9 +53,14 @@ export function consentAuthorisations(state: SandboxState, consent: Consent): Au
     },
     finalised(auth) {
       if (effectiveStatus(consent, state.now()) !== "received") return;
-      consent.status = "valid";
       consent.psuId ??= auth.psuId;
-      expireEarlierRecurring(state, consent);
+      const expires = anyHas([consent.psuId, auth.psuId], "expiredConsent");
+      changeStatus(consent, { status: expires ? "expired" : "valid", now: state.now() });
+      if (!expires) expireEarlierRecurring(state, consent);
+    },
+    failed() {
+      if (effectiveStatus(consent, state.now()) !== "received") return;
+      changeStatus(consent, { status: "rejected", now: state.now() });
     },
   };
 }
@@ -65,8 +82,9 @@ export function mountConsents(app: Hono, state: SandboxState) {
       links.startAuthorisation = { href: `${href}/authorisations` };
     } else {
       const host = consentAuthorisations(state, consent);
-      Object.assign(links, scaLinks(host, startAuthorisation(host, { c })));
+      Object.assign(links, scaLinks(state, startAuthorisation(state, { c, host })));
     }
+    answerHeaders(c, { location: href, approach: consent.tpp.approach });
     return c.json({ consentStatus: consent.status, consentId: consent.id, _links: links }, 201);
   });
   app.get(ONE, (c) => {
@@ -76,6 +94,7 @@ export function mountConsents(app: Hono, state: SandboxState) {
       recurringIndicator: consent.recurringIndicator,
       validUntil: consent.validUntil,
       frequencyPerDay: consent.frequencyPerDay,
+      lastActionDate: lastActionDate(consent, state.now()),
       consentStatus: effectiveStatus(consent, state.now()),
       _links: { account: { href: "/psd2/v1/accounts" } },
     });
@@ -84,10 +103,11 @@ export function mountConsents(app: Hono, state: SandboxState) {
     return c.json({ consentStatus: effectiveStatus(find(c), state.now()) });
   });
   app.delete(ONE, (c) => {
-    find(c).status = "terminatedByTpp";
+    changeStatus(find(c), { status: "terminatedByTpp", now: state.now() });
     return c.body(null, 204);
   });
   mountAuthorisations(app, {
+    state,
     path: `${ONE}/authorisations`,
     resolve: (c) => consentAuthorisations(state, find(c)),
   });
@@ -110,6 +130,8 @@ function createConsent(
     combinedServiceIndicator: body.combinedServiceIndicator === true,
     psuId: headerValue(options.c, "PSU-ID"),
     status: "received",
+    lastActionDate: isoDate(options.now),
+    tpp: tppPreferences(options.c),
     authorisations: new Map(),
   };
 }

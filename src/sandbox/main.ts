@@ -1,17 +1,9 @@
 /**
- * Serves the sandbox bank on 127.0.0.1 and port `SANDBOX_PORT` (default 8081).
+ * `deno task sandbox`: the sandbox bank alone on 127.0.0.1, configured as src/sandbox/serve.ts
+ * describes (SANDBOX_PORT, SANDBOX_SCA_ORIGIN, SANDBOX_DECOUPLED_DELAY_MS).
  */
-import { createSandbox } from "./mod.ts";
+import { sandboxEnvOrExit, serveSandbox } from "./serve.ts";
 
-const raw = Deno.env.get("SANDBOX_PORT") ?? "8081";
-const port = Number(raw);
-if (!/^\d+$/.test(raw) || port > 65535) {
-  throw new Error(`Environment variable "SANDBOX_PORT" must be a port number, got "${raw}"`);
-}
-
-Deno.serve({
-  hostname: "127.0.0.1",
-  port,
-  onListen: ({ hostname, port }) =>
-    console.log(`Sandbox bank listening on http://${hostname}:${port}`),
-}, createSandbox().fetch);
+const { port, ...options } = sandboxEnvOrExit();
+const sandbox = serveSandbox(port, options);
+console.log(`Sandbox bank listening on ${sandbox.url}`);

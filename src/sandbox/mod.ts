@@ -1,5 +1,7 @@
 /**
- * The sandbox bank: an in-memory legacy core banking system behind both interface documents.
+ * The sandbox bank: an in-memory legacy core banking system behind both interface documents, and
+ * the PSD2 testing facility TPPs meet first: SCA pages for the redirect approach, embedded and
+ * decoupled SCA, test users with fixed behaviours and controls under `/sandbox/`.
  *
  * It answers like the bank's old core does (legacy prefix `/psd2/v1`, `Server` and
  * `X-Powered-By` headers, absolute catalogue links), so the gateway has something real to
@@ -11,31 +13,58 @@
  */
 import { Hono } from "hono";
 import { mountAccounts } from "./accounts.ts";
+import { BANK_SCA_ORIGIN } from "./authorisations.ts";
 import { mountCheckout } from "./checkout.ts";
 import { mountConsents } from "./consents.ts";
+import { mountControls } from "./controls.ts";
 import { renderNotFound, renderSandboxError } from "./errors.ts";
 import { mountInstallment } from "./installment.ts";
 import { mountPayments } from "./payments.ts";
 import { mountProducts } from "./products.ts";
+import { recordRequests } from "./request_log.ts";
+import { settleDecoupled } from "./sca_flow.ts";
+import { mountScaPages } from "./sca_pages.ts";
 import { createState } from "./state.ts";
 import { mountTransactions } from "./transactions.ts";
 
 /** Headers the legacy core puts on every response (the gateway strips them). */
 export const LEGACY_HEADERS = { Server: "legacy-core/7.2", "X-Powered-By": "CoreBanking" };
 
+/** Milliseconds until the PSU's app answers a decoupled authorisation, unless configured. */
+export const DEFAULT_DECOUPLED_DELAY_MS = 5000;
+
 /** Options of {@link createSandbox}. */
 export interface SandboxOptions {
-  /** The sandbox clock, for consent expiry and checkout holds; defaults to the real time. */
+  /** The base clock, for consent expiry, checkout holds and decoupled SCA; the real time. */
   now?: () => Date;
+  /**
+   * Origin of the SCA pages in `scaRedirect` links (a function is read when a link is made). It
+   * must reach this sandbox from a browser and must not be the origin the gateway's upstream URL
+   * names: the gateway turns links to that origin into relative paths of its own.
+   * Default: the placeholder `https://sandbox-bank.example`.
+   */
+  scaOrigin?: string | (() => string);
+  /** Decoupled SCA: delay until the PSU's app answers (default 5000 ms). */
+  decoupledDelayMs?: number;
 }
 
 /** Builds a sandbox bank with its own empty state. */
 export function createSandbox(options: SandboxOptions = {}): Hono {
-  const state = createState(options.now ?? (() => new Date()));
+  const origin = options.scaOrigin ?? BANK_SCA_ORIGIN;
+  const state = createState(options.now ?? (() => new Date()), {
+    scaOrigin: typeof origin === "string" ? () => origin : origin,
+    decoupledDelayMs: options.decoupledDelayMs ?? DEFAULT_DECOUPLED_DELAY_MS,
+  });
   const app = new Hono();
   app.use("*", async (c, next) => {
     await next();
     for (const [name, value] of Object.entries(LEGACY_HEADERS)) c.res.headers.set(name, value);
+  });
+  app.use("*", recordRequests(state));
+  app.use("*", async (_c, next) => {
+    // Decoupled authorisations whose time has come are completed before anything reads them.
+    settleDecoupled(state);
+    await next();
   });
   app.onError(renderSandboxError);
   app.notFound(renderNotFound);
@@ -46,5 +75,7 @@ export function createSandbox(options: SandboxOptions = {}): Hono {
   mountCheckout(app, state);
   mountInstallment(app);
   mountProducts(app);
+  mountScaPages(app, state);
+  mountControls(app, state);
   return app;
 }

@@ -3,19 +3,25 @@
  * authorisation and cancellation-authorisation sub-resources.
  *
  * Single SCA: the authorisation is created implicitly after the POST and linked by `scaStatus`.
- * Multilevel SCA (a PSU-Corporate-ID header: two PSUs authorise) or an explicit-authorisation
- * preference: the response carries only `startAuthorisation` (the document's multilevel rule).
+ * Multilevel SCA (a PSU-Corporate-ID header, or the test user PSU-MULTI: two authorisations) or an
+ * explicit-authorisation preference: the response carries only `startAuthorisation` (the
+ * document's multilevel rule). Enough finalised authorisations run the funds check: the test user
+ * PSU-NO-FUNDS is rejected (RJCT, `fundsAvailable: false`, FUNDS_NOT_AVAILABLE), others are ACCP.
+ * A failed authorisation rejects the payment.
  */
 import type { Context, Hono } from "hono";
 import {
-  type AuthorisationHost,
+  answerHeaders,
   mountAuthorisations,
+  preferredApproach,
   scaLinks,
   startAuthorisation,
+  tppPreferences,
 } from "./authorisations.ts";
 import { formatError, resourceUnknown, SandboxError } from "./errors.ts";
-import { headerIsTrue, headerValue, readJsonObject, readText } from "./request.ts";
-import type { Payment, SandboxState } from "./state.ts";
+import { headerIsTrue, headerValue, type JsonObject, readJsonObject, readText } from "./request.ts";
+import type { AuthorisationHost, Payment, SandboxState } from "./state.ts";
+import { anyHas, behaviourOf } from "./test_users.ts";
 
 const BASE = "/psd2/v1/:service{payments|bulk-payments|periodic-payments}/:product";
 const ONE = `${BASE}/:paymentId`;
@@ -28,11 +34,13 @@ export function paymentHref(payment: Payment): string {
   return `/psd2/v1/${payment.service}/${payment.product}/${payment.id}`;
 }
 
-/** The payment's authorisations; enough finalised ones make it `ACCP` (`PATC` in between). */
+/** The payment's authorisations; enough finalised ones run the funds check (`PATC` before). */
 export function paymentAuthorisations(payment: Payment): AuthorisationHost {
   return {
     base: `${paymentHref(payment)}/authorisations`,
     items: payment.authorisations,
+    subject: { kind: "payment", payment },
+    tpp: payment.tpp,
     checkStart() {
       if (!AWAITING_SCA.includes(payment.transactionStatus)) {
         throw statusInvalid(payment, "does not wait for an authorisation");
@@ -40,9 +48,18 @@ export function paymentAuthorisations(payment: Payment): AuthorisationHost {
     },
     finalised() {
       if (!AWAITING_SCA.includes(payment.transactionStatus)) return;
-      const done = [...payment.authorisations.values()]
-        .filter((a) => a.scaStatus === "finalised").length;
-      payment.transactionStatus = done >= payment.requiredAuthorisations ? "ACCP" : "PATC";
+      const finalised = [...payment.authorisations.values()]
+        .filter((a) => a.scaStatus === "finalised");
+      if (finalised.length < payment.requiredAuthorisations) {
+        payment.transactionStatus = "PATC";
+        return;
+      }
+      const psuIds = [payment.psuId, ...finalised.map((a) => a.psuId)];
+      payment.fundsAvailable = !anyHas(psuIds, "noFunds");
+      payment.transactionStatus = payment.fundsAvailable ? "ACCP" : "RJCT";
+    },
+    failed() {
+      if (AWAITING_SCA.includes(payment.transactionStatus)) payment.transactionStatus = "RJCT";
     },
   };
 }
@@ -52,6 +69,8 @@ export function cancellationAuthorisations(payment: Payment): AuthorisationHost 
   return {
     base: `${paymentHref(payment)}/cancellation-authorisations`,
     items: payment.cancellationAuthorisations,
+    subject: { kind: "cancellation", payment },
+    tpp: payment.cancellationTpp ?? payment.tpp,
     checkStart() {
       if (payment.transactionStatus !== "ACTC") {
         throw statusInvalid(payment, "has no cancellation waiting for authorisation");
@@ -60,7 +79,15 @@ export function cancellationAuthorisations(payment: Payment): AuthorisationHost 
     finalised() {
       if (payment.transactionStatus === "ACTC") payment.transactionStatus = "CANC";
     },
+    failed() {},
   };
+}
+
+/** The message of a payment rejected by the funds check (none for other payments). */
+export function fundsMessages(payment: Payment): JsonObject {
+  if (payment.fundsAvailable !== false) return {};
+  const text = "Insufficient funds on the debtor account (ISO 20022 reason AM04)";
+  return { tppMessages: [{ category: "ERROR", code: "FUNDS_NOT_AVAILABLE", path: "", text }] };
 }
 
 /** Mounts the payment initiation routes on the app. */
@@ -80,8 +107,9 @@ export function mountPayments(app: Hono, state: SandboxState) {
       links.startAuthorisation = { href: `${href}/authorisations` };
     } else {
       const host = paymentAuthorisations(payment);
-      Object.assign(links, scaLinks(host, startAuthorisation(host, { c })));
+      Object.assign(links, scaLinks(state, startAuthorisation(state, { c, host })));
     }
+    answerHeaders(c, { location: href, approach: payment.tpp.approach });
     const body = { transactionStatus: payment.transactionStatus, paymentId: payment.id };
     return c.json({ ...body, _links: links }, 201);
   });
@@ -90,9 +118,18 @@ export function mountPayments(app: Hono, state: SandboxState) {
     if (typeof payment.body === "string") {
       return c.body(payment.body, 200, { "content-type": "application/xml" });
     }
-    return c.json({ ...payment.body, transactionStatus: payment.transactionStatus });
+    const status = { transactionStatus: payment.transactionStatus };
+    return c.json({ ...payment.body, ...status, ...fundsMessages(payment) });
   });
-  app.get(`${ONE}/status`, (c) => c.json({ transactionStatus: find(c).transactionStatus }));
+  app.get(`${ONE}/status`, (c) => {
+    const payment = find(c);
+    const body: JsonObject = { transactionStatus: payment.transactionStatus };
+    if (payment.fundsAvailable === false) {
+      body.fundsAvailable = false;
+      body.psuMessage = "The payment was rejected: the account has insufficient funds";
+    }
+    return c.json({ ...body, ...fundsMessages(payment) });
+  });
   app.delete(ONE, (c) => {
     const payment = find(c);
     const status = payment.transactionStatus;
@@ -107,6 +144,14 @@ export function mountPayments(app: Hono, state: SandboxState) {
       });
     }
     payment.transactionStatus = "ACTC";
+    // The cancellation's own preferences, over those the payment was initiated with.
+    const given = tppPreferences(c);
+    payment.cancellationTpp = {
+      approach: preferredApproach(c) ?? payment.tpp.approach,
+      redirectUri: given.redirectUri ?? payment.tpp.redirectUri,
+      nokRedirectUri: given.nokRedirectUri ?? payment.tpp.nokRedirectUri,
+    };
+    answerHeaders(c, { approach: payment.cancellationTpp.approach });
     const href = paymentHref(payment);
     const links = {
       self: { href },
@@ -116,10 +161,12 @@ export function mountPayments(app: Hono, state: SandboxState) {
     return c.json({ transactionStatus: "ACTC", _links: links }, 202);
   });
   mountAuthorisations(app, {
+    state,
     path: `${ONE}/authorisations`,
     resolve: (c) => paymentAuthorisations(find(c)),
   });
   mountAuthorisations(app, {
+    state,
     path: `${ONE}/cancellation-authorisations`,
     resolve: (c) => cancellationAuthorisations(find(c)),
   });
@@ -134,13 +181,18 @@ async function createPayment(c: Context): Promise<Payment> {
   } else {
     body = await readJsonObject(c);
   }
+  const psuId = headerValue(c, "PSU-ID");
+  const multilevel = headerValue(c, "PSU-Corporate-ID") !== undefined ||
+    behaviourOf(psuId) === "multilevel";
   return {
     id: crypto.randomUUID(),
     service: c.req.param("service") ?? "payments",
     product: c.req.param("product") ?? "",
     body,
     transactionStatus: "RCVD",
-    requiredAuthorisations: headerValue(c, "PSU-Corporate-ID") ? 2 : 1,
+    psuId,
+    tpp: tppPreferences(c),
+    requiredAuthorisations: multilevel ? 2 : 1,
     authorisations: new Map(),
     cancellationAuthorisations: new Map(),
   };

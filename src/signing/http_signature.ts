@@ -1,13 +1,16 @@
 /**
  * Berlin Group 1.3 HTTP signatures (draft-cavage-http-signatures): `Signature` with
- * `keyId="SN=<hex serial>,CA=<issuer DN>"`, `algorithm`, `headers` and `signature`, and the
+ * `keyId="SN=<hex serial>,CA=<issuer DN>"` (serial also decimal, DN also percent-encoded),
+ * `algorithm` (absent: the certificate key's; `hs2019` when the policy allows it), `headers` and
+ * `signature`, and the
  * signer's certificate in `TPP-Signature-Certificate` (base64 DER). The signing string is one
- * `name: value` line per entry of `headers`, joined by "\n".
+ * `name: value` line per entry of `headers`, joined by "\n". A signature must cover the request
+ * target and a time (the `Date` header or `(created)`, within a skew of the bank's clock): without
+ * them a signature made for one path was good on another, and forever.
  */
 import type { Group } from "../core/catalogue.ts";
 import { GatewayError } from "../core/errors.ts";
 import type { CertificateInfo } from "../pki/certificate.ts";
-import { normalSerial } from "../pki/certificate.ts";
 import type { TrustStore } from "../pki/trust.ts";
 import {
   checkCoverage,
@@ -17,19 +20,37 @@ import {
   type SignedRequest,
 } from "./signer.ts";
 
-/** draft-cavage algorithms, with the JWS algorithm of the same key use. */
-export const HTTP_SIGNATURE_ALGORITHMS = { "rsa-sha256": "RS256", "rsa-sha512": "RS512" } as const;
+/**
+ * draft-cavage algorithms, with the JWS algorithm of the same key use. `hs2019` takes the
+ * algorithm from the key (draft-cavage-12): for an RSA key RSASSA-PSS with SHA-512 and a 64-byte
+ * salt, as the draft recommends and Python httpsig signs it.
+ */
+export const HTTP_SIGNATURE_ALGORITHMS = {
+  "rsa-sha256": "RS256",
+  "rsa-sha512": "RS512",
+  "hs2019": "PS512",
+} as const;
 export type HttpSignatureAlgorithm = keyof typeof HTTP_SIGNATURE_ALGORITHMS;
+
+/** `SN=<serial, hex or decimal>,CA=<issuer DN, optionally percent-encoded>`. */
+const KEY_ID = /^SN=([0-9A-Fa-f]{1,64}),\s*CA=(.+)$/;
 
 const HEADER = "Signature";
 const CERTIFICATE_HEADER = "TPP-Signature-Certificate";
-const PARAM = /\s*([A-Za-z]+)\s*=\s*"([^"]*)"\s*(?:,|$)/y;
+/** `name="value"`, or a number as draft-cavage writes `created` and `expires`. */
+const PARAM = /\s*([A-Za-z]+)\s*=\s*(?:"([^"]*)"|([0-9]+(?:\.[0-9]+)?))\s*(?:,|$)/y;
+/** A Unix time in seconds, as `created` and `expires` carry it. */
+const UNIX_TIME = /^[0-9]{1,12}(\.[0-9]{1,9})?$/;
+/** Pseudo-headers of draft-cavage besides `(request-target)`. */
+const PSEUDO = ["(created)", "(expires)"];
 
 /** Options of an {@link HttpSignatureVerifier}, from the policy. */
 export interface HttpSignatureOptions {
   algorithms: readonly HttpSignatureAlgorithm[];
   coverage: Coverage;
   group: Group;
+  /** Largest distance of the signed Date or `created` from the bank's clock, in milliseconds. */
+  skewMs: number;
 }
 
 function invalid(text: string, path = HEADER): GatewayError {
@@ -48,15 +69,105 @@ export function signatureParams(value: string): Record<string, string> {
     }
     const name = match[1];
     if (name in params) throw invalid(`Header "Signature" repeats the parameter "${name}"`);
-    params[name] = match[2];
+    params[name] = match[2] ?? match[3];
   }
   return params;
 }
 
-/** RDNs of a DN as a sorted list, so that order, case and spacing do not matter. */
-function dnKey(dn: string): string {
-  return dn.split(/(?<!\\),/).map((rdn) => rdn.trim().toLowerCase().replace(/\s*=\s*/, "="))
+/**
+ * The signature's time: `(created)` or the `Date` header must be covered, each one covered must
+ * lie within `skewMs` of `now`, and an `expires` given must not have passed.
+ */
+function checkFreshness(
+  names: readonly string[],
+  params: Record<string, string>,
+  request: SignedRequest,
+  skewMs: number,
+): void {
+  if (!names.includes("date") && !names.includes("(created)")) {
+    throw invalid('The Signature headers list must cover "date" or "(created)"');
+  }
+  const times: [string, number][] = [];
+  for (const name of ["created", "expires"]) {
+    if (names.includes(`(${name})`) && params[name] === undefined) {
+      throw invalid(`The Signature covers "(${name})" but has no ${name} parameter`);
+    }
+    if (params[name] !== undefined && !UNIX_TIME.test(params[name])) {
+      throw invalid(`The Signature ${name} must be a Unix time in seconds`);
+    }
+  }
+  if (names.includes("(created)")) times.push(["created", Number(params.created) * 1000]);
+  if (names.includes("date")) {
+    const date = Date.parse(request.headers.get("date") ?? "");
+    if (Number.isNaN(date)) {
+      throw invalid(
+        'Header "Date" must be an HTTP date like Tue, 07 Jun 2026 20:51:35 GMT',
+        "Date",
+      );
+    }
+    times.push(["Date", date]);
+  }
+  for (const [name, time] of times) {
+    if (Math.abs(request.now - time) > skewMs) {
+      throw invalid(
+        `The signed ${name} is more than ${skewMs / 1000} s away from the bank's clock`,
+      );
+    }
+  }
+  if (params.expires !== undefined && Number(params.expires) * 1000 < request.now) {
+    throw invalid("The Signature has expired");
+  }
+}
+
+/** An RDN of a keyId's DN with its percent-encoding (`%20`, the Berlin Group example) undone. */
+function percentDecoded(rdn: string): string {
+  if (!rdn.includes("%")) return rdn;
+  try {
+    return decodeURIComponent(rdn);
+  } catch {
+    return rdn;
+  }
+}
+
+/**
+ * RDNs of a DN as a sorted list, so that order, case and spacing do not matter; a keyId's RDNs
+ * are percent-decoded one by one (an encoded comma stays inside its RDN).
+ */
+function dnKey(dn: string, decode = false): string {
+  return dn.split(/(?<!\\),/).map((rdn) => decode ? percentDecoded(rdn) : rdn)
+    .map((rdn) => rdn.trim().toLowerCase().replace(/\s*=\s*/, "="))
     .filter((rdn) => rdn !== "").sort().join(",");
+}
+
+/**
+ * Whether a keyId's serial names the certificate's: as a hex number (the Berlin Group form) or,
+ * when it has only decimal digits, as a decimal one (what some libraries write).
+ */
+function sameSerial(written: string, serial: string): boolean {
+  const actual = BigInt(`0x${serial}`);
+  return BigInt(`0x${written}`) === actual ||
+    (/^[0-9]+$/.test(written) && BigInt(written) === actual);
+}
+
+/** The algorithm a Signature without `algorithm` uses: the one the certificate's key implies. */
+function impliedAlgorithm(
+  signer: CertificateInfo,
+  allowed: readonly HttpSignatureAlgorithm[],
+): HttpSignatureAlgorithm {
+  const key = signer.cert.publicKey.algorithm.name;
+  if (!key.startsWith("RSA")) {
+    throw invalid(
+      `The Signature has no algorithm and the signing certificate's key is ${key}; only RSA keys are verified`,
+    );
+  }
+  if (!allowed.includes("rsa-sha256")) {
+    throw invalid(
+      `The Signature has no algorithm; the signing certificate's RSA key implies rsa-sha256, which is not one of ${
+        allowed.join(", ")
+      }`,
+    );
+  }
+  return "rsa-sha256";
 }
 
 /** Verifies Berlin Group HTTP signatures; built once per operation. */
@@ -76,18 +187,19 @@ export class HttpSignatureVerifier {
     beforeCrypto?: () => Promise<void>,
   ): Promise<CertificateInfo> {
     const params = signatureParams(value);
-    for (const name of ["keyId", "algorithm", "headers", "signature"]) {
+    for (const name of ["keyId", "headers", "signature"]) {
       if (!params[name]) throw invalid(`Header "Signature" must carry ${name}="..."`);
     }
-    const algorithm = params.algorithm.toLowerCase() as HttpSignatureAlgorithm;
-    if (!this.#options.algorithms.includes(algorithm)) {
+    if (params.algorithm === "") throw invalid('Header "Signature" has an empty algorithm=""');
+    const named = params.algorithm?.toLowerCase() as HttpSignatureAlgorithm | undefined;
+    if (named !== undefined && !this.#options.algorithms.includes(named)) {
       throw invalid(
         `The Signature algorithm must be one of ${
           this.#options.algorithms.join(", ")
         }, got "${params.algorithm}"`,
       );
     }
-    const keyId = /^SN=([0-9A-Fa-f]+),\s*CA=(.+)$/.exec(params.keyId);
+    const keyId = KEY_ID.exec(params.keyId);
     if (!keyId) {
       throw invalid('The Signature keyId must look like "SN=<hex serial>,CA=<issuer DN>"');
     }
@@ -95,9 +207,10 @@ export class HttpSignatureVerifier {
     checkCoverage(
       names,
       request,
-      this.#options.coverage,
+      { ...this.#options.coverage, pseudo: PSEUDO },
       (text) => invalid(`The Signature headers list ${text}`),
     );
+    checkFreshness(names, params, request, this.#options.skewMs);
     const source = request.headers.get(CERTIFICATE_HEADER);
     if (!source) {
       throw new GatewayError(
@@ -112,8 +225,7 @@ export class HttpSignatureVerifier {
       path: CERTIFICATE_HEADER,
     });
     if (
-      normalSerial(keyId[1]) !== signer.serial ||
-      dnKey(keyId[2]) !== dnKey(signer.cert.issuer)
+      !sameSerial(keyId[1], signer.serial) || dnKey(keyId[2], true) !== dnKey(signer.cert.issuer)
     ) {
       throw invalid(
         `The Signature keyId names SN=${keyId[1]}, CA=${
@@ -126,6 +238,7 @@ export class HttpSignatureVerifier {
       group: this.#options.group,
       path: CERTIFICATE_HEADER,
     });
+    const algorithm = named ?? impliedAlgorithm(signer, this.#options.algorithms);
     await beforeCrypto?.();
     let key: CryptoKey;
     try {
@@ -140,10 +253,13 @@ export class HttpSignatureVerifier {
       throw invalid("The Signature signature must be base64");
     }
     const ok = await crypto.subtle.verify(
-      "RSASSA-PKCS1-v1_5",
+      algorithm === "hs2019" ? { name: "RSA-PSS", saltLength: 64 } : "RSASSA-PKCS1-v1_5",
       key,
       signature,
-      signedBytes(names, request),
+      signedBytes(names, request, {
+        "(created)": params.created,
+        "(expires)": params.expires,
+      }),
     );
     if (!ok) {
       throw invalid(

@@ -1,8 +1,9 @@
 /**
  * Detached JWS request signatures (`x-jws-signature`, JAdES / Open Banking Europe profile):
- * `BASE64URL(protected)..BASE64URL(signature)` with `b64: false`, `sigT`, and `sigD` naming the
- * signed HTTP headers (mechanism http://uri.etsi.org/19182/HttpHeaders). The payload is one line
- * per `pars` entry, `<lowercase name>: <trimmed value>`, joined by "\n".
+ * `BASE64URL(protected)..BASE64URL(signature)` with `b64: false`, `sigT` (RFC 3339, any offset),
+ * and `sigD` naming the signed HTTP headers (mechanism http://uri.etsi.org/19182/HttpHeaders, with
+ * or without a final slash; names in any case). The payload is one line per `pars` entry,
+ * `<lowercase name>: <trimmed value>` (or the name as written in `pars`), joined by "\n".
  */
 import { flattenedVerify } from "jose";
 import type { Group } from "../core/catalogue.ts";
@@ -30,8 +31,9 @@ export const JWS_ALGORITHMS = [
   "ES512",
 ] as const;
 
-/** The sigD mechanism of signed HTTP headers. */
+/** The sigD mechanism of signed HTTP headers (also accepted with a trailing slash). */
 export const HTTP_HEADERS_MECHANISM = "http://uri.etsi.org/19182/HttpHeaders";
+const MECHANISMS: readonly unknown[] = [HTTP_HEADERS_MECHANISM, `${HTTP_HEADERS_MECHANISM}/`];
 
 /** Header parameters this verifier understands in `crit`, all of which a signature must list. */
 const CRIT = ["sigT", "sigD", "b64"];
@@ -40,7 +42,9 @@ const HEADER = "x-jws-signature";
 /** The longest x5c chain parsed (signer and intermediates; the anchor need not be sent). */
 const MAX_X5C = 4;
 const COMPACT_DETACHED = /^([A-Za-z0-9_-]+)\.\.([A-Za-z0-9_-]+)$/;
-const SIG_T = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
+/** An RFC 3339 date-time: fractional seconds optional, `Z` or a numeric offset. */
+const SIG_T =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 
 /** Options of a {@link JwsVerifier}, from the policy. */
 export interface JwsVerifierOptions {
@@ -53,6 +57,31 @@ export interface JwsVerifierOptions {
 
 function invalid(text: string): GatewayError {
   return new GatewayError(401, "SIGNATURE_INVALID", text, { path: HEADER });
+}
+
+/**
+ * The instant an RFC 3339 `sigT` names, in milliseconds since the epoch; `undefined` when it is
+ * no RFC 3339 date-time or names no real date (February 30, hour 24, offset +24:00).
+ */
+export function sigTInstant(sigT: string): number | undefined {
+  const match = SIG_T.exec(sigT);
+  if (!match) return undefined;
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number);
+  const fraction = Number(`0.${match[7] ?? "0"}`) * 1000;
+  const [offsetHours, offsetMinutes] = [Number(match[10] ?? 0), Number(match[11] ?? 0)];
+  if (hour > 23 || minute > 59 || second > 59 || offsetHours > 23 || offsetMinutes > 59) {
+    return undefined;
+  }
+  const local = Date.UTC(year, month - 1, day, hour, minute, second);
+  const date = new Date(local);
+  if (
+    year < 1 || date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 ||
+    date.getUTCDate() !== day
+  ) {
+    return undefined;
+  }
+  const offset = (match[9] === "-" ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
+  return local + fraction - offset;
 }
 
 function decodeHeader(part: string): Record<string, unknown> {
@@ -81,7 +110,10 @@ export class JwsVerifier {
     this.#options = options;
   }
 
-  #checkHeader(header: Record<string, unknown>, request: SignedRequest): string[] {
+  #checkHeader(
+    header: Record<string, unknown>,
+    request: SignedRequest,
+  ): { names: string[]; pars: string[] } {
     const { algorithms, sigtSkewSeconds, coverage } = this.#options;
     const alg = header.alg;
     if (typeof alg !== "string" || !algorithms.includes(alg)) {
@@ -103,27 +135,33 @@ export class JwsVerifier {
       throw invalid('The JWS "b64" must be false (unencoded detached payload)');
     }
     const sigT = header.sigT;
-    if (typeof sigT !== "string" || !SIG_T.test(sigT) || Number.isNaN(Date.parse(sigT))) {
-      throw invalid('The JWS "sigT" must be a UTC time like 2026-01-31T12:00:00Z');
+    const instant = typeof sigT === "string" ? sigTInstant(sigT) : undefined;
+    if (instant === undefined) {
+      throw invalid(
+        'The JWS "sigT" must be an RFC 3339 time like 2026-01-31T12:00:00Z or 2026-01-31T16:00:00.5+04:00',
+      );
     }
-    if (Math.abs(request.now - Date.parse(sigT)) > sigtSkewSeconds * 1000) {
+    if (Math.abs(request.now - instant) > sigtSkewSeconds * 1000) {
       throw invalid(
         `The JWS "sigT" ${sigT} is more than ${sigtSkewSeconds} s away from the bank's clock`,
       );
     }
     const sigD = header.sigD as { mId?: unknown; pars?: unknown } | undefined;
-    if (!sigD || typeof sigD !== "object" || sigD.mId !== HTTP_HEADERS_MECHANISM) {
+    if (!sigD || typeof sigD !== "object" || !MECHANISMS.includes(sigD.mId)) {
       throw invalid(`The JWS "sigD" must have mId "${HTTP_HEADERS_MECHANISM}"`);
     }
     const pars = sigD.pars;
     if (
       !Array.isArray(pars) || pars.length === 0 ||
-      pars.some((p) => typeof p !== "string" || p === "" || p !== p.toLowerCase())
+      pars.some((p) => typeof p !== "string" || p === "")
     ) {
-      throw invalid('The JWS "sigD.pars" must be a list of lower-case header names');
+      throw invalid('The JWS "sigD.pars" must be a list of header names');
     }
-    checkCoverage(pars, request, coverage, (text) => invalid(`The JWS "sigD.pars" ${text}`));
-    return pars;
+    // Header names are case-insensitive: the coverage rules (and "listed twice") apply to the
+    // lower-case names, which are also the names in the signed lines.
+    const names = pars.map((p: string) => p.toLowerCase());
+    checkCoverage(names, request, coverage, (text) => invalid(`The JWS "sigD.pars" ${text}`));
+    return { names, pars };
   }
 
   async #signer(header: Record<string, unknown>): Promise<{
@@ -181,7 +219,7 @@ export class JwsVerifier {
     }
     const [, protectedPart, signature] = match;
     const header = decodeHeader(protectedPart);
-    const pars = this.#checkHeader(header, request);
+    const { names, pars } = this.#checkHeader(header, request);
     const { signer, extra } = await this.#signer(header);
     await checkSigner(this.#store, signer, {
       request,
@@ -197,23 +235,30 @@ export class JwsVerifier {
     } catch {
       throw invalid(`The signing certificate's key does not fit the JWS "alg" ${alg}`);
     }
-    try {
-      await flattenedVerify(
-        {
-          protected: protectedPart,
-          payload: signedBytes(pars, request),
-          signature,
-        },
-        key,
-        { algorithms: [alg], crit: { sigT: true, sigD: true } },
-      );
-    } catch {
-      throw invalid(
-        `The JWS signature value does not verify over ${
-          pars.join(", ")
-        } with the signing certificate`,
-      );
+    // The signed lines name each header in lower case (REFERENCE, as draft-cavage's signing
+    // string); a TPP that wrote pars in another case may have signed its lines with the names as
+    // it wrote them, which bind the same values: that form is tried second.
+    const payloads = [signedBytes(names, request)];
+    if (pars.some((p, i) => p !== names[i])) {
+      const written = pars.map((p, i) => names[i] === "(request-target)" ? names[i] : p);
+      payloads.push(signedBytes(written, request));
     }
-    return signer;
+    for (const payload of payloads) {
+      try {
+        await flattenedVerify(
+          { protected: protectedPart, payload, signature },
+          key,
+          { algorithms: [alg], crit: { sigT: true, sigD: true } },
+        );
+        return signer;
+      } catch {
+        // Next form, or reported below.
+      }
+    }
+    throw invalid(
+      `The JWS signature value does not verify over ${
+        names.join(", ")
+      } with the signing certificate`,
+    );
   }
 }

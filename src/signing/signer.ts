@@ -30,19 +30,25 @@ export interface Coverage {
   always: readonly string[];
   /** Whenever the request carries them (PSU and redirect headers). */
   whenPresent: readonly string[];
+  /** Pseudo-headers the scheme knows besides `(request-target)`, for example `(created)`. */
+  pseudo?: readonly string[];
 }
 
 /**
  * What both schemes sign: one line per covered name, `(request-target): <lower-case method>
- * <path and query>` or `<name>: <trimmed value>`, joined by "\n".
+ * <path and query>`, `<name>: <trimmed value>`, or for another pseudo-header its value in
+ * `pseudo` (draft-cavage's `(created)`), joined by "\n".
  */
 export function signedLines(
   names: readonly string[],
   request: Pick<SignedRequest, "method" | "target" | "headers">,
+  pseudo: Record<string, string> = {},
 ): string {
   return names.map((name) =>
     name === "(request-target)"
       ? `(request-target): ${request.method.toLowerCase()} ${request.target}`
+      : name in pseudo
+      ? `${name}: ${pseudo[name]}`
       : `${name}: ${(request.headers.get(name) ?? "").trim()}`
   ).join("\n");
 }
@@ -55,8 +61,9 @@ export function signedLines(
 export function signedBytes(
   names: readonly string[],
   request: Pick<SignedRequest, "method" | "target" | "headers">,
+  pseudo: Record<string, string> = {},
 ): Uint8Array<ArrayBuffer> {
-  const text = signedLines(names, request);
+  const text = signedLines(names, request, pseudo);
   const bytes = new Uint8Array(text.length);
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
@@ -78,8 +85,9 @@ export function checkCoverage(
   fail: (text: string) => GatewayError,
 ): void {
   const seen = new Set<string>();
+  const pseudo = new Set(coverage.pseudo);
   for (const name of covered) {
-    if (!HEADER_NAME.test(name)) {
+    if (!HEADER_NAME.test(name) && !pseudo.has(name)) {
       throw fail(`lists ${JSON.stringify(name)}, which is no header name`);
     }
     if (seen.has(name)) throw fail(`lists "${name}" twice`);
@@ -94,7 +102,7 @@ export function checkCoverage(
     }
   }
   for (const name of covered) {
-    if (name !== "(request-target)" && !request.headers.has(name)) {
+    if (name !== "(request-target)" && !pseudo.has(name) && !request.headers.has(name)) {
       throw fail(`covers "${name}" but the request has no such header`);
     }
   }
@@ -137,6 +145,12 @@ const headerName = z.string().regex(
   "a lower-case header name",
 );
 
+/**
+ * Headers every signature must cover when the request carries them, whatever the policy lists: a
+ * Consent-ID added to a signed request would read another consent's accounts under the signature.
+ */
+export const COVER_WHEN_PRESENT: readonly string[] = ["consent-id"];
+
 /** The policy fields both signature checks share. */
 export function signatureFields(always: string[]) {
   return {
@@ -151,15 +165,25 @@ export function signatureFields(always: string[]) {
       "psu-corporate-id",
       "tpp-redirect-uri",
       "tpp-nok-redirect-uri",
-    ]).describe("Headers a signature must cover whenever the request carries them"),
+      ...COVER_WHEN_PRESENT,
+    ]).describe(
+      "Headers a signature must cover whenever the request carries them; must include consent-id",
+    ),
   };
 }
 
-/** Problems of `cover` lists that leave out the minimum. */
-export function coverageProblems(cover: readonly string[], minimum: readonly string[]): string[] {
-  return minimum.filter((name) => !cover.includes(name)).map((name) =>
+/** Problems of `cover` and `cover_when_present` lists that leave out the minimum. */
+export function coverageProblems(
+  options: { cover: readonly string[]; cover_when_present: readonly string[] },
+  minimum: readonly string[],
+): string[] {
+  const always = minimum.filter((name) => !options.cover.includes(name)).map((name) =>
     `cover must include "${name}"`
   );
+  const whenPresent = COVER_WHEN_PRESENT.filter((name) =>
+    !options.cover.includes(name) && !options.cover_when_present.includes(name)
+  ).map((name) => `cover_when_present must include "${name}"`);
+  return [...always, ...whenPresent];
 }
 
 /** A request-signature verifier (JWS or HTTP signature). */

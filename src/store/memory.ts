@@ -1,8 +1,11 @@
 /**
  * The in-process store: the embedded default of `deno task start`, for one gateway instance.
- * Same semantics as the Lua scripts of `script.ts`, in TypeScript (a decision is synchronous, so
- * atomic). Bounded: entries expire, and past `maxEntries` the oldest entry is evicted, so memory
- * stays flat however many distinct keys arrive.
+ * Same semantics as the Lua scripts of `lua/`, in TypeScript (a decision is synchronous, so
+ * atomic). Bounded in entries and in bytes: entries expire, and past a bound the oldest rate-limit
+ * counters and learnt consents are evicted, so memory stays flat however many distinct keys
+ * arrive. An X-Request-ID record is never evicted inside its retention (its retry would run
+ * again): when only such records are left, a write that needs room fails as a store outage, and
+ * each check's `fail` mode applies.
  */
 import {
   type Completion,
@@ -13,6 +16,7 @@ import {
   newStats,
   type Store,
   type StoreStats,
+  StoreUnavailableError,
   type Verdict,
 } from "./types.ts";
 
@@ -27,16 +31,27 @@ interface IdempotencyRecord {
   b?: string;
 }
 
+type Value = string | number | IdempotencyRecord;
+
 interface Entry {
   key: string;
-  value: string | number | IdempotencyRecord;
+  value: Value;
   expires: number;
+  /** Estimated bytes of the entry (see {@link sizeOf}). */
+  bytes: number;
+  /** An X-Request-ID record: never evicted before it expires. */
+  pinned: boolean;
 }
+
+/** One write of a decision, applied only when every write of it fits. */
+type Write = [key: string, value: Value, ttlMs: number, pinned: boolean];
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
-  /** Hard cap on entries; the oldest is evicted past it. */
+  /** Most entries held. */
   maxEntries?: number;
+  /** Most bytes held, as {@link sizeOf} estimates them. */
+  maxBytes?: number;
   now?: () => number;
 }
 
@@ -44,27 +59,56 @@ export interface MemoryStoreOptions {
  * What a queue slot holds once its entry left through the head: the slots before the head stay
  * in the array until it is compacted, and must not keep evicted answers alive meanwhile.
  */
-const GONE: Entry = { key: "", value: 0, expires: 0 };
+const GONE: Entry = { key: "", value: 0, expires: 0, bytes: 0, pinned: false };
 
 /** How many of the oldest entries each new key looks at for expiry. */
 const SWEEP = 2;
+
+/** Least time between two full sweeps for expired entries when the store is full. */
+const FULL_SWEEP_MS = 1000;
+
+/**
+ * Estimated heap bytes of one entry besides its key and value: the Map entry, the entry object,
+ * its queue slot (V8 keeps ASCII strings at one byte a character, as counted below).
+ */
+const ENTRY_BYTES = 128;
+
+/** An entry's estimated size: what makes a stored answer of 60 KB count as 60 KB. */
+function sizeOf(key: string, value: Value): number {
+  let bytes = ENTRY_BYTES + key.length;
+  if (typeof value === "string") return bytes + value.length;
+  if (typeof value === "number") return bytes + 8;
+  bytes += 64 + value.f.length + (value.t?.length ?? 0) + (value.b?.length ?? 0);
+  for (const [name, text] of value.h ?? []) bytes += 32 + name.length + text.length;
+  return bytes;
+}
+
+/** Entries in insertion order; an entry deleted since leaves a dead slot, skipped at the head. */
+class Queue {
+  slots: Entry[] = [];
+  head = 0;
+  /** Live entries in it. */
+  count = 0;
+}
 
 /** The in-process store. */
 export class MemoryStore implements Store {
   readonly kind = "memory";
   readonly stats: StoreStats = newStats();
   readonly #entries = new Map<string, Entry>();
-  /**
-   * Entries in insertion order (a queue). An entry deleted since leaves a dead slot, skipped
-   * when it reaches the head and dropped when dead slots outnumber the entries.
-   */
-  #queue: Entry[] = [];
-  #head = 0;
+  /** X-Request-ID records (never evicted) and everything else (evicted oldest first). */
+  readonly #pinned = new Queue();
+  readonly #evictable = new Queue();
+  #bytes = 0;
+  #evictableBytes = 0;
+  #lastFullSweep = -Infinity;
   readonly #maxEntries: number;
+  readonly #maxBytes: number;
   readonly #now: () => number;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#maxEntries = options.maxEntries ?? 100_000;
+    this.#maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
     this.#now = options.now ?? Date.now;
   }
 
@@ -73,63 +117,151 @@ export class MemoryStore implements Store {
     return this.#entries.size;
   }
 
+  /** Estimated bytes held (see `max_bytes`). */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
   // An expired entry stays until it is swept at the head of the queue, evicted or set again:
   // setting it again reuses it in place. (Deleting it here would leave a dead slot in the queue
   // for every request of a caller whose rate-limit key expires between its requests.)
-  #get(key: string, now: number): Entry["value"] | undefined {
+  #get(key: string, now: number): Value | undefined {
     const entry = this.#entries.get(key);
     return entry && entry.expires > now ? entry.value : undefined;
   }
 
-  /** Forgets a key; its slot stays in the queue (dead) until compacted, without the value. */
-  #delete(key: string): void {
-    const entry = this.#entries.get(key);
-    if (!entry) return;
-    entry.value = 0;
-    this.#entries.delete(key);
+  #queue(entry: Entry): Queue {
+    return entry.pinned ? this.#pinned : this.#evictable;
   }
 
   #live(entry: Entry): boolean {
     return this.#entries.get(entry.key) === entry;
   }
 
-  #set(key: string, value: Entry["value"], ttlMs: number, now: number): void {
-    const expires = now + Math.max(1, ttlMs);
-    const existing = this.#entries.get(key);
-    if (existing) {
-      existing.value = value;
-      existing.expires = expires;
-      return;
+  /** Forgets an entry; its slot stays in its queue (dead) until compacted, without the value. */
+  #remove(entry: Entry): void {
+    this.#entries.delete(entry.key);
+    this.#queue(entry).count--;
+    this.#bytes -= entry.bytes;
+    if (!entry.pinned) this.#evictableBytes -= entry.bytes;
+    entry.value = 0;
+  }
+
+  #delete(key: string): void {
+    const entry = this.#entries.get(key);
+    if (entry) this.#remove(entry);
+  }
+
+  /** The oldest live entry of a queue, dropping the dead slots before it. */
+  #oldest(queue: Queue): Entry | undefined {
+    while (queue.head < queue.slots.length) {
+      const entry = queue.slots[queue.head];
+      if (this.#live(entry)) return entry;
+      queue.slots[queue.head++] = GONE;
     }
-    let queue = this.#queue;
-    for (let i = 0; i < SWEEP && this.#head < queue.length; i++) {
-      const oldest = queue[this.#head];
-      if (this.#live(oldest)) {
-        if (oldest.expires > now) break;
-        this.#entries.delete(oldest.key);
-      }
-      queue[this.#head++] = GONE;
+    return undefined;
+  }
+
+  /** Forgets up to `max` expired entries at the head of a queue. */
+  #sweep(queue: Queue, now: number, max: number): void {
+    for (let i = 0; i < max; i++) {
+      const oldest = this.#oldest(queue);
+      if (!oldest || oldest.expires > now) return;
+      this.#remove(oldest);
+      queue.slots[queue.head++] = GONE;
     }
-    // The cap counts entries, not slots: the slots of keys deleted since (a released
-    // X-Request-ID, a forgotten consent) must not evict a kept answer.
-    while (this.#entries.size >= this.#maxEntries) {
-      const oldest = queue[this.#head];
-      if (this.#live(oldest)) this.#entries.delete(oldest.key);
-      queue[this.#head++] = GONE;
-    }
-    if (this.#head > 1024 && this.#head * 2 > queue.length) {
-      queue = this.#queue = queue.slice(this.#head);
-      this.#head = 0;
+  }
+
+  /** Forgets every expired entry (when full: one expired behind a longer-lived one counts too). */
+  #sweepAll(now: number): void {
+    if (now - this.#lastFullSweep < FULL_SWEEP_MS) return;
+    this.#lastFullSweep = now;
+    for (const entry of this.#entries.values()) if (entry.expires <= now) this.#remove(entry);
+  }
+
+  #compact(queue: Queue): void {
+    if (queue.head > 1024 && queue.head * 2 > queue.slots.length) {
+      queue.slots = queue.slots.slice(queue.head);
+      queue.head = 0;
     }
     // Dead slots behind a long-lived entry at the head: dropped once they outnumber the
     // entries (each pass is paid for by as many insertions, so memory stays proportional).
-    if (queue.length - this.#head > 2 * this.#entries.size + 1024) {
-      queue = this.#queue = queue.slice(this.#head).filter((e) => this.#live(e));
-      this.#head = 0;
+    if (queue.slots.length - queue.head > 2 * queue.count + 1024) {
+      queue.slots = queue.slots.slice(queue.head).filter((e) => this.#live(e));
+      queue.head = 0;
     }
-    const entry = { key, value, expires };
+  }
+
+  /** Whether `entries` more entries of `bytes` more bytes fit, evicting what may be evicted. */
+  #fits(entries: number, bytes: number, now: number): boolean {
+    const room = () =>
+      this.#maxEntries - this.#entries.size + this.#evictable.count >= entries &&
+      this.#maxBytes - this.#bytes + this.#evictableBytes >= bytes;
+    if (room()) return true;
+    this.#sweepAll(now);
+    return room();
+  }
+
+  /** Evicts the oldest evictable entries until `entries` more of `bytes` more bytes fit. */
+  #makeRoom(entries: number, bytes: number): void {
+    while (
+      this.#entries.size + entries > this.#maxEntries || this.#bytes + bytes > this.#maxBytes
+    ) {
+      const oldest = this.#oldest(this.#evictable);
+      if (!oldest) throw this.#full();
+      this.#remove(oldest);
+      this.#evictable.slots[this.#evictable.head++] = GONE;
+    }
+  }
+
+  #full(): StoreUnavailableError {
+    this.stats.errors++;
+    return new StoreUnavailableError(
+      "The memory store is full of X-Request-IDs inside their retention",
+    );
+  }
+
+  /** Applies the writes, all or none: none when they do not fit. */
+  #write(writes: Write[], now: number): void {
+    let entries = 0;
+    let bytes = 0;
+    for (const [key, value] of writes) {
+      const existing = this.#entries.get(key);
+      if (!existing) entries++;
+      bytes += sizeOf(key, value) - (existing?.bytes ?? 0);
+    }
+    if (!this.#fits(entries, Math.max(0, bytes), now)) throw this.#full();
+    for (const [key, value, ttlMs, pinned] of writes) this.#set(key, value, ttlMs, now, pinned);
+  }
+
+  #set(key: string, value: Value, ttlMs: number, now: number, pinned: boolean): void {
+    const expires = now + Math.max(1, ttlMs);
+    const bytes = sizeOf(key, value);
+    let existing = this.#entries.get(key);
+    if (existing && this.#bytes - existing.bytes + bytes > this.#maxBytes) {
+      // A grown entry needs room: it goes to the back like a new one.
+      this.#remove(existing);
+      existing = undefined;
+    }
+    if (existing) {
+      this.#bytes += bytes - existing.bytes;
+      if (!existing.pinned) this.#evictableBytes += bytes - existing.bytes;
+      existing.value = value;
+      existing.expires = expires;
+      existing.bytes = bytes;
+      return;
+    }
+    this.#sweep(this.#evictable, now, SWEEP);
+    this.#sweep(this.#pinned, now, SWEEP);
+    this.#makeRoom(1, bytes);
+    const entry: Entry = { key, value, expires, bytes, pinned };
+    const queue = this.#queue(entry);
+    this.#compact(queue);
     this.#entries.set(key, entry);
-    queue.push(entry);
+    queue.slots.push(entry);
+    queue.count++;
+    this.#bytes += bytes;
+    if (!pinned) this.#evictableBytes += bytes;
   }
 
   decide(decision: Decision): Promise<Verdict> {
@@ -233,29 +365,36 @@ export class MemoryStore implements Store {
     }
 
     if (verdict.blocked) return Promise.resolve(verdict);
+    const writes: Write[] = [];
     decision.limits.forEach((limit, i) => {
       if (verdict.limits[i].allowed) {
-        this.#set(limit.key, tats[i], Math.ceil((tats[i] - nowUs) / 1000) + 1, now);
+        writes.push([limit.key, tats[i], Math.ceil((tats[i] - nowUs) / 1000) + 1, false]);
       }
     });
     const counted = verdict.frequency;
-    if (day && counted?.counted && counted.allowed) {
+    const countRead = day !== undefined && counted?.counted && counted.allowed;
+    if (countRead) writes.push([day!.key, counted.used + 1, day!.end + 3_600_000 - now, false]);
+    const claim = idem && verdict.idempotency?.outcome === "free";
+    if (claim && idem.mode === "replay") {
+      writes.push([
+        idem.key,
+        { s: "inflight", f: idem.fingerprint, t: idem.token, u: now + idem.inflightMs },
+        Math.max(idem.inflightMs, idem.retentionMs),
+        true,
+      ]);
+    } else if (claim) {
+      writes.push([idem.key, { s: "seen", f: idem.fingerprint }, idem.retentionMs, true]);
+    }
+    try {
+      this.#write(writes, now);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (countRead) {
       counted.used++;
-      this.#set(day.key, counted.used, day.end + 3_600_000 - now, now);
+      counted.counter = day!.key;
     }
-    if (idem && verdict.idempotency?.outcome === "free") {
-      if (idem.mode === "replay") {
-        this.#set(
-          idem.key,
-          { s: "inflight", f: idem.fingerprint, t: idem.token, u: now + idem.inflightMs },
-          Math.max(idem.inflightMs, idem.retentionMs),
-          now,
-        );
-      } else {
-        this.#set(idem.key, { s: "seen", f: idem.fingerprint }, idem.retentionMs, now);
-      }
-      verdict.idempotency.outcome = "claimed";
-    }
+    if (claim) verdict.idempotency!.outcome = "claimed";
     return Promise.resolve(verdict);
   }
 
@@ -269,26 +408,47 @@ export class MemoryStore implements Store {
       return Promise.resolve();
     }
     const response = completion.response;
-    this.#set(
-      completion.key,
-      {
-        s: completion.action,
-        f: record.f,
-        t: record.t,
-        st: response?.status,
-        h: response?.headers,
-        b: response?.body,
-      },
-      completion.retentionMs,
-      now,
-    );
+    const done: IdempotencyRecord = {
+      s: completion.action,
+      f: record.f,
+      t: record.t,
+      st: response?.status,
+      h: response?.headers,
+      b: response?.body,
+    };
+    try {
+      this.#write([[completion.key, done, completion.retentionMs, true]], now);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return Promise.resolve();
+  }
+
+  refund(counter: string): Promise<void> {
+    this.stats.roundTrips++;
+    const entry = this.#entries.get(counter);
+    if (
+      entry && entry.expires > this.#now() && typeof entry.value === "number" && entry.value > 0
+    ) {
+      entry.value--;
+    }
     return Promise.resolve();
   }
 
   put(key: string, value: string, ttlMs: number): Promise<void> {
     this.stats.roundTrips++;
-    this.#set(key, value, ttlMs, this.#now());
+    try {
+      this.#write([[key, value, ttlMs, false]], this.#now());
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return Promise.resolve();
+  }
+
+  get(key: string): Promise<string | undefined> {
+    this.stats.roundTrips++;
+    const value = this.#get(key, this.#now());
+    return Promise.resolve(typeof value === "string" ? value : undefined);
   }
 
   delete(key: string): Promise<void> {

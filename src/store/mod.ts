@@ -12,9 +12,17 @@ export async function createStore(
   switch (section.kind) {
     case "memory": {
       const { MemoryStore } = await import("./memory.ts");
-      return new MemoryStore({ maxEntries: section.max_entries, now: options.now });
+      return new MemoryStore({
+        maxEntries: section.max_entries,
+        maxBytes: section.max_bytes,
+        now: options.now,
+      });
     }
     case "redis": {
+      if (section.cluster) {
+        const { redisClusterStore } = await import("./redis_cluster.ts");
+        return redisClusterStore(section, options);
+      }
       const { redisStore } = await import("./redis.ts");
       return redisStore(section, options);
     }

@@ -1,38 +1,42 @@
 /**
  * The Redis backend (npm `redis`, node-redis v5, over TCP), for gateways in the bank's own data
- * centre. Commands never queue while disconnected (they fail at once and the checks apply their
- * `fail` policy), every command has a deadline, and the client reconnects by itself, so the
- * gateway recovers from a Redis restart without one of its own. A connection that takes commands
- * but answers none (a frozen or half-open peer) is replaced by a new one.
+ * centre. Commands never queue while disconnected, every command has a deadline, and the
+ * connection is this module's to keep: when it is lost, a command that needs it connects at once
+ * (sharing an attempt in flight) and a background attempt follows with backoff, so the first
+ * request after a Redis restart is decided on a fresh connection rather than failed while a
+ * client library sleeps between attempts. A connection that takes commands but answers none (a
+ * frozen or half-open peer) is replaced.
  */
-import { createClient } from "redis";
+import { createClient, ErrorReply } from "redis";
 import type { StoreSection } from "../policy/sections.ts";
-import type { Store, StoreOptions } from "./types.ts";
+import { type Store, type StoreOptions, StoreUnavailableError } from "./types.ts";
 import { scriptedStore, storeDeadline } from "./script.ts";
 
-/** Longest pause between two reconnection attempts, in milliseconds. */
+/** Longest pause between two background reconnection attempts, in milliseconds. */
 const MAX_RECONNECT_DELAY = 1000;
 
-function connect(url: string, timeout: number) {
+type Client = ReturnType<typeof createClient>;
+
+/**
+ * A client that never reconnects by itself: node-redis sleeps between its attempts (up to its
+ * backoff) and fails every command meanwhile, even once Redis answers again. Before this module
+ * kept the connection, a restart after an outage under light traffic gave 503s for a minute.
+ */
+function newClient(url: string, connectMs: number): Client {
   const client = createClient({
     url,
     disableOfflineQueue: true,
-    socket: {
-      connectTimeout: timeout,
-      reconnectStrategy: (retries: number) =>
-        Math.min(50 * 2 ** Math.min(retries, 5), MAX_RECONNECT_DELAY),
-    },
+    socket: { connectTimeout: connectMs, reconnectStrategy: false },
   });
   // Without a listener an "error" event would end the process; the store logs its failures.
   client.on("error", () => {});
-  // The connection alone never keeps the process alive (its reconnections neither): under
-  // `deno serve` a worker ends when its server has shut down, which nothing else would close the
-  // store for.
+  // The connection alone never keeps the process alive: under `deno serve` a worker ends when
+  // its server has shut down, which nothing else would close the store for.
   client.unref();
-  return { client, connected: client.connect().then(() => {}, () => {}) };
+  return client;
 }
 
-function destroy(client: ReturnType<typeof createClient>) {
+function destroy(client: Client) {
   try {
     client.destroy();
   } catch {
@@ -40,7 +44,7 @@ function destroy(client: ReturnType<typeof createClient>) {
   }
 }
 
-/** A Redis connection that bounds every command and replaces itself when it stops answering. */
+/** A Redis connection that bounds every command and reconnects as soon as a command needs it. */
 export interface RedisConnection {
   send(args: string[]): Promise<unknown>;
   close(): Promise<void>;
@@ -49,7 +53,7 @@ export interface RedisConnection {
 /**
  * Connects to Redis at `url`, waiting up to 2 s (or `timeoutMs`) for the first connection (a Redis
  * that is down is retried in the background). A connection whose commands have all failed for a
- * while without any answer (a frozen or half-open peer, a client stuck after a restart) is replaced.
+ * while without any answer (a frozen or half-open peer) is replaced.
  */
 export async function redisConnection(
   url: string,
@@ -57,30 +61,90 @@ export async function redisConnection(
 ): Promise<RedisConnection> {
   const timeout = options.timeoutMs;
   const stale = Math.max(4 * timeout, 1000);
-  let current = connect(url, timeout);
-  // Since when commands have failed without any answer in between (undefined: not failing).
+  // An attempt may outlive the command that started it (a TLS handshake to a remote Redis), so
+  // that the next command finds the connection made.
+  const connectMs = Math.max(timeout, 1000);
+  /** The connection commands go to; not ready once lost. */
+  let client: Client | undefined;
+  /** The connection attempt in flight (resolves to the new client, or undefined). */
+  let attempt: Promise<Client | undefined> | undefined;
+  /** Connection attempts that failed in a row (the background backoff). */
+  let failures = 0;
+  let retry: ReturnType<typeof setTimeout> | undefined;
+  /** Since when commands have failed without any answer in between (undefined: not failing). */
   let failingSince: number | undefined;
   let closed = false;
+
+  /** A background attempt after a pause, while there is no connection. */
+  function reconnectLater() {
+    if (closed || retry !== undefined || attempt || client?.isReady) return;
+    const delay = Math.min(50 * 2 ** Math.min(failures, 5), MAX_RECONNECT_DELAY);
+    retry = setTimeout(() => {
+      retry = undefined;
+      connectNow();
+    }, delay);
+    Deno.unrefTimer(retry);
+  }
+
+  /** Connects now, or joins the attempt in flight. */
+  function connectNow(): Promise<Client | undefined> {
+    if (attempt) return attempt;
+    clearTimeout(retry);
+    retry = undefined;
+    const fresh = newClient(url, connectMs);
+    attempt = storeDeadline(fresh.connect(), connectMs).then(
+      () => {
+        if (closed) {
+          destroy(fresh);
+          return undefined;
+        }
+        const previous = client;
+        client = fresh;
+        failures = 0;
+        failingSince = undefined;
+        if (previous) destroy(previous);
+        // Lost (the peer closed, a reset): the next command connects at once, or the background.
+        fresh.on("error", () => {
+          if (client === fresh && !fresh.isReady) queueMicrotask(reconnectLater);
+        });
+        return fresh;
+      },
+      () => {
+        destroy(fresh);
+        failures++;
+        return undefined;
+      },
+    ).finally(() => {
+      attempt = undefined;
+      reconnectLater();
+    });
+    return attempt;
+  }
+
   // At start-up, give a Redis that is starting too a moment before the first requests.
-  await storeDeadline(current.connected, Math.max(timeout, 2000)).catch(() => {});
+  await storeDeadline(connectNow(), Math.max(timeout, 2000)).catch(() => {});
   return {
     async send(args) {
-      const { client } = current;
+      let current = client;
+      if (!current?.isReady) current = await connectNow();
+      if (!current || closed) throw new StoreUnavailableError("Redis is not reachable");
       try {
-        const reply = await storeDeadline(client.sendCommand(args), timeout);
+        const reply = await storeDeadline(current.sendCommand(args), timeout);
         failingSince = undefined;
         return reply;
       } catch (error) {
-        const now = Date.now();
-        if ((error as Error)?.name === "ErrorReply") {
+        if (error instanceof ErrorReply) {
+          // Redis answered (NOSCRIPT after a restart, LOADING, a script's error): it is there.
           failingSince = undefined;
-        } else if (client === current.client && !closed) {
+        } else if (current === client && current.isReady && !closed) {
+          const now = Date.now();
           failingSince ??= now;
           if (now - failingSince > stale) {
             options.log?.error({ msg: "store connection replaced", store: "redis" });
             failingSince = undefined;
-            current = connect(url, timeout);
-            destroy(client);
+            client = undefined;
+            destroy(current);
+            connectNow();
           }
         }
         throw error;
@@ -89,14 +153,17 @@ export async function redisConnection(
     async close() {
       if (closed) return;
       closed = true;
-      const { client } = current;
+      clearTimeout(retry);
+      const current = client;
+      client = undefined;
+      if (!current) return;
       // A clean QUIT when Redis answers; never wait on one that does not.
-      if (client.isReady) {
-        const clean = await storeDeadline(client.close().then(() => true), timeout)
+      if (current.isReady) {
+        const clean = await storeDeadline(current.close().then(() => true), timeout)
           .catch(() => false);
         if (clean) return;
       }
-      destroy(client);
+      destroy(current);
     },
   };
 }
@@ -107,19 +174,20 @@ export async function redisStore(
   options: StoreOptions = {},
 ): Promise<Store> {
   const { send, close } = await redisConnection(section.url, {
-    timeoutMs: section.timeout_ms,
+    timeoutMs: section.timeout,
     log: options.log,
   });
   return scriptedStore({
     evalSha: (sha, keys, args) => send(["EVALSHA", sha, String(keys.length), ...keys, ...args]),
     eval: (script, keys, args) => send(["EVAL", script, String(keys.length), ...keys, ...args]),
     set: (key, value, ttlMs) => send(["SET", key, value, "PX", String(ttlMs)]),
+    get: (key) => send(["GET", key]),
     del: (key) => send(["DEL", key]),
     close,
   }, {
     kind: "redis",
     prefix: section.prefix,
-    timeoutMs: section.timeout_ms,
+    timeoutMs: section.timeout,
     log: options.log,
   });
 }

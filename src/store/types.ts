@@ -70,6 +70,16 @@ export interface Decision {
   frequency?: FrequencyPart;
 }
 
+/**
+ * How an operation builds its {@link Decision} from a request: one part per check of shared
+ * state, filled in by those checks when the operation's chain is built.
+ */
+export interface DecisionPlan<Request> {
+  idempotency?: (request: Request) => Promise<IdempotencyPart | undefined>;
+  limits?: (request: Request) => LimitPart[];
+  frequency?: (request: Request) => FrequencyPart | undefined;
+}
+
 /** A stored upstream answer, replayed for a repeated request. */
 export interface StoredResponse {
   status: number;
@@ -122,6 +132,11 @@ export interface FrequencyVerdict {
   retryMs: number;
   /** The consent was learnt by the gateway. */
   known: boolean;
+  /**
+   * The day counter this read was counted in (its key in the decision), when it was: counted,
+   * allowed and not blocked. {@link Store.refund} takes it back.
+   */
+  counter?: string;
 }
 
 /** The store's answer to a {@link Decision}. */
@@ -134,6 +149,104 @@ export interface Verdict {
   /** One per limit of the decision; empty when the idempotency part stopped the decision. */
   limits: LimitVerdict[];
   frequency?: FrequencyVerdict;
+}
+
+const OUTCOMES: ReadonlySet<string> = new Set<IdempotencyOutcome>([
+  "claimed",
+  "free",
+  "replay",
+  "mismatch",
+  "inflight",
+  "duplicate",
+  "gone",
+  "unknown",
+]);
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function count(value: unknown): boolean {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
+}
+
+function storedResponseProblem(response: StoredResponse | undefined): string | undefined {
+  if (!response) return "a replay without its answer";
+  const { status, headers, body } = response;
+  if (!Number.isInteger(status) || status < 200 || status > 599) return `stored status ${status}`;
+  const pairs = Array.isArray(headers) &&
+    headers.every((pair) =>
+      Array.isArray(pair) && pair.length === 2 && pair.every((part) => typeof part === "string")
+    );
+  if (!pairs) return "stored headers that are not name/value pairs";
+  if (typeof body !== "string" || body.length % 4 !== 0 || !BASE64.test(body)) {
+    return "a stored body that is not base64";
+  }
+  return undefined;
+}
+
+/**
+ * Why `verdict` is not one a store can give to `decision` (`undefined` when it is one): an
+ * X-Request-ID outcome that is not one of the known ones, a part missing or one too many, a count
+ * that is not a count, or `blocked` disagreeing with the parts (blocked exactly when an enforcing
+ * part rejected the request, and only then is an X-Request-ID left `free`). The checks treat any
+ * other verdict as a store failure: their `fail` mode applies, and nothing is taken for "go".
+ */
+export function verdictProblem(decision: Decision, verdict: Verdict): string | undefined {
+  if (!count(verdict.now)) return `store clock ${verdict.now}`;
+  if (typeof verdict.blocked !== "boolean") return "blocked is not a boolean";
+  // The X-Request-ID part stopped the decision: no limit or counter was looked at.
+  let stopped = false;
+  let rejected = false;
+  const idempotency = verdict.idempotency;
+  if (decision.idempotency) {
+    const outcome = idempotency?.outcome;
+    if (outcome === undefined || !OUTCOMES.has(outcome)) {
+      return `the X-Request-ID outcome "${outcome}"`;
+    }
+    if (outcome === "replay") {
+      const problem = storedResponseProblem(idempotency!.response);
+      if (problem) return problem;
+      stopped = true;
+    } else if (outcome !== "claimed" && outcome !== "free" && decision.idempotency.enforce) {
+      stopped = rejected = true;
+    }
+  } else if (idempotency !== undefined) {
+    return "an X-Request-ID outcome without an X-Request-ID";
+  }
+  const limits = stopped ? 0 : decision.limits.length;
+  if (verdict.limits.length !== limits) {
+    return `${verdict.limits.length} limit verdicts for ${limits} limits`;
+  }
+  for (const [i, limit] of verdict.limits.entries()) {
+    const counts = [limit.remaining, limit.resetMs, limit.retryMs].every(count);
+    if (typeof limit.allowed !== "boolean" || !counts) return `the verdict of limit ${i + 1}`;
+    if (!limit.allowed && decision.limits[i].enforce) rejected = true;
+  }
+  const frequency = verdict.frequency;
+  if (decision.frequency && !stopped) {
+    if (!frequency) return "no verdict on the consent counter";
+    const flags = [frequency.counted, frequency.allowed, frequency.known]
+      .every((flag) => typeof flag === "boolean");
+    const counts = [frequency.limit, frequency.used, frequency.retryMs].every(count);
+    if (!flags || !counts) return "the verdict on the consent counter";
+    if (!frequency.allowed && !frequency.counted) return "an uncounted read that is not allowed";
+    if (!frequency.allowed && decision.frequency.enforce) rejected = true;
+    const incremented = frequency.counted && frequency.allowed && !verdict.blocked;
+    if ((frequency.counter !== undefined) !== incremented) return "the counter of a counted read";
+    if (
+      frequency.counter !== undefined &&
+      !decision.frequency.days.some((day) => day.key === frequency.counter)
+    ) {
+      return "a day counter that was not asked for";
+    }
+  } else if (frequency !== undefined) {
+    return "a verdict on a consent counter that was not asked for";
+  }
+  if (verdict.blocked !== rejected) {
+    return rejected ? "a rejection that is not blocked" : "blocked without a rejection";
+  }
+  if (idempotency?.outcome === "free" && !rejected) return "an X-Request-ID left free";
+  if (idempotency?.outcome === "claimed" && rejected) return "an X-Request-ID claimed when blocked";
+  return undefined;
 }
 
 /** The second write of an idempotent request, once the upstream answered (or failed). */
@@ -168,14 +281,27 @@ export class StoreUnavailableError extends Error {
 export interface Store {
   readonly kind: "memory" | "redis" | "upstash";
   readonly stats: StoreStats;
+  /**
+   * True on a Redis Cluster whose prefix has no hash tag: a decision's keys must then carry one
+   * tag (the caller's, see `slotTag` in middleware/_shared_state.ts) to share a slot, because a
+   * script can only touch keys of one slot.
+   */
+  readonly tagKeys?: boolean;
   /** Entries held, where the backend knows without a round trip (memory). */
   readonly size?: number;
   /** Decides a request atomically, in one round trip. */
   decide(decision: Decision): Promise<Verdict>;
   /** Stores or releases an idempotency record, if `token` still owns it. */
   complete(completion: Completion): Promise<void>;
+  /**
+   * Takes back one read counted in a day counter (`FrequencyVerdict.counter`): the core did not
+   * answer it with 2xx. Never below zero; the counter keeps its expiry.
+   */
+  refund(counter: string): Promise<void>;
   /** Keeps a small value for `ttlMs` (the learnt consents). */
   put(key: string, value: string, ttlMs: number): Promise<void>;
+  /** A value kept with `put`, or `undefined` when there is none (or it expired). */
+  get(key: string): Promise<string | undefined>;
   delete(key: string): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,7 +1,10 @@
 /**
  * The Upstash backend (`@upstash/redis`, Redis over HTTP), for Deno Deploy and other edge
  * runtimes where raw TCP is not available. One HTTP request per store call, no client retries
- * (a retry would hide an outage behind latency), a deadline on every request.
+ * (a retry would hide an outage behind latency), a deadline on every request. Results come as
+ * plain JSON: the client never asks for `Upstash-Encoding: base64`, whose answers it would
+ * decode blindly (a server that ignores the header then yields made-up verdicts); every value
+ * the scripts return is text.
  */
 import { Redis } from "@upstash/redis";
 import type { StoreSection } from "../policy/sections.ts";
@@ -14,8 +17,9 @@ export function upstashStore(section: StoreSection, options: StoreOptions = {}):
     url: section.url,
     token: section.token,
     // A function, so that an aborted request throws (a fixed signal yields a made-up result).
-    signal: () => AbortSignal.timeout(section.timeout_ms),
+    signal: () => AbortSignal.timeout(section.timeout),
     retry: { retries: 0 },
+    responseEncoding: false,
     automaticDeserialization: false,
     enableAutoPipelining: false,
     enableTelemetry: false,
@@ -25,13 +29,14 @@ export function upstashStore(section: StoreSection, options: StoreOptions = {}):
     evalSha: (sha, keys, args) => redis.evalsha(sha, keys, args),
     eval: (script, keys, args) => redis.eval(script, keys, args),
     set: (key, value, ttlMs) => redis.set(key, value, { px: ttlMs }),
+    get: (key) => redis.get(key),
     del: (key) => redis.del(key),
     close: () => Promise.resolve(),
   };
   return scriptedStore(transport, {
     kind: "upstash",
     prefix: section.prefix,
-    timeoutMs: section.timeout_ms,
+    timeoutMs: section.timeout,
     log: options.log,
   });
 }

@@ -11,6 +11,7 @@ import {
   type JWTVerifyGetKey,
 } from "jose";
 import type { Services } from "../core/services.ts";
+import { policyFileText } from "../lib/policy_files.ts";
 
 /** A JWKS source and its caching, from the policy. */
 export interface JwksSource {
@@ -31,7 +32,7 @@ export function readJwksFile(path: string): JSONWebKeySet | Error {
   let found = files.get(path);
   if (found) return found;
   try {
-    const parsed = JSON.parse(Deno.readTextFileSync(path));
+    const parsed = JSON.parse(policyFileText(path)); // read ahead: none on Deno Deploy
     if (!parsed || !Array.isArray(parsed.keys) || parsed.keys.length === 0) {
       found = new Error(`"${path}" is not a JWKS with a non-empty "keys" list`);
     } else {

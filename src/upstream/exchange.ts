@@ -1,6 +1,6 @@
 /**
  * What the proxy asks of an upstream client, and how an exchange fails: the contract both clients
- * (src/upstream/http1.ts, src/upstream/fetch.ts) keep.
+ * (src/upstream/http1/client.ts, src/upstream/fetch.ts) keep.
  */
 import type { Bytes } from "../lib/body.ts";
 
@@ -49,6 +49,29 @@ export class UpstreamError extends Error {
     super(message, options);
     this.name = "UpstreamError";
   }
+}
+
+/**
+ * Whether an answer echoes an X-Request-ID that is not the request's (compared without case and
+ * surrounding spaces; `echoed` as `Headers.get` gives it, repeated values joined): it answers
+ * another request, and the connection it came on is out of step. An answer without one says
+ * nothing either way.
+ */
+export function answersAnother(
+  request: UpstreamRequest,
+  echoed: string | null | undefined,
+): boolean {
+  if (echoed === null || echoed === undefined) return false;
+  const sent = request.headers.find(([name]) => name === "x-request-id")?.[1];
+  return sent === undefined || echoed.trim().toLowerCase() !== sent.trim().toLowerCase();
+}
+
+/** The failure of an answer to another request (see {@link answersAnother}). */
+export function otherRequestsAnswer(): UpstreamError {
+  return new UpstreamError(
+    "broken",
+    "The upstream's answer is malformed: its X-Request-ID is another request's",
+  );
 }
 
 /** A client of the upstream. */

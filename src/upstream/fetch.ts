@@ -4,7 +4,7 @@
  */
 import { BodyLimitError, readBody } from "../lib/body.ts";
 import { deadlineSignal } from "../lib/deadline.ts";
-import { type Upstream, UpstreamError } from "./exchange.ts";
+import { answersAnother, otherRequestsAnswer, type Upstream, UpstreamError } from "./exchange.ts";
 
 /** The connection to the upstream could not be opened: the request never reached it. */
 function isConnectFailure(error: unknown): boolean {
@@ -17,8 +17,19 @@ function isTimeout(error: unknown): boolean {
     (error.name === "TimeoutError" || error.name === "AbortError");
 }
 
-/** An {@link Upstream} that sends every exchange with `fetch`. */
+/** A client of its own (a pool of connections), where the runtime has them. */
+function httpClient(): Deno.HttpClient | undefined {
+  return typeof Deno.createHttpClient === "function" ? Deno.createHttpClient({}) : undefined;
+}
+
+/**
+ * An {@link Upstream} that sends every exchange with `fetch`, over connections of its own HTTP
+ * client: `fetch` cannot close the one connection an answer showed out of step (another request's
+ * X-Request-ID; the connection would give the next request a late answer), so that client is
+ * closed and replaced (exchanges under way finish).
+ */
 export function fetchUpstream(fetch: typeof globalThis.fetch): Upstream {
+  let client = httpClient();
   return {
     async send(request) {
       const signal = deadlineSignal(request.timeoutMs);
@@ -30,8 +41,20 @@ export function fetchUpstream(fetch: typeof globalThis.fetch): Upstream {
           body: request.body && request.body.byteLength > 0 ? request.body : undefined,
           redirect: "manual",
           signal,
+          ...(client ? { client } : {}),
         });
         answered = true;
+        if (response.status > 599) {
+          // RFC 9110 15: status codes end at 599, and a Response cannot carry any other.
+          await response.body?.cancel();
+          throw new UpstreamError("broken", "The upstream's answer is malformed: status line");
+        }
+        if (answersAnother(request, response.headers.get("x-request-id"))) {
+          await response.body?.cancel();
+          client?.close();
+          client = httpClient();
+          throw otherRequestsAnswer();
+        }
         const body = await readBody(response, { maxBytes: request.maxBytes });
         const headers: [string, string][] = [];
         response.headers.forEach((value, name) => {
@@ -45,6 +68,7 @@ export function fetchUpstream(fetch: typeof globalThis.fetch): Upstream {
             !response.headers.get("transfer-encoding")?.includes("chunked"),
         };
       } catch (error) {
+        if (error instanceof UpstreamError) throw error;
         if (error instanceof BodyLimitError) {
           throw new UpstreamError("too_large", "The upstream's answer is too large");
         }
@@ -60,6 +84,10 @@ export function fetchUpstream(fetch: typeof globalThis.fetch): Upstream {
         throw new UpstreamError(failure, "The upstream exchange failed", { cause: error });
       }
     },
-    close() {},
+    close() {
+      // Once: closing a closed client throws.
+      client?.close();
+      client = undefined;
+    },
   };
 }

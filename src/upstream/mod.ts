@@ -4,7 +4,7 @@
  * (`http1`, the default) and the runtime's `fetch` (for HTTP/2 cores, outbound proxies and
  * platforms without outbound TCP).
  */
-import { Http1Upstream } from "./http1.ts";
+import { Http1Upstream } from "./http1/client.ts";
 import { fetchUpstream } from "./fetch.ts";
 import { tracedUpstream } from "./traced.ts";
 import { TRACING } from "../lib/tracing.ts";

@@ -1,9 +1,11 @@
 /**
  * Helpers for end-to-end flows: a TPP client of the gateway that sends well-formed requests
- * (a fresh X-Request-ID each time, the headers the interface asks for) and parses answers.
+ * (a fresh X-Request-ID each time, the headers the interface asks for), parses answers and holds
+ * each to the gateway's published contract (`/openapi.json`).
  */
 import assert from "node:assert/strict";
 import type { TestGateway } from "../support/gateway.ts";
+import { contractOf } from "../conformance/contract.ts";
 
 /** A PSU's address as the TPP forwards it. */
 export const PSU_IP = "192.0.2.17";
@@ -36,11 +38,14 @@ export async function call(
   const text = await response.text();
   assert.equal(response.headers.get("x-request-id"), headers["x-request-id"], "X-Request-ID echo");
   assert.equal(response.headers.get("server"), null, "the core's Server header is hidden");
-  return {
+  const answer = {
     status: response.status,
     headers: response.headers,
     body: text ? JSON.parse(text) : undefined,
   };
+  // Every answer of a flow fits the contract the gateway publishes (tests/conformance).
+  (await contractOf(gateway)).assertAnswer(method, path, answer);
+  return answer;
 }
 
 /** Asserts that every href under _links is public (no legacy prefix, no upstream host). */

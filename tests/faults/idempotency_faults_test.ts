@@ -14,6 +14,11 @@ import {
   startFaultyUpstream,
 } from "../support/faulty_upstream.ts";
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
+import { tokenIssuer } from "../support/tpp_tokens.ts";
+
+// Answers are kept for a replay to an identified TPP only.
+const issuer = await tokenIssuer();
+const TPP = await issuer.headers("PSDGE-NBG-123456");
 
 const PAYMENTS = "/v1/payments/sepa-credit-transfers";
 const TIMEOUT_MS = 300;
@@ -21,7 +26,8 @@ const TIMEOUT_MS = 300;
 function policy(): string {
   return passthroughPolicy({
     defaults: {
-      proxy: { timeout_ms: TIMEOUT_MS, max_response_bytes: 100_000 },
+      proxy: { timeout: `${TIMEOUT_MS}ms`, max_response_bytes: 100_000 },
+      bearer_token: issuer.options,
       idempotency: { mode: "enforce", wait: "2s", poll: "20ms" },
     },
   });
@@ -30,7 +36,7 @@ function policy(): string {
 function initiate(gateway: TestGateway, id: string) {
   return gateway.fetch(PAYMENTS, {
     method: "POST",
-    headers: initiationHeaders({ "x-request-id": id }),
+    headers: { ...initiationHeaders({ "x-request-id": id }), ...TPP },
     body: JSON.stringify(singlePayment()),
     signal: AbortSignal.timeout(10_000),
   });

@@ -7,6 +7,10 @@
  *
  * Redis runs durable (append-only file), as a bank's must: a Redis without persistence comes
  * back empty and forgets which X-Request-IDs were executed (docs/fault_injection.md).
+ *
+ * Recovery: Redis stopped for 1, 15 and 60 s and started again on the same port, with no traffic,
+ * one request a second or bursts in between, append-only on and off: the first request once
+ * Redis answers PING again succeeds within 1 s, and so do the ones after it.
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
@@ -15,6 +19,11 @@ import { passthroughPolicy } from "../support/policies.ts";
 import { startRedisServer, storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
 import { startUpstream } from "../support/upstream.ts";
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
+import { tokenIssuer } from "../support/tpp_tokens.ts";
+
+// Answers are kept for a replay to an identified TPP only.
+const issuer = await tokenIssuer();
+const TPP = await issuer.headers("PSDGE-NBG-123456");
 
 const PAYMENTS = "/v1/payments/sepa-credit-transfers";
 const BODY = JSON.stringify(singlePayment());
@@ -76,7 +85,9 @@ async function underLoad(outage: Outage) {
   const policy = passthroughPolicy({
     sections: parse(store.yaml),
     defaults: {
-      proxy: { timeout_ms: 2000 },
+      // X-Test-Phase marks each request for the assertions: forwarded on purpose.
+      proxy: { timeout: "2s", forward_headers: ["X-Test-Phase"] },
+      bearer_token: issuer.options,
       idempotency: { mode: "enforce", fail: "closed", wait: "300ms", poll: "25ms" },
     },
   });
@@ -92,7 +103,7 @@ async function underLoad(outage: Outage) {
     try {
       response = await gateways[gateway].fetch(PAYMENTS, {
         method: "POST",
-        headers: initiationHeaders({ "x-request-id": id, "x-test-phase": sentIn }),
+        headers: { ...initiationHeaders({ "x-request-id": id, "x-test-phase": sentIn }), ...TPP },
         body: BODY,
         signal: AbortSignal.timeout(8000),
       });
@@ -248,14 +259,17 @@ Deno.test({
     });
     const policy = passthroughPolicy({
       sections: parse(store.yaml),
-      defaults: { idempotency: { mode: "enforce", wait: "200ms", poll: "20ms", inflight: "2s" } },
+      defaults: {
+        bearer_token: issuer.options,
+        idempotency: { mode: "enforce", wait: "200ms", poll: "20ms", inflight: "2s" },
+      },
     });
     await using gateway = await startGateway({ policy, upstream: upstream.url, env: store.env });
     const id = crypto.randomUUID();
     const initiate = () =>
       gateway.fetch(PAYMENTS, {
         method: "POST",
-        headers: initiationHeaders({ "x-request-id": id }),
+        headers: { ...initiationHeaders({ "x-request-id": id }), ...TPP },
         body: BODY,
       });
     const first = initiate();
@@ -277,3 +291,113 @@ Deno.test({
     assert.equal((await retry.json()).tppMessages[0].code, "STATUS_INVALID");
   },
 });
+
+/** What clients do while Redis is down. */
+type Traffic = "none" | "1/s" | "bursts";
+
+/** One outage scenario's result: what the first request after Redis answered again got. */
+interface Recovery {
+  scenario: string;
+  /** Status of the first request sent once Redis answered PING again, and its time. */
+  first: { status: number; ms: number };
+  /** Statuses of the requests of the next seconds, one a second. */
+  then: number[];
+  /** Statuses during the outage. */
+  during: number[];
+  /** The gateway's error lines from the restart on. */
+  errors: string[];
+}
+
+/**
+ * Redis stopped for `outageMs` and started again on the same port, with `traffic` in between;
+ * then requests as a TPP sends them, each with a new X-Request-ID (idempotency closed: every
+ * request needs the store).
+ */
+async function restartScenario(
+  outageMs: number,
+  traffic: Traffic,
+  durable: boolean,
+): Promise<Recovery> {
+  await using redis = await startRedisServer({ durable });
+  // The default deadline (500 ms): six scenarios share one process on a busy machine.
+  await using store = await storeSetup("redis", { url: redis.url });
+  await using upstream = startUpstream(() =>
+    Response.json({ transactionStatus: "RCVD", paymentId: "pay-1" }, { status: 201 })
+  );
+  const policy = passthroughPolicy({
+    sections: parse(store.yaml),
+    defaults: { idempotency: { mode: "enforce", fail: "closed" } },
+  });
+  await using gateway = await startGateway({ policy, upstream: upstream.url, env: store.env });
+  async function pay(): Promise<number> {
+    const response = await gateway.fetch(PAYMENTS, {
+      method: "POST",
+      headers: initiationHeaders({ "x-request-id": crypto.randomUUID() }),
+      body: BODY,
+      signal: AbortSignal.timeout(5000),
+    });
+    await response.body?.cancel();
+    return response.status;
+  }
+  // Before the outage (the first decision loads the script; retried while the machine is busy).
+  let before = await pay();
+  for (let n = 0; before !== 201 && n < 20; n++) before = await sleep(100).then(pay);
+  assert.equal(before, 201, "before the outage");
+  await redis.kill();
+  const during: number[] = [];
+  let down = true;
+  const load = (async () => {
+    const stopAt = Date.now() + outageMs;
+    while (down && Date.now() < stopAt) {
+      if (traffic === "1/s") during.push(await pay());
+      if (traffic === "bursts") during.push(...await Promise.all(Array.from({ length: 20 }, pay)));
+      await sleep(traffic === "bursts" ? 2000 : 1000);
+    }
+  })();
+  await sleep(outageMs);
+  down = false;
+  await load;
+  await redis.start(); // returns once Redis answers PING
+  const logged = gateway.log.lines.length;
+  const started = performance.now();
+  const status = await pay();
+  const first = { status, ms: Math.round(performance.now() - started) };
+  const then: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    await sleep(1000);
+    then.push(await pay());
+  }
+  const scenario = `${outageMs / 1000} s, traffic ${traffic}, append-only ${
+    durable ? "on" : "off"
+  }`;
+  const errors = gateway.log.lines.slice(logged).filter((l) => l.level === "error")
+    .map((l) => JSON.stringify(l));
+  return { scenario, first, then, during, errors };
+}
+
+/** Every combination of traffic and persistence for one outage length, side by side. */
+async function recoversAfter(outageMs: number) {
+  const scenarios = (["none", "1/s", "bursts"] as const).flatMap((traffic) =>
+    [true, false].map((durable) => restartScenario(outageMs, traffic, durable))
+  );
+  const problems: string[] = [];
+  for (const { scenario, first, then, during, errors } of await Promise.all(scenarios)) {
+    const found: string[] = [];
+    if (during.some((s) => s !== 503)) found.push(`${scenario}: during ${during}`);
+    if (first.status !== 201 || first.ms >= 1000) {
+      found.push(`${scenario}: first request ${first.status} in ${first.ms} ms`);
+    }
+    if (then.some((s) => s !== 201)) found.push(`${scenario}: then ${then}`);
+    problems.push(...found, ...(found.length > 0 ? errors : []));
+  }
+  assert.deepEqual(problems, [], "every scenario recovers at its first request");
+}
+
+for (const seconds of [1, 15, 60]) {
+  Deno.test({
+    name:
+      `faults: Redis stopped for ${seconds} s and started again: the next request succeeds within 1 s (no traffic, 1/s, bursts; append-only on and off)`,
+    ignore: WITHOUT_REDIS,
+    fn: () => recoversAfter(seconds * 1000),
+  });
+}

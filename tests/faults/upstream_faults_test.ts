@@ -14,6 +14,9 @@ import {
   startFaultyUpstream,
 } from "../support/faulty_upstream.ts";
 import { consentBody, initiationHeaders, singlePayment } from "../support/requests.ts";
+import { DEFAULT_POLICY } from "../support/gateway.ts";
+import { tokenIssuer } from "../support/tpp_tokens.ts";
+import { parse, stringify } from "yaml";
 
 /** The proxy's deadline in these tests. */
 const TIMEOUT_MS = 300;
@@ -27,7 +30,7 @@ const PAYMENTS = "/v1/payments/sepa-credit-transfers";
 function policy(proxy: Record<string, unknown> = {}): string {
   return passthroughPolicy({
     defaults: {
-      proxy: { timeout_ms: TIMEOUT_MS, max_response_bytes: MAX_RESPONSE_BYTES, ...proxy },
+      proxy: { timeout: `${TIMEOUT_MS}ms`, max_response_bytes: MAX_RESPONSE_BYTES, ...proxy },
     },
   });
 }
@@ -210,7 +213,7 @@ const BROKEN: {
     text: /^The bank's answer was too large to pass on; the outcome is unknown/,
     closedBy: "gateway",
     // A long deadline: the gateway must stop reading and close at the limit, not at the deadline.
-    proxy: { timeout_ms: 20_000 },
+    proxy: { timeout: "20s" },
   },
   {
     name: "a body over max_response_bytes (chunked)",
@@ -219,7 +222,7 @@ const BROKEN: {
     text: /^The bank's answer was too large to pass on; the outcome is unknown/,
     closedBy: "gateway",
     // A long deadline: the gateway must stop reading and close at the limit, not at the deadline.
-    proxy: { timeout_ms: 20_000 },
+    proxy: { timeout: "20s" },
   },
 ];
 
@@ -281,7 +284,7 @@ Deno.test("faults: a slow answer within the deadline is passed on whole, links r
     });
     assert.equal(answer.status, 200);
     assert.equal(answer.text, body.replace("/psd2/v1/", "/v1/"));
-  }, { timeout_ms: 5000 });
+  }, { timeout: "5s" });
 });
 
 Deno.test("faults: an upstream 5xx is the bank's answer, passed on as it is and never retried", async () => {
@@ -383,11 +386,19 @@ Deno.test("faults: malformed JSON answers under the default policy (consent lear
   const truncated =
     '{"consentStatus":"received","consentId":"c-1","_links":{"self":{"href":"/psd2/v1/consents/c-1"}';
   await using upstream = startFaultyUpstream({ kind: "answer", status: 201, body: truncated });
-  await using gateway = await startGateway({ upstream: upstream.url });
+  // The default policy, with the caller identified by a token: answers are kept for a replay to
+  // an identified TPP only.
+  const issuer = await tokenIssuer();
+  const policy = parse(DEFAULT_POLICY);
+  policy.defaults.bearer_token = issuer.options;
+  await using gateway = await startGateway({ policy: stringify(policy), upstream: upstream.url });
   const id = crypto.randomUUID();
   const init = {
     method: "POST",
-    headers: initiationHeaders({ "x-request-id": id }),
+    headers: {
+      ...initiationHeaders({ "x-request-id": id }),
+      ...await issuer.headers("PSDGE-NBG-123456"),
+    },
     body: JSON.stringify(consentBody()),
   };
   const first = await send(gateway, "/v1/consents", init);

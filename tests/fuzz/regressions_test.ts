@@ -111,7 +111,7 @@ Deno.test("gateway reads a body sent in one-byte chunks within its read deadline
   // Found by chaos_test: a 160 kB body in chunks of 3 and 1 bytes got no answer within 8 s. Every
   // chunk was kept as its own buffer, whose garbage collection made the read quadratic (50 s for
   // 160 kB), and the 10 s read deadline never fired while chunks kept coming. Bound: twice the
-  // default policy's read_timeout_ms.
+  // default policy's read_timeout.
   await check({
     op: "updatePaymentPsuData",
     method: "PUT",

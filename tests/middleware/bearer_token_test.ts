@@ -1,5 +1,13 @@
 import assert from "node:assert/strict";
-import { exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from "jose";
+import {
+  exportJWK,
+  exportPKCS8,
+  generateKeyPair,
+  type JWK,
+  type JWTPayload,
+  jwtVerify,
+  SignJWT,
+} from "jose";
 import { startGateway } from "../support/gateway.ts";
 import { closedPort, startUpstream } from "../support/upstream.ts";
 import { checkoutOrderBody } from "../support/requests.ts";
@@ -36,7 +44,7 @@ defaults:
     jwks_url: \${JWKS_URL}
     issuer: ${ISSUER}
     audience: [xs2a]
-    refetch_interval_seconds: 60
+    refetch_interval: 60s
 ${bearer}
 groups:
   ais:
@@ -252,7 +260,7 @@ Deno.test("bearerToken() requires the group's scopes", async () => {
 Deno.test("bearerToken() refetches the JWKS on an unknown kid at most once per interval", async () => {
   const jwks = jwksServer([k1]);
   try {
-    const fast = policy().replace("refetch_interval_seconds: 60", "refetch_interval_seconds: 1");
+    const fast = policy().replace("refetch_interval: 60s", "refetch_interval: 1s");
     await withGateway({ jwks, policy: fast }, async (call) => {
       assert.equal(
         (await call(CHECKOUT, { authorization: `Bearer ${await token()}` })).response.status,
@@ -346,4 +354,288 @@ Deno.test("bearerToken() answers 503, not an authentication error, when the JWKS
   assert.equal(response.status, 503);
   assert.equal((await response.json()).tppMessages[0].code, "UPSTREAM_UNAVAILABLE");
   assert.equal(upstream.received.length, 0);
+});
+
+Deno.test("bearerToken() refuses a certificate-bound token on a request without a certificate", async () => {
+  await withGateway({}, async (call, { reached }) => {
+    const bound = await token({ cnf: { "x5t#S256": "bm90LWEtcmVhbC10aHVtYnByaW50" } });
+    const result = await call(CHECKOUT, { authorization: `Bearer ${bound}` });
+    assertRejected(result, "TOKEN_INVALID", /bound to a certificate .* the request carries none/);
+    assert.equal(reached(), 0);
+    // A confirmation the gateway cannot check is no binding it may ignore.
+    const other = await token({ cnf: { jkt: "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I" } });
+    const dpop = await call(CHECKOUT, { authorization: `Bearer ${other}` });
+    assertRejected(dpop, "TOKEN_INVALID", /"cnf\.jkt" cannot be checked here/);
+    assert.equal(reached(), 0);
+  });
+});
+
+Deno.test("bearerToken() refuses a token without exp", async () => {
+  await withGateway({}, async (call, { reached }) => {
+    const forever = await new SignJWT({ iss: ISSUER, aud: "xs2a", client_id: "PSDGE-NBG-123456" })
+      .setProtectedHeader({ alg: "RS256", kid: "k1" })
+      .sign(first.privateKey);
+    const result = await call(CHECKOUT, { authorization: `Bearer ${forever}` });
+    assertRejected(result, "TOKEN_INVALID", /must carry the "exp" claim/);
+    assert.equal(reached(), 0);
+  });
+});
+
+// Opaque tokens: RFC 7662 introspection against a real endpoint on 127.0.0.1.
+
+/** The authorisation server's introspection endpoint: answers per token, records each request. */
+function introspectionServer(
+  answers: Record<string, Record<string, unknown>>,
+  options: { status?: number; check?: (form: URLSearchParams, request: Request) => void } = {},
+) {
+  return startUpstream(async (request, recorded) => {
+    const form = new URLSearchParams(recorded.body);
+    await options.check?.(form, request);
+    if (options.status) return new Response("down", { status: options.status });
+    return Response.json(answers[form.get("token") ?? ""] ?? { active: false });
+  });
+}
+
+const SECRET_AUTH = `Basic ${btoa("xs2a-edge:s3cret")}`;
+
+function introspectionPolicy(url: string, extra = "", verification = "introspection") {
+  return `
+upstream:
+  url: \${UPSTREAM_URL}
+defaults:
+  bearer_token:
+    mode: enforce
+    verification: ${verification}
+    jwks_url: \${JWKS_URL}
+    issuer: ${ISSUER}
+    introspection: { url: "${url}", client_id: xs2a-edge, client_secret: s3cret${extra} }
+groups:
+  ais:
+    bearer_token: { scopes: [accounts] }
+`;
+}
+
+async function introspected(
+  policyText: string,
+  tokens: string[],
+  options: { request?: typeof ACCOUNTS; now?: () => number } = {},
+) {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: policyText,
+    upstream: upstream.url,
+    env: { JWKS_URL: `http://127.0.0.1:${closedPort()}/jwks.json` },
+    services: options.now ? { now: options.now } : {},
+  });
+  const request = options.request ?? ACCOUNTS;
+  const answers = [];
+  for (const t of tokens) {
+    const response = await gateway.fetch(request.path, {
+      ...request.init,
+      headers: {
+        ...request.init.headers,
+        "x-request-id": crypto.randomUUID(),
+        authorization: `Bearer ${t}`,
+      },
+    });
+    answers.push({
+      status: response.status,
+      body: await response.json(),
+      headers: response.headers,
+    });
+  }
+  return { answers, upstream: upstream.received, log: gateway.log.lines };
+}
+
+const ACTIVE = {
+  active: true,
+  scope: "accounts payments",
+  client_id: "PSDGE-NBG-123456",
+  iss: ISSUER,
+  exp: Math.floor(Date.now() / 1000) + 3600,
+};
+
+Deno.test("bearerToken() introspects an opaque token once and reuses the active answer", async () => {
+  await using endpoint = introspectionServer({ "opaque-1": ACTIVE }, {
+    check: (form, request) => {
+      assert.equal(request.headers.get("authorization"), SECRET_AUTH);
+      assert.equal(request.headers.get("content-type"), "application/x-www-form-urlencoded");
+      assert.equal(form.get("token_type_hint"), "access_token");
+    },
+  });
+  const { answers, upstream, log } = await introspected(introspectionPolicy(endpoint.url), [
+    "opaque-1",
+    "opaque-1",
+    "opaque-1",
+  ]);
+  assert.deepEqual(answers.map((a) => a.status), [200, 200, 200]);
+  assert.equal(upstream.length, 3);
+  assert.equal(endpoint.received.length, 1, "the active answer was not reused");
+  assert.equal(endpoint.received[0].body.includes("token=opaque-1"), true);
+  assert.equal(log.find((l) => l.op === "getAccountList")?.tpp, "PSDGE-NBG-123456");
+});
+
+Deno.test("bearerToken() refuses an inactive token with 401 TOKEN_INVALID and caches the answer briefly", async () => {
+  await using endpoint = introspectionServer({});
+  let now = Date.now();
+  const { answers, upstream } = await introspected(
+    introspectionPolicy(endpoint.url, ", negative_cache_ttl: 10s"),
+    ["revoked-token", "revoked-token"],
+    { now: () => now },
+  );
+  assert.equal(answers[0].status, 401);
+  assert.equal(answers[0].body.tppMessages[0].code, "TOKEN_INVALID");
+  assert.match(answers[0].body.tppMessages[0].text, /not active/);
+  assert.match(answers[0].headers.get("www-authenticate")!, /error="invalid_token"/);
+  assert.equal(answers[1].status, 401);
+  assert.equal(upstream.length, 0);
+  assert.equal(endpoint.received.length, 1, "the inactive answer was not reused");
+  now += 11_000;
+  const later = await introspected(introspectionPolicy(endpoint.url), ["revoked-token"], {
+    now: () => now,
+  });
+  assert.equal(later.answers[0].status, 401);
+  assert.equal(endpoint.received.length, 2);
+});
+
+Deno.test("bearerToken() asks again once the policy's TTL or the token's exp has passed", async () => {
+  const exp = Math.floor(Date.now() / 1000) + 60;
+  await using endpoint = introspectionServer({ "short-lived": { ...ACTIVE, exp } });
+  let now = Date.now();
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: introspectionPolicy(endpoint.url, ", cache_ttl: 20s"),
+    upstream: upstream.url,
+    env: { JWKS_URL: `http://127.0.0.1:${closedPort()}/jwks.json` },
+    services: { now: () => now },
+  });
+  const send = async () =>
+    (await gateway.fetch(ACCOUNTS.path, {
+      headers: {
+        ...ACCOUNTS.init.headers,
+        "x-request-id": crypto.randomUUID(),
+        authorization: "Bearer short-lived",
+      },
+    })).status;
+  assert.equal(await send(), 200);
+  now += 10_000;
+  assert.equal(await send(), 200);
+  assert.equal(endpoint.received.length, 1);
+  now += 15_000; // past the 20 s TTL
+  assert.equal(await send(), 200);
+  assert.equal(endpoint.received.length, 2);
+  now = exp * 1000 + 31_000; // past exp (and the 30 s leeway): the cache holds no longer
+  const status = await send();
+  assert.equal(endpoint.received.length, 3);
+  assert.equal(status, 401, "the endpoint's answer with a past exp was accepted");
+});
+
+Deno.test("bearerToken() checks an introspected token's scopes, issuer and audience as a JWT's", async () => {
+  await using endpoint = introspectionServer({
+    "payments-only": { ...ACTIVE, scope: "payments" },
+    "other-issuer": { ...ACTIVE, iss: "https://evil.example" },
+    "no-aud": ACTIVE,
+  });
+  const { answers, upstream } = await introspected(introspectionPolicy(endpoint.url), [
+    "payments-only",
+    "other-issuer",
+  ]);
+  assert.equal(answers[0].body.tppMessages[0].code, "TOKEN_INVALID");
+  assert.match(answers[0].body.tppMessages[0].text, /lacks the scope accounts/);
+  assert.equal(answers[1].body.tppMessages[0].code, "TOKEN_UNKNOWN");
+  assert.equal(upstream.length, 0);
+  const withAudience = introspectionPolicy(endpoint.url).replace(
+    "    issuer:",
+    "    audience: [xs2a]\n    issuer:",
+  );
+  const aud = await introspected(withAudience, ["no-aud"]);
+  assert.equal(aud.answers[0].body.tppMessages[0].code, "TOKEN_INVALID");
+  assert.match(aud.answers[0].body.tppMessages[0].text, /"aud"/);
+});
+
+Deno.test("bearerToken() answers 503 when the introspection endpoint is down or failing, never an auth error", async () => {
+  await using failing = introspectionServer({}, { status: 500 });
+  for (const url of [`http://127.0.0.1:${closedPort()}/introspect`, failing.url]) {
+    const { answers, upstream, log } = await introspected(introspectionPolicy(url), ["opaque-1"]);
+    assert.equal(answers[0].status, 503);
+    assert.equal(answers[0].body.tppMessages[0].code, "UPSTREAM_UNAVAILABLE");
+    assert.ok(Number(answers[0].headers.get("retry-after")) >= 1);
+    assert.equal(upstream.length, 0);
+    assert.ok(log.some((l) => l.msg === "token introspection unavailable"));
+  }
+});
+
+Deno.test("bearerToken() verification auto: JWTs against the JWKS, other tokens by introspection", async () => {
+  const { url, server } = jwksServer([k1]);
+  await using _jwks = server;
+  await using endpoint = introspectionServer({ "opaque-1": { ...ACTIVE, aud: "xs2a" } });
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: introspectionPolicy(endpoint.url, "", "auto"),
+    upstream: upstream.url,
+    env: { JWKS_URL: url },
+  });
+  for (const t of [await token(), "opaque-1"]) {
+    const response = await gateway.fetch(ACCOUNTS.path, {
+      headers: {
+        ...ACCOUNTS.init.headers,
+        "x-request-id": crypto.randomUUID(),
+        authorization: `Bearer ${t}`,
+      },
+    });
+    assert.equal(response.status, 200, await response.text());
+  }
+  assert.equal(endpoint.received.length, 1, "the JWT was introspected");
+});
+
+Deno.test("bearerToken() authenticates to the introspection endpoint with private_key_jwt", async () => {
+  const client = await generateKeyPair("RS256", { extractable: true });
+  const pem = await exportPKCS8(client.privateKey);
+  let assertion: JWTPayload | undefined;
+  await using endpoint = introspectionServer({ "opaque-1": ACTIVE }, {
+    check: async (form, request) => {
+      assert.equal(request.headers.get("authorization"), null);
+      assert.equal(
+        form.get("client_assertion_type"),
+        "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+      );
+      ({ payload: assertion } = await jwtVerify(form.get("client_assertion")!, client.publicKey));
+    },
+  });
+  const { answers } = await introspected(
+    introspectionPolicy(endpoint.url).replace(
+      "client_secret: s3cret",
+      `client_auth: private_key_jwt, private_key: ${JSON.stringify(pem)}, key_id: edge-1`,
+    ),
+    ["opaque-1"],
+  );
+  assert.equal(answers[0].status, 200, JSON.stringify(answers[0].body));
+  assert.equal(assertion?.iss, "xs2a-edge");
+  assert.equal(assertion?.sub, "xs2a-edge");
+  assert.equal(assertion?.aud, endpoint.url);
+  assert.ok(typeof assertion?.jti === "string" && typeof assertion?.exp === "number");
+});
+
+Deno.test("bearerToken() refuses a policy with introspection but no endpoint or credentials", async () => {
+  await assert.rejects(
+    () =>
+      startGateway({
+        policy: introspectionPolicy("http://127.0.0.1:9/i").replace(
+          / {4}introspection: .*\n/,
+          "",
+        ),
+        upstream: "http://127.0.0.1:9",
+        env: { JWKS_URL: "http://127.0.0.1:9/jwks.json" },
+      }),
+    /introspection: needed for verification introspection/,
+  );
+  await assert.rejects(
+    () =>
+      startGateway({
+        policy: introspectionPolicy("http://127.0.0.1:9/i").replace(", client_secret: s3cret", ""),
+        upstream: "http://127.0.0.1:9",
+        env: { JWKS_URL: "http://127.0.0.1:9/jwks.json" },
+      }),
+    /introspection\.client_secret: needed for client_auth basic/,
+  );
 });

@@ -5,7 +5,7 @@ import { passthroughPolicy } from "../support/policies.ts";
 
 const ID = "0d9e7f6a-5b4c-4d3e-8f2a-1b0c9d8e7f6a";
 const POLICY = passthroughPolicy({
-  defaults: { body_limit: { max_bytes: 64, read_timeout_ms: 300 } },
+  defaults: { body_limit: { max_bytes: 64, read_timeout: "300ms" } },
 });
 
 Deno.test("bodyLimit() answers 413 beyond max_bytes and forwards nothing", async () => {

@@ -12,6 +12,12 @@ import {
   REQUEST_ID,
   singlePayment,
 } from "../support/requests.ts";
+import {
+  FORM_TYPE,
+  periodicForm,
+  periodicParts,
+  standingOrderPart,
+} from "../support/periodic_form.ts";
 import { bodySchema } from "../../middleware/body_schema.ts";
 import { operation } from "../../src/core/catalogue.ts";
 import type { GatewayEnv } from "../../src/core/check.ts";
@@ -63,6 +69,58 @@ Deno.test("bodySchema() forwards a valid single payment byte for byte", async ()
   const text = JSON.stringify(payment, null, 2);
   assertForwarded(await t.call("/v1/payments/domestic", post(text)), t.upstream);
   assert.equal(t.upstream.received[0].body, text);
+});
+
+Deno.test("bodySchema() forwards the standard's optional fields of payments and consents", async () => {
+  await using t = await rig(policy());
+  const { debtorAccount: _, ...entry } = payment;
+  const standard = {
+    instructionIdentification: "INSTR-1",
+    debtorName: "Nino Beridze",
+    ultimateDebtor: "Beridze Trust",
+    ultimateCreditor: "Merchant Holding",
+    creditorId: "DE98ZZZ09999999999",
+    purposeCode: "GDDS",
+    chargeBearer: "SHAR",
+    remittanceInformationUnstructuredArray: ["Invoice 1"],
+    remittanceInformationStructured: { reference: "RF18539007547034", referenceType: "SCOR" },
+    remittanceInformationStructuredArray: [{ reference: "RF18539007547034" }],
+  };
+  const calls: [string, unknown][] = [
+    ["/v1/payments/domestic", {
+      ...payment,
+      ...standard,
+      requestedExecutionDate: dayFromToday(1),
+    }],
+    ["/v1/bulk-payments/domestic", {
+      debtorAccount: { iban: IBAN.debtor },
+      debtorName: "Nino Beridze",
+      batchBookingPreferred: true,
+      requestedExecutionTime: "2030-01-31T10:00:00+04:00",
+      payments: [{ ...entry, ...standard }],
+    }],
+    ["/v1/periodic-payments/domestic", {
+      ...payment,
+      ...standard,
+      startDate: dayFromToday(1),
+      frequency: "MonthlyVariable",
+      monthsOfExecution: ["3", "9"],
+    }],
+    ["/v1/consents", {
+      ...consentBody(),
+      access: {
+        accounts: [{ iban: IBAN.debtor }],
+        additionalInformation: { ownerName: [{ iban: IBAN.debtor }], trustedBeneficiaries: [] },
+      },
+    }],
+    ["/v1/consents", {
+      ...consentBody(),
+      access: { availableAccounts: "allAccounts", restrictedTo: ["CACC"] },
+    }],
+  ];
+  for (const [i, [path, body]] of calls.entries()) {
+    assertForwarded(await t.call(path, post(body)), t.upstream, i + 1);
+  }
 });
 
 Deno.test("bodySchema() enforces the payment initiation field table", async () => {
@@ -242,8 +300,8 @@ Deno.test("bodySchema() rejects unknown fields, or forwards them when the policy
   await assertCases("/v1/payments/domestic", [
     {
       name: "top level",
-      body: { ...payment, purposeCode: "SALA" },
-      path: "purposeCode",
+      body: { ...payment, serviceLevel: "SEPA" },
+      path: "serviceLevel",
       text: /is not a field of this body/,
     },
     {
@@ -255,7 +313,7 @@ Deno.test("bodySchema() rejects unknown fields, or forwards them when the policy
   ]);
   await using t = await rig(policy("  body_schema: { unknown_fields: forward }"));
   assertForwarded(
-    await t.call("/v1/payments/domestic", post({ ...payment, purposeCode: "SALA" })),
+    await t.call("/v1/payments/domestic", post({ ...payment, serviceLevel: "SEPA" })),
     t.upstream,
   );
 });
@@ -397,6 +455,82 @@ Deno.test("bodySchema() wants well-formed XML for pain.001 products", async () =
   }
 });
 
+Deno.test("bodySchema() accepts a periodic pain.001 as multipart/form-data, byte for byte", async () => {
+  await using t = await rig(
+    policy("  path_params: { offered_products: [pain.001-sepa-credit-transfers] }"),
+  );
+  const path = "/v1/periodic-payments/pain.001-sepa-credit-transfers";
+  const headers = initiationHeaders({ "content-type": FORM_TYPE });
+  const body = periodicForm();
+  assertForwarded(await t.call(path, post(body, headers)), t.upstream);
+  assert.equal(t.upstream.received[0].body, body);
+  assert.equal(t.upstream.received[0].headers.get("content-type"), FORM_TYPE);
+  // Parts without a Content-Type of their own are taken as the form defines them.
+  const bare = periodicForm(periodicParts().map((part) => ({ ...part, contentType: undefined })));
+  assertForwarded(await t.call(path, post(bare, headers)), t.upstream, 2);
+});
+
+Deno.test("bodySchema() judges each part of a periodic pain.001 form as the single forms are", async () => {
+  await using t = await rig(
+    policy("  path_params: { offered_products: [pain.001-sepa-credit-transfers] }"),
+  );
+  const path = "/v1/periodic-payments/pain.001-sepa-credit-transfers";
+  const headers = initiationHeaders({ "content-type": FORM_TYPE });
+  const [xml, json] = periodicParts();
+  const schedule = (change: Record<string, unknown>) => ({
+    ...json,
+    text: JSON.stringify({ ...standingOrderPart(), ...change }),
+  });
+  const cases: [string, number, string, string, RegExp][] = [
+    ["xml missing", 400, "FORMAT_ERROR", "xml_sct", /Part "xml_sct" is required/],
+    ["json missing", 400, "FORMAT_ERROR", "json_standingorderType", /is required/],
+    ["xml broken", 400, "FORMAT_ERROR", "xml_sct", /does not close "<Document>".*part "xml_sct"/],
+    ["xml as json", 415, "CONTENT_TYPE_INVALID", "xml_sct", /"application\/xml" or "text\/xml"/],
+    ["json as text", 415, "CONTENT_TYPE_INVALID", "json_standingorderType", /"application\/json"/],
+    ["json broken", 400, "FORMAT_ERROR", "json_standingorderType", /well-formed JSON/],
+    ["json duplicate", 400, "FORMAT_ERROR", "json_standingorderType.frequency", /not be repeated/],
+    ["frequency", 400, "FORMAT_ERROR", "json_standingorderType.frequency", /must be one of/],
+    ["startDate", 400, "EXECUTION_DATE_INVALID", "json_standingorderType.startDate", /past/],
+    ["unknown part", 400, "FORMAT_ERROR", "extra", /Part "extra" is not a part of this form/],
+  ];
+  const bodies: Record<string, string> = {
+    "xml missing": periodicForm([json]),
+    "json missing": periodicForm([xml]),
+    "xml broken": periodicForm([{ ...xml, text: xml.text.replace("</Document>", "") }, json]),
+    "xml as json": periodicForm([{ ...xml, contentType: "application/json" }, json]),
+    "json as text": periodicForm([xml, { ...json, contentType: "text/plain" }]),
+    "json broken": periodicForm([xml, { ...json, text: "{" }]),
+    "json duplicate": periodicForm([
+      xml,
+      { ...json, text: json.text.replace("{", '{"frequency":"Daily",') },
+    ]),
+    frequency: periodicForm([xml, schedule({ frequency: "Hourly" })]),
+    startDate: periodicForm([xml, schedule({ startDate: dayFromToday(-3) })]),
+    "unknown part": periodicForm([xml, json, { name: "extra", text: "x" }]),
+  };
+  for (const [name, status, code, where, text] of cases) {
+    assertRejected(
+      await t.call(path, post(bodies[name], headers)),
+      { status, code, path: where, text },
+      t.upstream,
+    );
+  }
+  const unbounded = initiationHeaders({ "content-type": "multipart/form-data" });
+  assertRejected(await t.call(path, post(periodicForm(), unbounded)), {
+    status: 400,
+    code: "FORMAT_ERROR",
+    path: "Content-Type",
+    text: /must carry a boundary/,
+  }, t.upstream);
+  const cut = periodicForm().slice(0, -30);
+  assertRejected(await t.call(path, post(cut, headers)), {
+    status: 400,
+    code: "FORMAT_ERROR",
+    path: "body",
+    text: /^The multipart body ends before its closing boundary$/,
+  }, t.upstream);
+});
+
 Deno.test("bodySchema() checks the consent body", async () => {
   const consent = consentBody();
   {
@@ -490,6 +624,8 @@ Deno.test("bodySchema() lets a policy raise frequencyPerDay for a TPP with a bil
     operation: operation("createConsent"),
     services: defaultServices({ log: memoryLogger() }),
     sections: TEST_SECTIONS,
+    decisions: {},
+    report: () => {},
   })!;
   const app = new Hono<GatewayEnv>();
   app.onError((error) => renderError(error));

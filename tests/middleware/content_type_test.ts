@@ -1,5 +1,6 @@
 import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
 import { initiationHeaders, PAIN_001, REQUEST_ID, singlePayment } from "../support/requests.ts";
+import { FORM_TYPE, periodicForm } from "../support/periodic_form.ts";
 
 const OFFERED = "  path_params: { offered_products: [domestic, pain.001-sepa-credit-transfers] }";
 const PAYMENT = JSON.stringify(singlePayment());
@@ -86,7 +87,32 @@ Deno.test("contentType() requires Content-Type on the installment calculator, as
     code: "CONTENT_TYPE_INVALID",
   }, t.upstream);
   assertForwarded(
-    await t.call(path, { headers: { "content-type": "application/json" } }),
+    await t.call(path, {
+      headers: { "content-type": "application/json", authorization: "Bearer merchant-token" },
+    }),
     t.upstream,
   );
+});
+
+Deno.test("contentType() takes multipart/form-data for a periodic pain.001 payment only", async () => {
+  await using t = await rig(policy(OFFERED));
+  const form = periodicForm();
+  assertForwarded(
+    await t.call("/v1/periodic-payments/pain.001-sepa-credit-transfers", post(FORM_TYPE, form)),
+    t.upstream,
+  );
+  for (
+    const path of ["/v1/payments/pain.001-sepa-credit-transfers", "/v1/periodic-payments/domestic"]
+  ) {
+    assertRejected(
+      await t.call(path, post(FORM_TYPE, form)),
+      {
+        status: 415,
+        code: "CONTENT_TYPE_INVALID",
+        path: "Content-Type",
+      },
+      t.upstream,
+      1,
+    );
+  }
 });

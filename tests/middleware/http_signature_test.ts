@@ -4,6 +4,7 @@ import { startUpstream } from "../support/upstream.ts";
 import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
 import {
   type HttpSignatureOptions,
+  keyIdOf,
   PAYMENT_BODY,
   PAYMENT_TARGET,
   signHttpSignature,
@@ -23,6 +24,9 @@ const expired = await issue(ca, {
 const blocked = await issue(ca, { serial: "0badc0de" });
 const aisOnly = await issue(ca, { roles: ["PSP_AI"] });
 const otherTpp = await issue(ca, { orgId: "PSDGE-NBG-999999" });
+/** Serial 0x9FA1 = 40865, as in the Berlin Group guidelines' keyId example. */
+const example = await issue(ca, { serial: "9fa1" });
+const tppEc = await issue(ca, { keyType: "EC" });
 
 function policy(defaults = "") {
   return `
@@ -97,6 +101,23 @@ Deno.test("httpSignature() accepts a Berlin Group rsa-sha256 signature and ident
   assert.equal(log.find((l) => l.op === "initiatePayment")?.tpp, "PSDGE-NBG-123456");
 });
 
+Deno.test("httpSignature() accepts (created) instead of date, and a reordered issuer DN", async () => {
+  const names = [
+    "(request-target)",
+    "(created)",
+    "digest",
+    "x-request-id",
+    "psu-id",
+    "tpp-redirect-uri",
+  ];
+  assert.equal((await run(await signed({ headers: names }))).response.status, 201);
+  const expires = Math.floor(Date.now() / 1000) + 60;
+  assert.equal((await run(await signed({ headers: names, expires }))).response.status, 201);
+  const reversed = tpp.cert.issuer.split(", ").reverse().join(",");
+  const keyId = `SN=${tpp.cert.serialNumber},CA=${reversed}`;
+  assert.equal((await run(await signed({ keyId }))).response.status, 201);
+});
+
 Deno.test("httpSignature() verifies a UTF-8 PSU-ID as the bytes that were sent", async () => {
   // The TPP signs the header's UTF-8 bytes; the gateway reads header values one character per
   // byte and must verify those bytes, not encode them to UTF-8 a second time.
@@ -108,14 +129,6 @@ Deno.test("httpSignature() verifies a UTF-8 PSU-ID as the bytes that were sent",
   });
   assert.equal(response.status, 201, JSON.stringify(body));
   assert.equal(reached, 1);
-});
-
-Deno.test("httpSignature() accepts (request-target) in the headers list and a reordered issuer DN", async () => {
-  const names = ["(request-target)", "digest", "x-request-id", "psu-id", "tpp-redirect-uri"];
-  assert.equal((await run(await signed({ headers: names }))).response.status, 201);
-  const reversed = tpp.cert.issuer.split(", ").reverse().join(",");
-  const keyId = `SN=${tpp.cert.serialNumber},CA=${reversed}`;
-  assert.equal((await run(await signed({ keyId }))).response.status, 201);
 });
 
 Deno.test("httpSignature() answers SIGNATURE_MISSING where required", async () => {
@@ -142,24 +155,71 @@ Deno.test("httpSignature() rejects a body changed after signing (Digest mismatch
   }, { body: PAYMENT_BODY.replace("123.50", "9123.50") });
 });
 
-Deno.test("httpSignature() requires digest, x-request-id and the PSU and redirect headers sent", async () => {
-  await rejected(await signed({ headers: ["digest", "psu-id", "tpp-redirect-uri"] }), {
+const BASE = ["(request-target)", "date", "digest"];
+
+Deno.test("httpSignature() requires (request-target), digest, x-request-id and the PSU and redirect headers sent", async () => {
+  await rejected(await signed({ headers: [...BASE, "psu-id", "tpp-redirect-uri"] }), {
     code: "SIGNATURE_INVALID",
     text: /must cover "x-request-id"/,
   });
-  await rejected(await signed({ headers: ["digest", "x-request-id", "psu-id"] }), {
+  await rejected(await signed({ headers: [...BASE, "x-request-id", "psu-id"] }), {
     code: "SIGNATURE_INVALID",
     text: /must cover "tpp-redirect-uri", which the request carries/,
   });
   await rejected(
+    await signed({ headers: ["date", "digest", "x-request-id", "psu-id", "tpp-redirect-uri"] }),
+    { code: "SIGNATURE_INVALID", text: /must cover "\(request-target\)"/ },
+  );
+  await rejected(
     await signed({
-      headers: ["digest", "x-request-id", "psu-id", "tpp-redirect-uri", "psu-corporate-id"],
+      headers: ["(request-target)", "date", "x-request-id", "psu-id", "tpp-redirect-uri"],
+    }),
+    { code: "SIGNATURE_INVALID", text: /must cover "digest"/ },
+  );
+  await rejected(
+    await signed({
+      headers: [...BASE, "x-request-id", "psu-id", "tpp-redirect-uri", "psu-corporate-id"],
     }),
     {
       code: "SIGNATURE_INVALID",
       text: /covers "psu-corporate-id" but the request has no such header/,
     },
   );
+});
+
+Deno.test("httpSignature() requires a signed date or (created) within the skew", async () => {
+  const names = ["(request-target)", "digest", "x-request-id", "psu-id", "tpp-redirect-uri"];
+  await rejected(await signed({ headers: names }), {
+    code: "SIGNATURE_INVALID",
+    text: /must cover "date" or "\(created\)"/,
+  });
+  const stale = new Date(Date.now() - 301_000).toUTCString();
+  await rejected(await signHttpSignature(tpp, input({ date: stale })), {
+    code: "SIGNATURE_INVALID",
+    text: /signed Date is more than 300 s away from the bank's clock/,
+  });
+  await rejected(await signHttpSignature(tpp, input({ date: "yesterday" })), {
+    code: "SIGNATURE_INVALID",
+    path: "Date",
+    text: /must be an HTTP date/,
+  });
+  const created = ["(request-target)", "(created)", ...names.slice(1)];
+  await rejected(
+    await signed({ headers: created, created: Math.floor(Date.now() / 1000) + 400 }),
+    { code: "SIGNATURE_INVALID", text: /signed created is more than 300 s away/ },
+  );
+  await rejected(
+    await signed({ headers: created, expires: Math.floor(Date.now() / 1000) - 1 }),
+    { code: "SIGNATURE_INVALID", text: /The Signature has expired/ },
+  );
+  const tighter = policy(
+    "operations:\n  initiatePayment:\n    http_signature: { time_skew: 10s }",
+  );
+  const late = new Date(Date.now() - 20_000).toUTCString();
+  await rejected(await signHttpSignature(tpp, input({ date: late })), {
+    code: "SIGNATURE_INVALID",
+    text: /more than 10 s away/,
+  }, { policy: tighter });
 });
 
 Deno.test("httpSignature() rejects an algorithm outside the allow-list", async () => {
@@ -199,4 +259,92 @@ Deno.test("httpSignature() applies the certificate checks: CA, dates, blocked li
     code: "SIGNATURE_INVALID",
     text: /belongs to TPP "PSDGE-NBG-999999"/,
   });
+});
+
+Deno.test("httpSignature() accepts a keyId with a percent-encoded DN and a hex or decimal serial", async () => {
+  const forms = [
+    keyIdOf(example, { percent: true }),
+    keyIdOf(example, { serial: "decimal" }),
+    keyIdOf(example, { serial: "decimal", percent: true }),
+  ];
+  assert.match(forms[0], /^SN=9FA1,CA=CN=Test%20QTSP%20CA,O=Test%20QTSP,C=GE$/);
+  assert.match(forms[1], /^SN=40865,/);
+  for (const keyId of forms) {
+    const { response, body } = await run(await signed({ keyId }, example));
+    assert.equal(response.status, 201, `${keyId}: ${JSON.stringify(body)}`);
+  }
+});
+
+Deno.test("httpSignature() still refuses a keyId whose serial, in hex or decimal, or issuer is not the certificate's", async () => {
+  const issuer = keyIdOf(example, { percent: true }).replace(/^SN=[^,]*,/, "");
+  for (const keyId of [`SN=9FA2,${issuer}`, `SN=40866,${issuer}`, `SN=A09F,${issuer}`]) {
+    await rejected(await signed({ keyId }, example), {
+      code: "SIGNATURE_INVALID",
+      text: /keyId names SN=/,
+    });
+  }
+  const rogueIssuer = keyIdOf(rogue, { percent: true }).replace(/^SN=[^,]*,/, "");
+  await rejected(await signed({ keyId: `SN=9FA1,${rogueIssuer}` }, example), {
+    code: "SIGNATURE_INVALID",
+    text: /keyId names SN=9FA1/,
+  });
+});
+
+Deno.test("httpSignature() without algorithm takes rsa-sha256 from an RSA certificate key", async () => {
+  const headers = await signed({ algorithm: null });
+  assert.doesNotMatch(headers.signature, /algorithm=/);
+  const { response, body } = await run(headers);
+  assert.equal(response.status, 201, JSON.stringify(body));
+  await rejected({ ...headers, "psu-id": "PSU-6666" }, {
+    code: "SIGNATURE_INVALID",
+    text: /signature value does not verify/,
+  });
+  await rejected(headers, {
+    code: "SIGNATURE_INVALID",
+    text: /RSA key implies rsa-sha256, which is not one of rsa-sha512/,
+  }, {
+    policy: policy(
+      "operations:\n  initiatePayment:\n    http_signature: { algorithms: [rsa-sha512] }",
+    ),
+  });
+});
+
+Deno.test("httpSignature() without algorithm refuses an EC certificate key", async () => {
+  await rejected(await signed({ algorithm: null }, tppEc), {
+    code: "SIGNATURE_INVALID",
+    text: /no algorithm and the signing certificate's key is ECDSA; only RSA keys are verified/,
+  });
+});
+
+Deno.test("httpSignature() accepts hs2019 (RSASSA-PSS SHA-512) only when the policy allows it", async () => {
+  const withHs2019 = policy(
+    "operations:\n  initiatePayment:\n    http_signature: { algorithms: [rsa-sha256, hs2019] }",
+  );
+  const headers = await signed({ algorithm: "hs2019" });
+  await rejected(headers, {
+    code: "SIGNATURE_INVALID",
+    text: /algorithm must be one of rsa-sha256, got "hs2019"/,
+  });
+  const { response, body } = await run(headers, { policy: withHs2019 });
+  assert.equal(response.status, 201, JSON.stringify(body));
+  await rejected({ ...headers, "psu-id": "PSU-6666" }, {
+    code: "SIGNATURE_INVALID",
+    text: /signature value does not verify/,
+  }, { policy: withHs2019 });
+  // A PKCS#1 v1.5 signature labelled hs2019 is not RSASSA-PSS.
+  const pkcs1 = await signed();
+  await rejected(
+    {
+      ...pkcs1,
+      signature: pkcs1.signature.replace('algorithm="rsa-sha256"', 'algorithm="hs2019"'),
+    },
+    { code: "SIGNATURE_INVALID", text: /signature value does not verify/ },
+    {
+      policy: withHs2019,
+    },
+  );
+  await rejected(await signed({ algorithm: "hs2019" }, tppEc), {
+    code: "SIGNATURE_INVALID",
+    text: /key does not fit the algorithm hs2019/,
+  }, { policy: withHs2019 });
 });

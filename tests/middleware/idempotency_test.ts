@@ -3,6 +3,11 @@ import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
 import { startRedisServer, storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
 import { MemoryStore } from "../../src/store/memory.ts";
+import { tokenIssuer } from "../support/tpp_tokens.ts";
+
+// Answers are kept for a replay to an identified TPP only (see tests/security/ for the others).
+const issuer = await tokenIssuer();
+const TPP = await issuer.headers("PSDGE-NBG-123456");
 
 const PAYMENT = "/v1/payments/domestic";
 const BODY = JSON.stringify({
@@ -18,6 +23,7 @@ upstream:
   url: \${UPSTREAM_URL}
 ${store}
 defaults:
+  bearer_token: ${JSON.stringify(issuer.options)}
   idempotency:
     wait: 2s
     poll: 20ms
@@ -32,6 +38,7 @@ function post(id: string, body = BODY, headers: Record<string, string> = {}): Re
       "x-request-id": id,
       "content-type": "application/json",
       "psu-ip-address": "192.168.8.78",
+      ...TPP,
       ...headers,
     },
     body,
@@ -369,7 +376,7 @@ function findings(gateway: TestGateway) {
 Deno.test("idempotency() keeps the outcome-unknown answer of a write that timed out: a retry never executes it again", async () => {
   await using upstream = paymentUpstream(1500);
   await using gateway = await startGateway({
-    policy: policy("  proxy:\n    timeout_ms: 300"),
+    policy: policy("  proxy:\n    timeout: 300ms"),
     upstream: upstream.url,
   });
   const id = crypto.randomUUID();

@@ -6,6 +6,7 @@ import {
   type JwsOptions,
   PAYMENT_BODY,
   PAYMENT_TARGET,
+  rfc3339,
   type SignInput,
   signJws,
 } from "../support/signing.ts";
@@ -262,7 +263,7 @@ Deno.test("jwsSignature() rejects a stale sigT and a malformed one", async () =>
   });
   await rejected(await signed({ sigT: "yesterday" }), {
     code: "SIGNATURE_INVALID",
-    text: /"sigT" must be a UTC time/,
+    text: /"sigT" must be an RFC 3339 time/,
   });
 });
 
@@ -277,6 +278,92 @@ Deno.test("jwsSignature() rejects a sigT in the future beyond the skew", async (
   const near = new Date(Date.now() + 60_000).toISOString().replace(/\.\d{3}Z$/, "Z");
   const { response } = await run(await signed({ sigT: near }));
   assert.equal(response.status, 201, "a minute ahead is within the skew");
+});
+
+Deno.test("jwsSignature() accepts sigT at any RFC 3339 offset and with fractional seconds", async () => {
+  // jwcrypto and other JOSE libraries write the local time with its offset.
+  for (const [offset, digits] of [[0, 0], [240, 3], [-330, 6], [0, 9], [60, 1]]) {
+    const sigT = rfc3339(Date.now(), offset, digits);
+    const { response, body } = await run(await signed({ sigT }));
+    assert.equal(response.status, 201, `${sigT}: ${JSON.stringify(body)}`);
+  }
+  const fraction = new Date().toISOString();
+  assert.equal((await run(await signed({ sigT: fraction }))).response.status, 201, fraction);
+});
+
+Deno.test("jwsSignature() holds a sigT with an offset to the skew by the instant it names", async () => {
+  const hour = 3_600_000;
+  for (const sigT of [rfc3339(Date.now() - hour, 240, 3), rfc3339(Date.now() + hour, -330)]) {
+    await rejected(await signed({ sigT }), {
+      code: "SIGNATURE_INVALID",
+      text: /"sigT" .* is more than 300 s away/,
+    });
+  }
+  // The bank's wall-clock digits labelled +04:00 name an instant four hours earlier.
+  const relabelled = new Date().toISOString().replace(/\.\d{3}Z$/, "+04:00");
+  await rejected(await signed({ sigT: relabelled }), {
+    code: "SIGNATURE_INVALID",
+    text: /"sigT" .* is more than 300 s away/,
+  });
+  const day = new Date().toISOString().slice(0, 10);
+  for (
+    const sigT of [
+      "2026-02-30T12:00:00Z",
+      `${day}T24:00:00Z`,
+      `${day}T12:00:00+24:00`,
+      `${day}T12:00:00+0400`,
+      `${day} 12:00:00Z`,
+      `${day}T12:00:00`,
+      `${day}T12:00:00.Z`,
+    ]
+  ) {
+    await rejected(await signed({ sigT }), {
+      code: "SIGNATURE_INVALID",
+      text: /"sigT" must be an RFC 3339 time/,
+    });
+  }
+});
+
+const MIXED_CASE = ["(request-target)", "Digest", "X-Request-ID", "PSU-ID", "TPP-Redirect-URI"];
+
+Deno.test("jwsSignature() compares sigD.pars names case-insensitively", async () => {
+  // Lines signed with lower-case names (the reference's form) or with the names as written.
+  for (const linesAsWritten of [false, true]) {
+    const { response, body } = await run(await signed({ pars: MIXED_CASE, linesAsWritten }));
+    assert.equal(response.status, 201, JSON.stringify(body));
+  }
+  const headers = await signed({ pars: MIXED_CASE, linesAsWritten: true });
+  await rejected({ ...headers, "psu-id": "PSU-6666" }, {
+    code: "SIGNATURE_INVALID",
+    text: /signature value does not verify/,
+  });
+});
+
+Deno.test("jwsSignature() applies the coverage rules to pars names in any case", async () => {
+  await rejected(await signed({ pars: [...MIXED_CASE, "digest"] }), {
+    code: "SIGNATURE_INVALID",
+    text: /lists "digest" twice/,
+  });
+  await rejected(await signed({ pars: MIXED_CASE.filter((p) => p !== "PSU-ID") }), {
+    code: "SIGNATURE_INVALID",
+    text: /must cover "psu-id", which the request carries/,
+  });
+  await rejected(await signed({ pars: [...MIXED_CASE, "PSU-Corporate-ID"] }), {
+    code: "SIGNATURE_INVALID",
+    text: /covers "psu-corporate-id" but the request has no such header/,
+  });
+});
+
+Deno.test("jwsSignature() accepts the sigD mId with a trailing slash, and no other mechanism", async () => {
+  const mId = "http://uri.etsi.org/19182/HttpHeaders/";
+  const { response, body } = await run(await signed({ mId }));
+  assert.equal(response.status, 201, JSON.stringify(body));
+  for (const other of [`${mId}/`, "http://uri.etsi.org/19182/ObjectIdByURI", mId.toUpperCase()]) {
+    await rejected(await signed({ mId: other }), {
+      code: "SIGNATURE_INVALID",
+      text: /"sigD" must have mId/,
+    });
+  }
 });
 
 Deno.test("jwsSignature() rejects a certificate from another CA", async () => {
@@ -340,6 +427,18 @@ Deno.test("jwsSignature() refuses a policy whose cover list leaves out digest", 
         ),
       }),
     /cover must include "digest"/,
+  );
+});
+
+Deno.test("jwsSignature() refuses a policy whose cover_when_present leaves out consent-id", async () => {
+  await assert.rejects(
+    () =>
+      startGateway({
+        policy: policy(
+          "operations:\n  initiatePayment:\n    jws_signature: { cover_when_present: [psu-id] }",
+        ),
+      }),
+    /cover_when_present must include "consent-id"/,
   );
 });
 

@@ -1,13 +1,11 @@
 import assert from "node:assert/strict";
+import { hrefRewriter, links, locationRewriter, rewriteLinks } from "../../middleware/links.ts";
 import { Context } from "hono";
-import { hrefRewriter, links, rewriteLinks } from "../../middleware/links.ts";
-import { CHECKS } from "../../middleware/mod.ts";
+import { PIPELINE } from "../../middleware/mod.ts";
 import { operation } from "../../src/core/catalogue.ts";
-import type { BuildContext, GatewayContext } from "../../src/core/check.ts";
-import { defaultServices } from "../../src/core/services.ts";
-import { memoryLogger } from "../../src/lib/log.ts";
+import type { GatewayContext } from "../../src/core/check.ts";
 import { parsePolicy } from "../../src/policy/load.ts";
-import { TEST_SECTIONS } from "../support/sections.ts";
+import { buildContext } from "../support/sections.ts";
 
 const rewrite = hrefRewriter({
   prefixes: ["/psd2/v1", "/v1", "/0.8/v1"],
@@ -122,6 +120,21 @@ Deno.test("rewriteLinks() reports no change for bodies without links to rewrite"
   assert.equal(rewriteLinks('{"href": not json', rewrite), undefined);
 });
 
+Deno.test("locationRewriter() takes any origin off a Location under an upstream prefix", () => {
+  const location = locationRewriter({
+    prefixes: ["/psd2/v1", "/v1"],
+    publicPrefix: "/v1",
+    origins: ["http://core.internal:9000"],
+    mappings: [],
+  });
+  assert.equal(location("http://core-7.internal:8443/psd2/v1/payments/p/1"), "/v1/payments/p/1");
+  assert.equal(location("https://10.0.0.7/psd2/v1/consents/c?x=1"), "/v1/consents/c?x=1");
+  assert.equal(location("/psd2/v1/consents/c"), "/v1/consents/c");
+  // Elsewhere, or not a URL: as it is.
+  assert.equal(location("https://bank.example/sca/1"), "https://bank.example/sca/1");
+  assert.equal(location("http://[bad/psd2/v1/x"), "http://[bad/psd2/v1/x");
+});
+
 Deno.test("rewriteLinks() leaves an href that is no valid JSON string as it is, and rewrites the others", () => {
   assert.equal(
     rewriteLinks('{"href":"\\x","_links":{"self":{"href":"/psd2/v1/a"}}}', rewrite),
@@ -130,11 +143,7 @@ Deno.test("rewriteLinks() leaves an href that is no valid JSON string as it is, 
 });
 
 function build(options: Record<string, unknown>) {
-  return links.create(links.options.parse(options), {
-    operation: operation("getAccountList"),
-    services: defaultServices({ log: memoryLogger() }),
-    sections: TEST_SECTIONS,
-  } as BuildContext);
+  return links.create(links.options.parse(options), buildContext(operation("getAccountList")));
 }
 
 Deno.test("links() builds nothing when rewrite is false", () => {
@@ -160,11 +169,8 @@ Deno.test("links() options refuse a prefix that is no path", () => {
       parsePolicy(
         "p.yaml",
         "upstream:\n  url: http://127.0.0.1:9\ndefaults:\n  links: { public_prefix: v1 }\n",
-        {
-          checks: CHECKS,
-          env: () => undefined,
-        },
+        { ...PIPELINE, env: () => undefined },
       ),
-    /defaults\.links\.public_prefix: a path prefix like \/psd2\/v1/,
+    /defaults\.links\.public_prefix: must be a path prefix such as \/psd2\/v1/,
   );
 });

@@ -12,7 +12,7 @@ upstream:
   prefix: /psd2/v1
 defaults:
   proxy:
-    timeout_ms: 400
+    timeout: 400ms
 ${proxy}
 `;
 }
@@ -97,7 +97,9 @@ Deno.test("proxy() strips hop-by-hop and internal headers and adds security head
     })
   );
   await using gateway = await startGateway({
-    policy: policy("    hide_headers: [X-Internal-Node]"),
+    policy: policy(
+      "    hide_headers: [X-Internal-Node]\n    answer_headers: [X-Kept, X-Internal-Node]",
+    ),
     upstream: upstream.url,
   });
   const response = await gateway.fetch("/v1/consents/c-1", {
@@ -109,7 +111,7 @@ Deno.test("proxy() strips hop-by-hop and internal headers and adds security head
   assert.equal(response.headers.get("x-powered-by"), null);
   assert.equal(response.headers.get("x-internal-node"), null);
   assert.equal(response.headers.get("keep-alive"), null);
-  assert.equal(response.headers.get("x-kept"), "yes");
+  assert.equal(response.headers.get("x-kept"), "yes", "allowed by the policy");
   assert.equal(response.headers.get("cache-control"), "no-store");
   assert.equal(response.headers.get("x-content-type-options"), "nosniff");
   assert.equal(response.headers.get("x-request-id"), ID);

@@ -98,6 +98,8 @@ async function psuInitiated(header: string | undefined, mode: "enforce" | "repor
     operation: op,
     services: defaultServices({ log: memoryLogger() }),
     sections: TEST_SECTIONS,
+    decisions: {},
+    report: () => {},
   })!;
   const app = new Hono<GatewayEnv>();
   app.get("/", async (c, next) => {

@@ -143,7 +143,9 @@ Deno.test("queryParams() checks product paging: page from 0, page-size up to the
 
 Deno.test("queryParams() requires a decimal amount and a client_id on the installment calculator", async () => {
   await using t = await rig(policy());
-  const json = { headers: { "content-type": "application/json" } };
+  const json = {
+    headers: { "content-type": "application/json", authorization: "Bearer merchant-token" },
+  };
   const base = "/v1/services/installment/calculate";
   const cases: [string, string, RegExp][] = [
     ["client_id=shop-1", "amount", /is required/],
@@ -162,4 +164,27 @@ Deno.test("queryParams() requires a decimal amount and a client_id on the instal
     }, t.upstream);
   }
   assertForwarded(await t.call(`${base}?amount=1500.00&client_id=shop-1`, json), t.upstream);
+});
+
+Deno.test("queryParams() lets the transaction list page with pageIndex from 0 and itemsPerPage from 1", async () => {
+  await using t = await rig(policy());
+  const base = `${LIST}?bookingStatus=booked&dateFrom=2025-01-01`;
+  assertForwarded(await t.call(`${base}&pageIndex=0&itemsPerPage=1`, READ), t.upstream);
+  assertForwarded(await t.call(`${base}&pageIndex=7&itemsPerPage=50`, READ), t.upstream, 2);
+  const bad = [
+    ["pageIndex=-1", "pageIndex", /from 0 to 2147483647/],
+    ["pageIndex=1.5", "pageIndex", /integer/],
+    ["pageIndex=01", "pageIndex", /integer/],
+    ["itemsPerPage=0", "itemsPerPage", /from 1 to 2147483647/],
+    ["itemsPerPage=ten", "itemsPerPage", /integer/],
+    ["itemsPerPage=2147483648", "itemsPerPage", /integer/],
+  ] as const;
+  for (const [query, path, text] of bad) {
+    assertRejected(
+      await t.call(`${base}&${query}`, READ),
+      { status: 400, code: "FORMAT_ERROR", path, text },
+      t.upstream,
+      2,
+    );
+  }
 });

@@ -1,14 +1,13 @@
 import assert from "node:assert/strict";
+import { tokenIssuer } from "../support/tpp_tokens.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { closedPort, startUpstream } from "../support/upstream.ts";
 import { startRedisServer, storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
 import { MemoryStore } from "../../src/store/memory.ts";
 import { rateLimit } from "../../middleware/rate_limit.ts";
 import { operation } from "../../src/core/catalogue.ts";
-import { defaultServices } from "../../src/core/services.ts";
 import { createMetrics } from "../../src/lib/metrics.ts";
-import { memoryLogger } from "../../src/lib/log.ts";
-import { TEST_SECTIONS } from "../support/sections.ts";
+import { buildContext } from "../support/sections.ts";
 
 function policy(limits: string, store = "", extra = "") {
   return `
@@ -103,7 +102,7 @@ Deno.test("rateLimit() counts by the configured key and skips requests without i
   await using upstream = startUpstream();
   await using gateway = await startGateway({
     policy: policy(
-      "      per_client: { key: [client_ip, operation], limit: 1, window: 1h }\n      per_psu: { key: [psu_id], limit: 1, window: 1h }",
+      "      per_client: { key: [client_ip, operation], limit: 1, window: 1h }",
       "",
       "    client_ip_header: X-Real-IP",
     ),
@@ -118,6 +117,9 @@ Deno.test("rateLimit() counts by the configured key and skips requests without i
       200,
     ],
   );
+  // Without X-Real-IP the client is the connection's peer (127.0.0.1, a terminator by default):
+  // it has a counter of its own, and its second read is over the limit.
+  assert.deepEqual(await statuses([() => read(gateway), () => read(gateway)]), [200, 429]);
   // Another operation has its own counter (operation is part of the key).
   const balances = await gateway.fetch("/v1/accounts/a1/balances", {
     headers: { "x-request-id": crypto.randomUUID(), "consent-id": "c-1", "x-real-ip": "10.0.0.1" },
@@ -167,7 +169,7 @@ Deno.test("rateLimit() counts by the connection's address without client_ip_head
   assert.deepEqual(await statuses([() => read(gateway), () => read(gateway)]), [200, 429]);
 });
 
-Deno.test("rateLimit() skips a limit of several parts when one is missing, and keeps the parts apart", async () => {
+Deno.test("rateLimit() counts a missing PSU-ID as the caller's unknown PSU, and keeps the parts of a key apart", async () => {
   await using upstream = startUpstream();
   await using gateway = await startGateway({
     policy: policy("      per_psu_consent: { key: [psu_id, consent], limit: 1, window: 1h }"),
@@ -175,8 +177,8 @@ Deno.test("rateLimit() skips a limit of several parts when one is missing, and k
   });
   assert.deepEqual(
     await statuses([() => read(gateway), () => read(gateway)]),
-    [200, 200],
-    "no PSU-ID: not counted (and no error without any limit that applies)",
+    [200, 429],
+    "no PSU-ID: one unknown PSU of this caller, never uncounted (issue 18 item 8)",
   );
   const as = (psu: string, consent: string) => () =>
     read(gateway, { "psu-id": psu, "consent-id": consent });
@@ -210,11 +212,10 @@ Deno.test("rateLimit() counts its decisions in xs2a_rate_limit_decisions_total b
 
 Deno.test("rateLimit() builds nothing without limits", () => {
   const build = (limits: Record<string, unknown>) =>
-    rateLimit.create(rateLimit.options.parse({ limits }), {
-      operation: operation("getAccountList"),
-      services: defaultServices({ log: memoryLogger() }),
-      sections: TEST_SECTIONS,
-    });
+    rateLimit.create(
+      rateLimit.options.parse({ limits }),
+      buildContext(operation("getAccountList")),
+    );
   assert.equal(build({}), undefined);
   assert.notEqual(build({ per_tpp: { limit: 1, window: "1h" } }), undefined);
 });
@@ -243,14 +244,19 @@ Deno.test("rateLimit() refuses limit and tier names that are not snake_case", as
 
 Deno.test("rateLimit() in report mode still lets the request's other parts through: its X-Request-ID is kept for replay", async () => {
   await using upstream = startUpstream(() => Response.json({ paymentId: "p-1" }, { status: 201 }));
+  // Replay is for an identified TPP (a caller without one gets 400 for a reused id).
+  const issuer = await tokenIssuer();
+  const tpp = await issuer.headers("PSDGE-NBG-123456");
   await using gateway = await startGateway({
-    policy: policy("      per_tpp: { key: [tpp], limit: 1, window: 1h }", "", "    mode: report"),
+    policy: policy("      per_tpp: { key: [tpp], limit: 1, window: 1h }", "", "    mode: report") +
+      `  bearer_token: ${JSON.stringify(issuer.options)}\n`,
     upstream: upstream.url,
   });
   const pay = (id: string) =>
     gateway.fetch("/v1/payments/domestic", {
       method: "POST",
       headers: {
+        ...tpp,
         "x-request-id": id,
         "content-type": "application/json",
         "psu-ip-address": "192.168.8.78",
@@ -580,10 +586,14 @@ function findings(gateway: TestGateway) {
 }
 
 Deno.test("rateLimit() headers replace the upstream's own and reach the errors of later checks", async () => {
-  // A core that sends headers of the same names: the client must see the gateway's, once.
-  await using upstream = startUpstream(() =>
+  // A core that sends headers of the same names: the client must see the gateway's, once. (The
+  // core echoes the request's X-Request-ID in its own spelling: another id would be refused.)
+  await using upstream = startUpstream((request) =>
     Response.json({}, {
-      headers: { "ratelimit-limit": "999", "x-request-id": "core-own-id" },
+      headers: {
+        "ratelimit-limit": "999",
+        "x-request-id": request.headers.get("x-request-id")!.toUpperCase(),
+      },
     })
   );
   await using gateway = await startGateway({

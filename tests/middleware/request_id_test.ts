@@ -1,11 +1,9 @@
 import assert from "node:assert/strict";
 import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
 import { REQUEST_ID } from "../support/requests.ts";
-import { TEST_SECTIONS } from "../support/sections.ts";
+import { buildContext } from "../support/sections.ts";
 import { requestId } from "../../middleware/request_id.ts";
 import { operation } from "../../src/core/catalogue.ts";
-import { defaultServices } from "../../src/core/services.ts";
-import { memoryLogger } from "../../src/lib/log.ts";
 
 const READ = { "consent-id": "consent-1" };
 
@@ -77,11 +75,10 @@ Deno.test("requestId() in report mode forwards and logs the finding", async () =
 
 Deno.test("requestId() builds nothing for an operation that neither takes nor requires X-Request-ID", () => {
   const build = (headers: string[], required: string[]) =>
-    requestId.create(requestId.options.parse({}), {
-      operation: { ...operation("getAccountList"), headers, required },
-      services: defaultServices({ log: memoryLogger() }),
-      sections: TEST_SECTIONS,
-    });
+    requestId.create(
+      requestId.options.parse({}),
+      buildContext({ ...operation("getAccountList"), headers, required }),
+    );
   assert.equal(build([], []), undefined);
   assert.notEqual(build(["x-request-id"], []), undefined);
   assert.notEqual(build([], ["x-request-id"]), undefined);

@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
+import "reflect-metadata";
+import { ExtendedKeyUsage, ExtendedKeyUsageExtension } from "@peculiar/x509";
 import { startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
-import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
+import { createCa, issue, type Issued, nginxHeader, yamlString } from "../support/pki.ts";
+import { freePort, opensslCa, serveBytes } from "../support/openssl_ca.ts";
+import { createMetrics } from "../../src/lib/metrics.ts";
+import { parseCertificate } from "../../src/pki/certificate.ts";
+import { ocspRequest } from "../../src/pki/ocsp.ts";
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
 
 const DAY = 86_400_000;
@@ -153,7 +159,7 @@ Deno.test("tppCertificate() allows the policy's clock skew on validity dates", a
   assert.equal(ok.response.status, 200);
   await rejected({ "x-ssl-client-cert": nginxHeader(justExpired) }, {
     code: "CERTIFICATE_EXPIRED",
-  }, { policy: policy("", "  clock_skew_seconds: 0") });
+  }, { policy: policy("", "  clock_skew: 0s") });
 });
 
 Deno.test("tppCertificate() rejects certificates blocked by fingerprint or by serial and issuer", async () => {
@@ -207,5 +213,223 @@ Deno.test("trust section: a missing anchor file is a policy error naming the pat
   await assert.rejects(
     () => startGateway({ policy: broken, upstream: "http://127.0.0.1:9" }),
     /trust\.anchors\.0: cannot read file "\/nonexistent\/qtsp-ca\.pem"/,
+  );
+});
+
+Deno.test("tppCertificate() refuses a policy whose terminators are no addresses", async () => {
+  await assert.rejects(
+    () => startGateway({ policy: policy("", "  terminators: [10.0.0.0/8, nginx.internal]") }),
+    /trust\.terminators\.1: an IP address or CIDR/,
+  );
+});
+
+// Revocation, against a CA, a CRL and OCSP responders made by openssl (tests/support/openssl_ca.ts).
+
+const HOUR = 3_600_000;
+const openCa = await opensslCa();
+const goodTpp = await issue(openCa.ca);
+const revokedTpp = await issue(openCa.ca);
+const unknownTpp = await issue(openCa.ca);
+await openCa.valid(goodTpp);
+await openCa.revoke(revokedTpp);
+
+function revocationPolicy(mode: string, revocation: string, extra = "") {
+  return `
+upstream:
+  url: \${UPSTREAM_URL}
+trust:
+  anchors: [${yamlString(openCa.ca.pem)}]
+  revocation: { ${revocation} }
+defaults:
+  tpp_certificate: { form: nginx, required: true, revocation: ${mode}${extra} }
+`;
+}
+
+async function revocationCall(
+  cert: Issued,
+  policy: string,
+  options: { now?: () => number; headers?: Record<string, string> } = {},
+) {
+  await using upstream = startUpstream();
+  const metrics = createMetrics();
+  await using gateway = await startGateway({
+    policy,
+    upstream: upstream.url,
+    services: { metrics, ...(options.now ? { now: options.now } : {}) },
+  });
+  const response = await gateway.fetch(PAYMENT.path, {
+    ...PAYMENT.init,
+    headers: {
+      ...PAYMENT.init.headers,
+      "x-request-id": crypto.randomUUID(),
+      "x-ssl-client-cert": nginxHeader(cert),
+      ...options.headers,
+    },
+  });
+  const body = await response.json();
+  return { response, body, upstream: upstream.received, metrics, log: gateway.log.lines };
+}
+
+Deno.test("tppCertificate() revocation: a good certificate passes, a revoked one is 401 CERTIFICATE_REVOKED (OCSP)", async () => {
+  await using responder = await openCa.responder();
+  const policy = revocationPolicy("hard", `ocsp_responder: "${responder.url}"`);
+  const ok = await revocationCall(goodTpp, policy);
+  assert.equal(ok.response.status, 200, JSON.stringify(ok.body));
+  const no = await revocationCall(revokedTpp, policy);
+  assert.equal(no.response.status, 401);
+  assert.equal(no.body.tppMessages[0].code, "CERTIFICATE_REVOKED");
+  assert.match(
+    no.body.tppMessages[0].text,
+    /TPP certificate \(serial [0-9a-f]+\) is revoked since .* \(OCSP\)/,
+  );
+  assert.equal(no.upstream.length, 0);
+});
+
+Deno.test("tppCertificate() revocation: a certificate unknown to the responder is 401 CERTIFICATE_INVALID, soft or hard", async () => {
+  await using responder = await openCa.responder();
+  for (const mode of ["soft", "hard"]) {
+    const no = await revocationCall(
+      unknownTpp,
+      revocationPolicy(mode, `ocsp_responder: "${responder.url}"`),
+    );
+    assert.equal(no.response.status, 401);
+    assert.equal(no.body.tppMessages[0].code, "CERTIFICATE_INVALID");
+    assert.match(no.body.tppMessages[0].text, /unknown to its issuer's OCSP responder/);
+    assert.equal(no.upstream.length, 0);
+  }
+});
+
+Deno.test("tppCertificate() revocation: a responder that is down passes under soft (counted) and is 503 under hard", async () => {
+  const down = `ocsp_responder: "http://127.0.0.1:${freePort()}", methods: [ocsp]`;
+  const soft = await revocationCall(goodTpp, revocationPolicy("soft", down));
+  assert.equal(soft.response.status, 200);
+  assert.equal(soft.upstream.length, 1);
+  assert.equal(soft.metrics.revocationSoftPasses.value({ check: "tpp_certificate" }), 1);
+  assert.ok(soft.log.some((l) => l.msg === "revocation source unavailable"));
+  const hard = await revocationCall(goodTpp, revocationPolicy("hard", down));
+  assert.equal(hard.response.status, 503);
+  assert.equal(hard.body.tppMessages[0].code, "UPSTREAM_UNAVAILABLE");
+  assert.match(hard.body.tppMessages[0].text, /revocation status of the TPP certificate/);
+  assert.ok(Number(hard.response.headers.get("retry-after")) >= 1);
+  assert.equal(hard.upstream.length, 0);
+});
+
+Deno.test("tppCertificate() revocation: an expired response and one signed by a stranger are not believed", async () => {
+  await using shortLived = await openCa.responder({ minutes: 1 });
+  const later = () => Date.now() + HOUR;
+  const expired = await revocationCall(
+    revokedTpp,
+    revocationPolicy("hard", `ocsp_responder: "${shortLived.url}", methods: [ocsp]`),
+    { now: later },
+  );
+  assert.equal(expired.response.status, 503, "an expired response was believed");
+  assert.ok(expired.log.some((l) => /expired at its nextUpdate/.test(String(l.error))));
+
+  await using stranger = await openCa.responder({ signer: "stranger" });
+  const forged = await revocationCall(
+    revokedTpp,
+    revocationPolicy("hard", `ocsp_responder: "${stranger.url}", methods: [ocsp]`),
+  );
+  assert.equal(forged.response.status, 503, "a stranger's response was believed");
+  assert.equal(forged.upstream.length, 0);
+  assert.ok(forged.log.some((l) => /did not authorise/.test(String(l.error))));
+});
+
+Deno.test("tppCertificate() revocation: a CRL made by openssl ca -gencrl and served over HTTP", async () => {
+  const crl = await openCa.crl();
+  await using server = serveBytes(() => crl);
+  const policy = revocationPolicy("hard", `crls: ["${server.url}"], methods: [crl]`);
+  assert.equal((await revocationCall(goodTpp, policy)).response.status, 200);
+  const no = await revocationCall(revokedTpp, policy);
+  assert.equal(no.response.status, 401);
+  assert.equal(no.body.tppMessages[0].code, "CERTIFICATE_REVOKED");
+  assert.match(no.body.tppMessages[0].text, /\(CRL\)/);
+});
+
+Deno.test("tppCertificate() revocation: an OCSP response stapled by the terminator is used and not forwarded", async () => {
+  const stapled = async (cert: Issued) => {
+    await using responder = await openCa.responder();
+    const info = await parseCertificate(cert.pem);
+    const request = await ocspRequest(info.cert, openCa.ca.cert);
+    const answer = await fetch(responder.url, { method: "POST", body: request as BodyInit });
+    return btoa(String.fromCharCode(...new Uint8Array(await answer.arrayBuffer())));
+  };
+  // The responder is down: only the staple can answer.
+  const policy = revocationPolicy(
+    "hard",
+    `ocsp_responder: "http://127.0.0.1:${freePort()}", methods: [ocsp]`,
+    ", ocsp_header: X-SSL-Client-OCSP",
+  );
+  const ok = await revocationCall(goodTpp, policy, {
+    headers: { "x-ssl-client-ocsp": await stapled(goodTpp) },
+  });
+  assert.equal(ok.response.status, 200, JSON.stringify(ok.body));
+  assert.equal(ok.upstream[0].headers.get("x-ssl-client-ocsp"), null);
+  const no = await revocationCall(revokedTpp, policy, {
+    headers: { "x-ssl-client-ocsp": await stapled(revokedTpp) },
+  });
+  assert.equal(no.body.tppMessages[0].code, "CERTIFICATE_REVOKED");
+  // A staple about another certificate is ignored: the responder (down) decides.
+  const other = await revocationCall(revokedTpp, policy, {
+    headers: { "x-ssl-client-ocsp": await stapled(goodTpp) },
+  });
+  assert.equal(other.response.status, 503);
+});
+
+// Certificate types (QC type statement) and extended key usage.
+
+const qwac = await issue(ca, { qcTypes: ["QWAC"] });
+const qsealc = await issue(ca, { qcTypes: ["QSealC"] });
+const clientAuth = await issue(ca, {
+  qcTypes: ["QWAC"],
+  extensions: [new ExtendedKeyUsageExtension([ExtendedKeyUsage.clientAuth])],
+});
+const serverAuthOnly = await issue(ca, {
+  qcTypes: ["QWAC"],
+  extensions: [new ExtendedKeyUsageExtension([ExtendedKeyUsage.serverAuth])],
+});
+
+Deno.test("tppCertificate() accepts a QWAC and refuses a QSealC as transport certificate by default", async () => {
+  assert.equal((await call({ "x-ssl-client-cert": nginxHeader(qwac) })).response.status, 200);
+  await rejected({ "x-ssl-client-cert": nginxHeader(qsealc) }, {
+    code: "CERTIFICATE_INVALID",
+    text: /TPP certificate is a QSealC \(id-etsi-qct-eseal\); this operation accepts QWAC/,
+  });
+});
+
+Deno.test("tppCertificate() takes the accepted types from the policy, and can require a declared type", async () => {
+  const both = policy("groups:\n  pis:\n    tpp_certificate: { types: [QWAC, QSealC] }");
+  assert.equal(
+    (await call({ "x-ssl-client-cert": nginxHeader(qsealc) }, { policy: both })).response.status,
+    200,
+  );
+  // The test certificates of the other tests declare no type: they pass unless it is required.
+  const strict = policy("groups:\n  pis:\n    tpp_certificate: { require_type: true }");
+  await rejected({ "x-ssl-client-cert": nginxHeader(tpp) }, {
+    code: "CERTIFICATE_INVALID",
+    text: /declares no QC type .* accepts QWAC/,
+  }, { policy: strict });
+  assert.equal(
+    (await call({ "x-ssl-client-cert": nginxHeader(qwac) }, { policy: strict })).response.status,
+    200,
+  );
+});
+
+Deno.test("tppCertificate() requires the extended key usage clientAuth when the policy asks", async () => {
+  const strict = policy("groups:\n  pis:\n    tpp_certificate: { require_key_usage: true }");
+  assert.equal(
+    (await call({ "x-ssl-client-cert": nginxHeader(clientAuth) }, { policy: strict })).response
+      .status,
+    200,
+  );
+  for (const cert of [serverAuthOnly, qwac]) {
+    await rejected({ "x-ssl-client-cert": nginxHeader(cert) }, {
+      code: "CERTIFICATE_INVALID",
+      text: /extended key usage must include clientAuth/,
+    }, { policy: strict });
+  }
+  assert.equal(
+    (await call({ "x-ssl-client-cert": nginxHeader(serverAuthOnly) })).response.status,
+    200,
   );
 });

@@ -1,12 +1,15 @@
 import assert from "node:assert/strict";
 import {
   adjustValidUntil,
+  changeStatus,
   effectiveStatus,
   expireEarlierRecurring,
+  lastActionDate,
 } from "../../src/sandbox/consent_rules.ts";
 import { type Consent, createState } from "../../src/sandbox/state.ts";
 
 const NOW = new Date("2025-07-01T23:30:00Z");
+const SETTINGS = { scaOrigin: () => "http://localhost:1", decoupledDelayMs: 0 };
 
 function consent(overrides: Partial<Consent>): Consent {
   return {
@@ -17,6 +20,8 @@ function consent(overrides: Partial<Consent>): Consent {
     frequencyPerDay: 4,
     combinedServiceIndicator: false,
     status: "valid",
+    lastActionDate: "2025-06-01",
+    tpp: { approach: "REDIRECT" },
     authorisations: new Map(),
     ...overrides,
   };
@@ -43,7 +48,7 @@ Deno.test("effectiveStatus() reads expired only after the last valid day", () =>
 });
 
 Deno.test("expireEarlierRecurring() expires earlier recurring consents of the same PSU only", () => {
-  const state = createState(() => NOW);
+  const state = createState(() => NOW, SETTINGS);
   const earlier = consent({ psuId: "p" });
   const otherPsu = consent({ psuId: "q" });
   const oneOff = consent({ psuId: "p", recurringIndicator: false });
@@ -52,6 +57,7 @@ Deno.test("expireEarlierRecurring() expires earlier recurring consents of the sa
   for (const c of [earlier, otherPsu, oneOff, current, later]) state.consents.set(c.id, c);
   expireEarlierRecurring(state, current);
   assert.equal(earlier.status, "expired");
+  assert.equal(earlier.lastActionDate, "2025-07-01", "expiry is an action on the consent");
   assert.equal(otherPsu.status, "valid");
   assert.equal(oneOff.status, "valid");
   assert.equal(current.status, "valid");
@@ -59,7 +65,7 @@ Deno.test("expireEarlierRecurring() expires earlier recurring consents of the sa
 });
 
 Deno.test("expireEarlierRecurring() does nothing for a one-off consent or one without PSU", () => {
-  const state = createState(() => NOW);
+  const state = createState(() => NOW, SETTINGS);
   const earlier = consent({ psuId: "p" });
   const oneOff = consent({ psuId: "p", recurringIndicator: false });
   const anonymous = consent({});
@@ -67,4 +73,20 @@ Deno.test("expireEarlierRecurring() does nothing for a one-off consent or one wi
   expireEarlierRecurring(state, oneOff);
   expireEarlierRecurring(state, anonymous);
   assert.equal(earlier.status, "valid");
+});
+
+Deno.test("lastActionDate() is the day of the last status change, or the day after validUntil once expired by date", () => {
+  const open = consent({ validUntil: "2025-12-01", lastActionDate: "2025-06-01" });
+  assert.equal(lastActionDate(open, NOW), "2025-06-01");
+  changeStatus(open, { status: "terminatedByTpp", now: NOW });
+  assert.equal(open.status, "terminatedByTpp");
+  assert.equal(lastActionDate(open, NOW), "2025-07-01");
+  const lapsed = consent({ validUntil: "2025-06-20", lastActionDate: "2025-06-01" });
+  assert.equal(lastActionDate(lapsed, NOW), "2025-06-21");
+  const stored = consent({
+    status: "expired",
+    validUntil: "2025-06-20",
+    lastActionDate: "2025-06-25",
+  });
+  assert.equal(lastActionDate(stored, NOW), "2025-06-25");
 });

@@ -30,6 +30,8 @@ Deno.test("POST consent is received, links the implicit authorisation, and becom
   assert.equal(created.headers.get("Server"), "legacy-core/7.2");
   const { consentId, _links } = created.body;
   const href = `/psd2/v1/consents/${consentId}`;
+  assert.equal(created.headers.get("Location"), href);
+  assert.equal(created.headers.get("ASPSP-SCA-Approach"), "REDIRECT");
   assert.equal(created.body.consentStatus, "received");
   assert.equal(_links.self.href, href);
   assert.equal(_links.status.href, `${href}/status`);
@@ -53,6 +55,7 @@ Deno.test("POST consent is received, links the implicit authorisation, and becom
     recurringIndicator: true,
     validUntil: "2025-12-01",
     frequencyPerDay: 4,
+    lastActionDate: "2025-07-01",
     consentStatus: "valid",
     _links: { account: { href: "/psd2/v1/accounts" } },
   });

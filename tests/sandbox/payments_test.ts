@@ -221,3 +221,42 @@ Deno.test("POST payment with malformed JSON answers 400 FORMAT_ERROR", async () 
     );
   }
 });
+
+Deno.test("POST payment answers Location and ASPSP-SCA-Approach by the TPP's preferences", async () => {
+  const app = createSandbox();
+  const cases: [Record<string, string>, string][] = [
+    [{}, "REDIRECT"],
+    [{ "TPP-Redirect-Preferred": "true" }, "REDIRECT"],
+    [{ "TPP-Redirect-Preferred": "false" }, "EMBEDDED"],
+    [{ "TPP-Decoupled-Preferred": "true" }, "DECOUPLED"],
+    [{ "TPP-Decoupled-Preferred": "true", "TPP-Redirect-Preferred": "false" }, "DECOUPLED"],
+    [{ "TPP-Decoupled-Preferred": "true", "TPP-Redirect-Preferred": "true" }, "REDIRECT"],
+  ];
+  for (const [headers, approach] of cases) {
+    const res = await sendJson(app, "/psd2/v1/payments/domestic", {
+      method: "POST",
+      headers: { ...IP, ...headers },
+      body: PAYMENT,
+    });
+    assert.equal(res.status, 201);
+    assert.equal(res.headers.get("Location"), res.body._links.self.href);
+    assert.equal(res.headers.get("ASPSP-SCA-Approach"), approach, JSON.stringify(headers));
+  }
+});
+
+Deno.test("POST payment of PSU-MULTI needs two authorisations; PSU-NO-FUNDS is RJCT with the reason once authorised", async () => {
+  const app = createSandbox();
+  const multi = await initiate(app, { headers: { "PSU-ID": "psu-multi" } });
+  assert.deepEqual(Object.keys(multi._links).sort(), ["self", "startAuthorisation", "status"]);
+  const poor = await initiate(app, { headers: { "PSU-ID": "PSU-NO-FUNDS" } });
+  await send(app, poor._links.scaStatus.href, { method: "PUT", body: FINALISE });
+  const status = await sendJson(app, poor._links.status.href);
+  assert.equal(status.body.transactionStatus, "RJCT");
+  assert.equal(status.body.fundsAvailable, false);
+  assert.deepEqual(status.body.tppMessages.map((m: { code: string }) => m.code), [
+    "FUNDS_NOT_AVAILABLE",
+  ]);
+  const read = await sendJson(app, poor._links.self.href);
+  assert.equal(read.body.creditorName, "Magti LLC");
+  assert.equal(read.body.tppMessages[0].code, "FUNDS_NOT_AVAILABLE");
+});

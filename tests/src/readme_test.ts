@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { operationsTable } from "../../src/cli/operations_table.ts";
+import { CHECKS, PIPELINE } from "../../middleware/mod.ts";
 
 /** Table rows as trimmed cells (deno fmt pads cells and dashes). */
 function cells(markdown: string | undefined): string[] {
@@ -8,15 +9,45 @@ function cells(markdown: string | undefined): string[] {
   );
 }
 
-Deno.test("README starts with the two commands and carries the current operations table", async () => {
+Deno.test("README starts with the two commands; docs/operations.md carries the current operations table", async () => {
   const readme = await Deno.readTextFile("README.md");
+  const operations = await Deno.readTextFile("docs/operations.md");
   const start = readme.indexOf("deno task start");
   const test = readme.indexOf("deno task test");
   assert.ok(start > 0 && start < 800 && test > 0 && test < 800, "the two commands come first");
-  const table = readme.split("<!-- operations:start -->")[1]?.split("<!-- operations:end -->")[0];
+  const table = operations.split("<!-- operations:start -->")[1]?.split(
+    "<!-- operations:end -->",
+  )[0];
   assert.deepEqual(
     cells(table),
     cells(operationsTable()),
-    "README operations table is stale: deno task docs:operations",
+    "docs/operations.md table is stale: deno task docs:operations",
   );
+});
+
+Deno.test("README's table of checks lists every check of middleware/mod.ts in the order they run, then the terminal proxy", async () => {
+  const readme = await Deno.readTextFile("README.md");
+  const section = readme.split("## The checks")[1].split("\n## ")[0];
+  const listed = [...section.matchAll(/^\| `([a-z_]+)`/gm)].map((match) => match[1]);
+  assert.deepEqual(listed, [...CHECKS.map((check) => check.key), PIPELINE.terminal.key]);
+});
+
+Deno.test("ARCHITECTURE.md lists every folder of src/ and only folders that exist", async () => {
+  const page = await Deno.readTextFile("ARCHITECTURE.md");
+  const table = page.split("## Folders and what each may import")[1].split("\n## ")[0];
+  const listed = new Set([...table.matchAll(/`(src\/[a-z_]+)\/`/g)].map((match) => match[1]));
+  const present = new Set<string>();
+  for (const entry of Deno.readDirSync("src")) {
+    if (entry.isDirectory) present.add(`src/${entry.name}`);
+  }
+  assert.deepEqual([...listed].sort(), [...present].sort());
+});
+
+Deno.test("ARCHITECTURE.md's example check is middleware/psu_device_id.ts as it is", async () => {
+  const page = await Deno.readTextFile("ARCHITECTURE.md");
+  const example = page.split("```ts\n")[1].split("```")[0];
+  const source = await Deno.readTextFile("middleware/psu_device_id.ts");
+  const code = source.slice(source.indexOf("import "))
+    .replaceAll('"../src/', '"./src/').replaceAll('"./_headers.ts"', '"./middleware/_headers.ts"');
+  assert.equal(example, code);
 });

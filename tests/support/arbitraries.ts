@@ -515,11 +515,14 @@ const periodicPayment = fc.tuple(
       fc.integer({ min: 1, max: 9 }).map((d) => `0${d}`),
     ),
   }, { requiredKeys: ["frequency"] }),
-).map(([payment, start, length, schedule]) => ({
+  // monthsOfExecution is there if and only if the frequency is MonthlyVariable (1 to 11 months).
+  fc.uniqueArray(fc.integer({ min: 1, max: 12 }).map(String), { minLength: 1, maxLength: 11 }),
+).map(([payment, start, length, schedule, months]) => ({
   ...payment,
   startDate: dayFromToday(start),
   ...(length === undefined ? {} : { endDate: dayFromToday(start + length) }),
   ...schedule,
+  ...(schedule.frequency === "MonthlyVariable" ? { monthsOfExecution: months } : {}),
 }));
 
 const ALL_ACCOUNTS = fc.constantFrom("allAccounts", "allAccountsWithOwnerName");

@@ -2,9 +2,11 @@
  * A misbehaving upstream for fault-injection tests: a raw TCP server on 127.0.0.1 that speaks just
  * enough HTTP/1.1 to read the gateway's requests and then answers each one as the test tells it:
  * normally, with a 5xx or a malformed body, never (stall), half (then closes the connection),
- * slowly (trickle), with a body larger than the gateway accepts, or not at all because nothing
- * listens (refuse). It records every connection (and whether the gateway closed it) and every
- * request, so that tests can assert that writes reached it once and that no socket was leaked.
+ * slowly (trickle), with a body larger than the gateway accepts, with raw bytes of the test's
+ * (malformed heads, framing split across writes, answers nobody asked for), or not at all because
+ * nothing listens (refuse). It records every connection (and whether the gateway closed it) and
+ * every request with its bytes, so that tests can assert what reached it, that writes reached it
+ * once and that no socket was leaked.
  */
 
 /** How the upstream answers one request. */
@@ -24,7 +26,19 @@ export type Fault =
   /** Send the answer `chunkBytes` at a time, one chunk every `intervalMs`. */
   | { kind: "trickle"; status?: number; body: string; chunkBytes: number; intervalMs: number }
   /** A body of `bytes` bytes of JSON-ish filler, streamed. */
-  | { kind: "huge"; status?: number; bytes: number; framing?: "length" | "chunked" };
+  | { kind: "huge"; status?: number; bytes: number; framing?: "length" | "chunked" }
+  /**
+   * Raw bytes, one write per part (a string is a byte string: code units 0-255), each part after
+   * its delay; then the connection is kept for the next request (default) or closed.
+   */
+  | { kind: "raw"; parts: RawPart[]; then?: "keep" | "close" };
+
+/** One write of a raw answer. */
+export interface RawPart {
+  bytes: string | Uint8Array;
+  /** Wait this long before writing it. */
+  delayMs?: number;
+}
 
 /** How an answer's body is delimited. */
 export type Framing = "length" | "chunked" | "close";
@@ -35,6 +49,8 @@ export interface SeenRequest {
   path: string;
   headers: Headers;
   body: string;
+  /** The request's head as received (request line and header lines), as a byte string. */
+  head: string;
   /** Number of the connection it came on (from 1). */
   connection: number;
 }
@@ -125,6 +141,33 @@ function head(status: number, headers: Record<string, string>, framing: Framing,
   if (framing === "chunked") lines.push("transfer-encoding: chunked");
   if (framing === "close") lines.push("connection: close");
   return encoder.encode(lines.join("\r\n") + "\r\n\r\n");
+}
+
+/**
+ * An answer as raw bytes (a byte string): status line, the header lines as given (nothing is
+ * checked or added but Content-Length), the body.
+ */
+export function rawAnswer(
+  status: number,
+  headerLines: string[],
+  body = "",
+  options: { length?: boolean } = {},
+): string {
+  const lines = [`HTTP/1.1 ${status} ${REASONS[status] ?? "Status"}`, ...headerLines];
+  if (options.length ?? true) lines.push(`content-length: ${body.length}`);
+  return lines.join("\r\n") + "\r\n\r\n" + body;
+}
+
+/** A byte string's bytes (code units 0-255). */
+export function byteString(text: string): Uint8Array {
+  return Uint8Array.from(text, (c) => c.charCodeAt(0));
+}
+
+/** Bytes as a byte string. */
+function latin1(bytes: Uint8Array): string {
+  let out = "";
+  for (const byte of bytes) out += String.fromCharCode(byte);
+  return out;
 }
 
 function chunk(bytes: Uint8Array): Uint8Array {
@@ -236,6 +279,13 @@ export function startFaultyUpstream(
         if (framing === "chunked") await write(conn, encoder.encode("0\r\n\r\n"));
         return "keep";
       }
+      case "raw":
+        for (const part of fault.parts) {
+          if (part.delayMs) await sleep(part.delayMs);
+          if (closing) return "close";
+          await write(conn, typeof part.bytes === "string" ? byteString(part.bytes) : part.bytes);
+        }
+        return fault.then ?? "keep";
     }
   }
 
@@ -257,6 +307,7 @@ export function startFaultyUpstream(
       for (;;) {
         let end: number;
         while ((end = indexOf(buffer, HEAD_END)) < 0) if (!await more()) return "peer";
+        const raw = latin1(buffer.subarray(0, end));
         const [requestLine, ...lines] = decoder.decode(buffer.subarray(0, end)).split("\r\n");
         const headers = new Headers();
         for (const line of lines) {
@@ -269,7 +320,7 @@ export function startFaultyUpstream(
         const body = decoder.decode(buffer.subarray(end + 4, end + 4 + length));
         buffer = buffer.slice(end + 4 + length);
         const [method, path] = requestLine.split(" ");
-        const request = { method, path, headers, body, connection: seen.id };
+        const request = { method, path, headers, body, head: raw, connection: seen.id };
         requests.push(request);
         seen.requests++;
         const chosen = typeof upstream.fault === "function"

@@ -2,7 +2,7 @@
  * Starts the real gateway on 127.0.0.1 for tests: a policy (the default file, or YAML of the
  * test's), in front of a given upstream or of a fresh sandbox bank served over HTTP.
  */
-import { CHECKS } from "../../middleware/mod.ts";
+import { PIPELINE } from "../../middleware/mod.ts";
 import { parsePolicy } from "../../src/policy/load.ts";
 import { createApp } from "../../src/http/app.ts";
 import { defaultServices, type Services } from "../../src/core/services.ts";
@@ -48,7 +48,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
   const upstream = options.upstream ?? sandbox!.url;
   const env = { UPSTREAM_URL: upstream, ...options.env };
   const policy = parsePolicy("test-policy.yaml", options.policy ?? DEFAULT_POLICY, {
-    checks: CHECKS,
+    ...PIPELINE,
     env: (name) => env[name as keyof typeof env] ?? Deno.env.get(name),
   });
   const log = memoryLogger();

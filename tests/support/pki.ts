@@ -4,7 +4,9 @@
  */
 import "reflect-metadata";
 import {
+  AuthorityInfoAccessExtension,
   BasicConstraintsExtension,
+  CRLDistributionPointsExtension,
   Extension,
   KeyUsageFlags,
   KeyUsagesExtension,
@@ -12,7 +14,11 @@ import {
   X509Certificate,
   X509CertificateGenerator,
 } from "@peculiar/x509";
-import { psd2StatementsValue, QC_STATEMENTS_OID } from "../../src/pki/qc_statement.ts";
+import {
+  psd2StatementsValue,
+  QC_STATEMENTS_OID,
+  type QcTypeName,
+} from "../../src/pki/qc_statement.ts";
 
 /** Key types of test certificates. */
 export type KeyType = "RSA" | "EC";
@@ -80,6 +86,14 @@ export interface TppOptions {
   /** Issue an intermediate CA instead of a TPP certificate. */
   ca?: boolean;
   name?: string;
+  /** OCSP responder URLs for the Authority Information Access extension. */
+  ocsp?: string[];
+  /** CRL distribution point URLs. */
+  crl?: string[];
+  /** Further extensions. */
+  extensions?: Extension[];
+  /** QC types of a QC type statement (none by default). */
+  qcTypes?: QcTypeName[];
 }
 
 /** Issues a certificate signed by `issuer`. */
@@ -100,15 +114,22 @@ export async function issue(issuer: Issued, options: TppOptions = {}): Promise<I
       new Extension(
         QC_STATEMENTS_OID,
         false,
-        psd2StatementsValue(options.roles ?? ["PSP_PI", "PSP_AI"], { name: "NBG", id: "GE-NBG" }),
+        psd2StatementsValue(
+          options.roles ?? ["PSP_PI", "PSP_AI"],
+          { name: "NBG", id: "GE-NBG" },
+          options.qcTypes,
+        ),
       ),
       new SubjectAlternativeNameExtension(
         domains.map((value) => ({ type: "dns" as const, value })),
       ),
     ];
+  if (options.ocsp) extensions.push(new AuthorityInfoAccessExtension({ ocsp: options.ocsp }));
+  if (options.crl) extensions.push(new CRLDistributionPointsExtension(options.crl));
+  extensions.push(...options.extensions ?? []);
   const cert = await X509CertificateGenerator.create({
     subject,
-    issuer: issuer.cert.subject,
+    issuer: issuer.cert.subjectName,
     serialNumber: options.serial ?? crypto.getRandomValues(new Uint8Array(8)).reduce(
       (s, b) => s + b.toString(16).padStart(2, "0"),
       "1",
@@ -121,6 +142,21 @@ export async function issue(issuer: Issued, options: TppOptions = {}): Promise<I
     extensions,
   });
   return issued(cert, keys, keyType);
+}
+
+/** A certificate and its RSA private key given as PEM (PKCS#8), for example made by openssl. */
+export async function importIssued(certPem: string, keyPem: string): Promise<Issued> {
+  const cert = new X509Certificate(certPem);
+  const der = Uint8Array.from(
+    atob(keyPem.replace(/-----(BEGIN|END) PRIVATE KEY-----/g, "").replace(/\s+/g, "")),
+    (ch) => ch.charCodeAt(0),
+  );
+  const algorithm = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" };
+  const keys = {
+    privateKey: await crypto.subtle.importKey("pkcs8", der, algorithm, true, ["sign"]),
+    publicKey: await cert.publicKey.export(algorithm, ["verify"]),
+  };
+  return issued(cert, keys, "RSA");
 }
 
 /** A YAML double-quoted scalar of any text (JSON strings are YAML). */

@@ -201,7 +201,7 @@ export async function storeSetup(
   if (kind === "redis") {
     return {
       yaml:
-        `store: { kind: redis, url: "\${TEST_STORE_URL}", prefix: "${prefix}", timeout_ms: ${timeout} }\n`,
+        `store: { kind: redis, url: "\${TEST_STORE_URL}", prefix: "${prefix}", timeout: ${timeout}ms }\n`,
       env: { TEST_STORE_URL: url },
       [Symbol.asyncDispose]: async () => {},
     };
@@ -210,7 +210,7 @@ export async function storeSetup(
   const server = await startUpstashServer(url);
   return {
     yaml:
-      `store: { kind: upstash, url: "\${TEST_STORE_URL}", token: "\${TEST_STORE_TOKEN}", prefix: "${prefix}", timeout_ms: ${timeout} }\n`,
+      `store: { kind: upstash, url: "\${TEST_STORE_URL}", token: "\${TEST_STORE_TOKEN}", prefix: "${prefix}", timeout: ${timeout}ms }\n`,
     env: { TEST_STORE_URL: server.url, TEST_STORE_TOKEN: server.token },
     [Symbol.asyncDispose]: () => server.close(),
   };

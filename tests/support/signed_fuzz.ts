@@ -314,9 +314,11 @@ export class Model {
   #limitKeys(sent: SentRequest): { rule: LimitRule; key: string }[] {
     const tpp = TPP_IDS[sent.caller];
     return limitsOf(tpp).flatMap((rule) => {
-      if (rule.key.includes("psu_id") && sent.psu === undefined) return [];
+      // Without PSU-ID (and no token subject here) the request counts as the caller's one
+      // unknown PSU: leaving the header out never escapes a per-PSU limit.
+      const psu = sent.psu ?? ` unknown PSU of ${tpp}`;
       const parts = rule.key.map((k) =>
-        k === "tpp" ? tpp : k === "psu_id" ? sent.psu! : sent.valid.op.id
+        k === "tpp" ? tpp : k === "psu_id" ? psu : sent.valid.op.id
       );
       return [{ rule, key: `${rule.name}:${parts.join("|")}` }];
     });

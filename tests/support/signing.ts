@@ -31,7 +31,13 @@ function bytesFrom(text: string, binary = false): Uint8Array<ArrayBuffer> {
 }
 
 const encoder = new TextEncoder();
-const CONDITIONAL = ["psu-id", "psu-corporate-id", "tpp-redirect-uri", "tpp-nok-redirect-uri"];
+const CONDITIONAL = [
+  "psu-id",
+  "psu-corporate-id",
+  "tpp-redirect-uri",
+  "tpp-nok-redirect-uri",
+  "consent-id",
+];
 
 function b64url(bytes: Uint8Array | ArrayBuffer): string {
   return btoa(String.fromCharCode(...new Uint8Array(bytes)))
@@ -42,13 +48,26 @@ function b64(bytes: ArrayBuffer): string {
   return btoa(String.fromCharCode(...new Uint8Array(bytes)));
 }
 
-/** The signed lines: `(request-target): post /v1/...` and `name: value`, joined by "\n". */
-function lines(names: string[], input: SignInput, headers: Record<string, string>): string {
-  return names.map((name) =>
-    name === "(request-target)"
+/**
+ * The signed lines: `(request-target): post /v1/...`, `name: value`, and for draft-cavage's other
+ * pseudo-headers (`(created)`) their value in `pseudo`, joined by "\n". Names are written in lower
+ * case (the reference's form) unless `asWritten`; values are looked up case-insensitively.
+ */
+function lines(
+  names: string[],
+  input: SignInput,
+  headers: Record<string, string>,
+  pseudo: Record<string, string> = {},
+  asWritten = false,
+): string {
+  return names.map((written) => {
+    const name = written.toLowerCase();
+    return name === "(request-target)"
       ? `(request-target): ${input.method.toLowerCase()} ${input.target}`
-      : `${name}: ${(headers[name] ?? "").trim()}`
-  ).join("\n");
+      : name in pseudo
+      ? `${name}: ${pseudo[name]}`
+      : `${asWritten ? written : name}: ${(headers[name] ?? "").trim()}`;
+  }).join("\n");
 }
 
 async function withDigest(input: SignInput): Promise<Record<string, string>> {
@@ -87,12 +106,35 @@ async function signBytes(
   throw new Error(`no signer for ${alg}`);
 }
 
+/**
+ * `instant` as an RFC 3339 time at a UTC offset (`+04:00`, `-05:30`, `+00:00`) with `digits`
+ * fractional digits (0: none), as other JOSE libraries write sigT.
+ */
+export function rfc3339(instant: number, offsetMinutes: number, digits = 0): string {
+  const local = new Date(instant + offsetMinutes * 60_000).toISOString().slice(0, 19);
+  const ms = String(((instant % 1000) + 1000) % 1000).padStart(3, "0").padEnd(9, "0");
+  const fraction = digits > 0 ? `.${ms.slice(0, digits)}` : "";
+  const sign = offsetMinutes < 0 ? "-" : "+";
+  const abs = Math.abs(offsetMinutes);
+  const offset = `${sign}${String(Math.floor(abs / 60)).padStart(2, "0")}:${
+    String(abs % 60).padStart(2, "0")
+  }`;
+  return `${local}${fraction}${offset}`;
+}
+
 /** Options of {@link signJws}; defaults make a valid signature. */
 export interface JwsOptions {
   alg?: string;
   /** The sigD pars list (default: request-target, digest, x-request-id and the conditional ones). */
   pars?: string[];
-  /** Signing time (default: now). */
+  /**
+   * The sigD pars list as a TPP library writes it; the lines are signed with lower-case names
+   * unless `linesAsWritten` (names exactly as in pars).
+   */
+  linesAsWritten?: boolean;
+  /** The sigD mId (default http://uri.etsi.org/19182/HttpHeaders). */
+  mId?: string;
+  /** Signing time (default: now, whole seconds, Z). */
   sigT?: string;
   /** How the key is named: x5c (default; with `chain` after the signer), kid or x5t#S256. */
   keyRef?: "x5c" | "kid" | "x5t#S256";
@@ -124,7 +166,7 @@ export async function signJws(
     ...(keyRef === "kid" ? { kid: options.kid ?? "tpp-key-1" } : {}),
     ...(keyRef === "x5t#S256" ? { "x5t#S256": thumbprint } : {}),
     sigT: options.sigT ?? new Date().toISOString().replace(/\.\d{3}Z$/, "Z"),
-    sigD: { mId: "http://uri.etsi.org/19182/HttpHeaders", pars },
+    sigD: { mId: options.mId ?? "http://uri.etsi.org/19182/HttpHeaders", pars },
     b64: false,
     crit: ["sigT", "sigD", "b64"],
   };
@@ -133,7 +175,8 @@ export async function signJws(
     else protectedHeader[name] = value;
   }
   const encodedHeader = b64url(encoder.encode(JSON.stringify(protectedHeader)));
-  const signingInput = bytesFrom(`${encodedHeader}.${lines(pars, input, headers)}`, input.binary);
+  const payload = lines(pars, input, headers, {}, options.linesAsWritten);
+  const signingInput = bytesFrom(`${encodedHeader}.${payload}`, input.binary);
   let signature: ArrayBuffer;
   if (options.hmacKey) {
     const key = await crypto.subtle.importKey(
@@ -154,34 +197,81 @@ export async function signJws(
 
 /** Options of {@link signHttpSignature}. */
 export interface HttpSignatureOptions {
-  /** The `headers` list (default: digest, x-request-id and the conditional ones). */
+  /**
+   * The `headers` list (default: (request-target), date, digest, x-request-id and the conditional
+   * ones).
+   */
   headers?: string[];
-  algorithm?: string;
+  /**
+   * The algorithm parameter (default rsa-sha256; `null` leaves it out). `hs2019` signs with
+   * RSASSA-PSS SHA-512 (64-byte salt), as Python httpsig does; an EC signer signs ES256.
+   */
+  algorithm?: string | null;
   /** Replaces the keyId (default SN=<serial>,CA=<issuer DN>). */
   keyId?: string;
+  /** The `created` parameter, Unix seconds (sent when given or when `(created)` is covered). */
+  created?: number;
+  /** The `expires` parameter, Unix seconds. */
+  expires?: number;
 }
 
-/** Signs a request the Berlin Group 1.3 way; returns headers with Digest, Signature and TPP-Signature-Certificate. */
+/**
+ * A keyId `SN=<serial>,CA=<issuer DN>` in the forms other libraries write: serial in hex (upper
+ * case) or decimal, the DN's RDNs joined by "," with spaces percent-encoded (`%20`, the Berlin
+ * Group guidelines' example) when `percent`.
+ */
+export function keyIdOf(
+  signer: Issued,
+  form: { serial?: "hex" | "decimal"; percent?: boolean } = {},
+): string {
+  const hex = signer.cert.serialNumber;
+  const serial = form.serial === "decimal" ? BigInt(`0x${hex}`).toString() : hex.toUpperCase();
+  const issuer = form.percent
+    ? signer.cert.issuer.split(", ").join(",").replace(/ /g, "%20")
+    : signer.cert.issuer;
+  return `SN=${serial},CA=${issuer}`;
+}
+
+/**
+ * Signs a request the Berlin Group 1.3 way; returns headers with Digest, Date (unless the input
+ * has one), Signature and TPP-Signature-Certificate.
+ */
 export async function signHttpSignature(
   signer: Issued,
   input: SignInput,
   options: HttpSignatureOptions = {},
 ): Promise<Record<string, string>> {
   const headers = await withDigest(input);
+  headers.date ??= new Date().toUTCString();
   const names = options.headers ??
-    ["digest", "x-request-id", ...CONDITIONAL.filter((h) => h in headers)];
+    [
+      "(request-target)",
+      "date",
+      "digest",
+      "x-request-id",
+      ...CONDITIONAL.filter((h) => h in headers),
+    ];
+  const created = options.created ??
+    (names.includes("(created)") ? Math.floor(Date.now() / 1000) : undefined);
+  const pseudo: Record<string, string> = {};
+  if (created !== undefined) pseudo["(created)"] = String(created);
+  if (options.expires !== undefined) pseudo["(expires)"] = String(options.expires);
+  const algorithm = options.algorithm === undefined ? "rsa-sha256" : options.algorithm;
   const signature = await signBytes(
     signer,
-    "RS256",
-    bytesFrom(lines(names, input, headers), input.binary),
+    signer.keyType === "EC" ? "ES256" : algorithm === "hs2019" ? "PS512" : "RS256",
+    bytesFrom(lines(names, input, headers, pseudo), input.binary),
   );
   const keyId = options.keyId ??
     `SN=${signer.cert.serialNumber.toUpperCase()},CA=${signer.cert.issuer}`;
+  const times = (created !== undefined ? `,created=${created}` : "") +
+    (options.expires !== undefined ? `,expires=${options.expires}` : "");
+  const algorithmParam = algorithm === null ? "" : `,algorithm="${algorithm}"`;
   return {
     ...headers,
-    signature: `keyId="${keyId}",algorithm="${options.algorithm ?? "rsa-sha256"}",headers="${
-      names.join(" ")
-    }",signature="${b64(signature)}"`,
+    signature: `keyId="${keyId}"${algorithmParam}${times},headers="${names.join(" ")}",signature="${
+      b64(signature)
+    }"`,
     "tpp-signature-certificate": signer.base64,
   };
 }

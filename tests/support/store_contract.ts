@@ -283,6 +283,37 @@ export function storeContract(
     );
   });
 
+  test("names the day counter a read was counted in, and a refund takes it back (never below 0)", async (s) => {
+    await s.put("consent:c1", "1|2", 60_000);
+    const first = (await s.decide(decision({ frequency: frequency() }))).frequency!;
+    assert.equal(first.counter, frequency().days[1].key, "today's counter");
+    const second = (await s.decide(decision({ frequency: frequency() }))).frequency!;
+    assert.equal(second.used, 2);
+    const over = (await s.decide(decision({ frequency: frequency() }))).frequency!;
+    assert.deepEqual([over.allowed, over.counter], [false, undefined], "not counted: no counter");
+    await s.refund(second.counter!);
+    const again = (await s.decide(decision({ frequency: frequency() }))).frequency!;
+    assert.deepEqual([again.allowed, again.used], [true, 2], "the refunded read is free again");
+    for (let i = 0; i < 4; i++) await s.refund(first.counter!);
+    const psu = (await s.decide(decision({ frequency: frequency({ psuInitiated: true }) })))
+      .frequency!;
+    assert.equal(psu.counter, undefined, "a read not counted names no counter");
+    const afterRefunds = (await s.decide(decision({ frequency: frequency() }))).frequency!;
+    assert.equal(afterRefunds.used, 1, "refunds stop at zero");
+    await s.refund("freq:never-counted");
+    const blocked = await s.decide(
+      decision({ frequency: frequency(), limits: [limit({ limit: 1, burst: 1, key: "rl:x" })] }),
+    );
+    assert.equal(blocked.frequency!.counter, frequency().days[1].key, "allowed: counted");
+    await s.refund(first.counter!);
+    const rejected = await s.decide(
+      decision({ frequency: frequency(), limits: [limit({ limit: 1, burst: 1, key: "rl:x" })] }),
+    );
+    assert.equal(rejected.blocked, true);
+    assert.equal(rejected.frequency!.allowed, true);
+    assert.equal(rejected.frequency!.counter, undefined, "blocked by a limit: not counted");
+  });
+
   test("a deleted or expired consent is unknown again", async (s) => {
     await s.put("consent:c1", "0|1", 60_000);
     await s.delete("consent:c1");
@@ -290,6 +321,17 @@ export function storeContract(
     await s.put("consent:c1", "0|1", 30);
     await new Promise((r) => setTimeout(r, 60));
     assert.equal((await s.decide(decision({ frequency: frequency() }))).frequency!.known, false);
+  });
+
+  test("get() answers a value put, and nothing once it was deleted or expired", async (s) => {
+    assert.equal(await s.get("scope:c1"), undefined);
+    await s.put("scope:c1", '{"t":"tpp-1"}', 60_000);
+    assert.equal(await s.get("scope:c1"), '{"t":"tpp-1"}');
+    await s.delete("scope:c1");
+    assert.equal(await s.get("scope:c1"), undefined);
+    await s.put("scope:c1", "x", 30);
+    await new Promise((r) => setTimeout(r, 60));
+    assert.equal(await s.get("scope:c1"), undefined);
   });
 
   test("50 concurrent decisions on one X-Request-ID claim it exactly once", async (s) => {

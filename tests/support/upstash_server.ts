@@ -5,6 +5,8 @@
  * - `POST /` with a JSON command array, `POST /pipeline` with an array of them, `POST /multi-exec`
  * - `Authorization: Bearer <token>` (401 otherwise)
  * - `Upstash-Encoding: base64`: every string of the result base64, except a top-level "OK"
+ *   (or, with `encoding: "ignore"`, plain strings whatever the client asks, as some independent
+ *   Upstash-compatible servers do)
  * - a failed command is HTTP 400 `{"error": "<redis message>"}`; results are `{"result": ...}`
  */
 import { createClient } from "redis";
@@ -36,11 +38,21 @@ function isCommand(value: unknown): value is (string | number)[] {
     value.every((v) => typeof v === "string" || typeof v === "number");
 }
 
+/** Options of {@link startUpstashServer}. */
+export interface UpstashServerOptions {
+  /** The bearer token clients must send (default `test-upstash-token`). */
+  token?: string;
+  /** honour (default): base64 results when the client asks; ignore: never. */
+  encoding?: "honour" | "ignore";
+}
+
 /** Starts the server in front of the Redis at `redisUrl`. */
 export async function startUpstashServer(
   redisUrl: string,
-  token = "test-upstash-token",
+  options: UpstashServerOptions = {},
 ): Promise<UpstashServer> {
+  const token = options.token ?? "test-upstash-token";
+  const honour = options.encoding !== "ignore";
   // The gateway's own Redis connection: bounded commands, replaced when it stops answering.
   const connection = await redisConnection(redisUrl, { timeoutMs: 500 });
   const send = (command: (string | number)[]) =>
@@ -59,7 +71,7 @@ export async function startUpstashServer(
     if (req.headers.get("authorization") !== `Bearer ${token}`) {
       return Response.json({ error: "Unauthorized" }, { status: 401 });
     }
-    const encoded = req.headers.get("upstash-encoding") === "base64";
+    const encoded = honour && req.headers.get("upstash-encoding") === "base64";
     const path = new URL(req.url).pathname;
     let body: unknown;
     try {

@@ -70,3 +70,35 @@ Deno.test("xmlProblem() rejects other encodings, forbidden characters, bad comme
     /malformed processing instruction/,
   );
 });
+
+Deno.test("xmlProblem() refuses XInclude in any prefix or spelling of its namespace", () => {
+  for (
+    const body of [
+      `<Document xmlns:xi="http://www.w3.org/2001/XInclude"><xi:include href="a"/></Document>`,
+      `<Document><x:include xmlns:x=" http://www.w3.org/2001/XInclude" href="a"/></Document>`,
+      `<Document xmlns:xi='http://www.w3.org/2001/&#x58;Include'/>`,
+      `<Document><include xmlns="http://www.w3.org/2003/XInclude" href="a"/></Document>`,
+      `<Document><xi:include href="a"/></Document>`,
+    ]
+  ) {
+    assert.equal(xmlProblem(body, 64), "The XML body must not use XInclude", body);
+  }
+  assert.equal(
+    xmlProblem(`<Document xmlns:a="urn:x:XInclude"><a:include/></Document>`, 64),
+    undefined,
+  );
+});
+
+Deno.test("xmlProblem() refuses schema locations unless allowed", () => {
+  const xsi = 'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"';
+  const located = `<Document ${xsi} xsi:schemaLocation="urn:x http://a.example/x.xsd"/>`;
+  assert.equal(
+    xmlProblem(located, 64),
+    'The XML body must not carry the schema location attribute "xsi:schemaLocation"',
+  );
+  assert.match(
+    xmlProblem(`<Document><A ${xsi} xsi:noNamespaceSchemaLocation="x.xsd"/></Document>`, 64)!,
+    /"xsi:noNamespaceSchemaLocation"/,
+  );
+  assert.equal(xmlProblem(located, 64, { allowSchemaLocation: true }), undefined);
+});

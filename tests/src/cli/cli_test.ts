@@ -25,7 +25,7 @@ Deno.test("policy:check lists every problem of a bad file and exits 1", async ()
     `upstream:
   url: \${UPSTREAM_URL}
 defaults:
-  proxy: { timeout_ms: "soon" }
+  proxy: { timeout: "soon" }
   body_limt: {}
 operations:
   getBalance: {}
@@ -34,7 +34,7 @@ operations:
   const result = await run("policy:check", file);
   assert.equal(result.code, 1);
   assert.match(result.stderr, new RegExp(`Policy file "${file}" is invalid`));
-  assert.match(result.stderr, /defaults\.proxy\.timeout_ms: /);
+  assert.match(result.stderr, /defaults\.proxy\.timeout: /);
   assert.match(result.stderr, /"body_limt"/);
   assert.match(result.stderr, /operations: unknown operation "getBalance"/);
 });
@@ -47,7 +47,7 @@ Deno.test("policy:explain prints an operation's chain in order with resolved opt
   url: http://core.internal:9000
 groups:
   ais:
-    proxy: { timeout_ms: 5000 }
+    proxy: { timeout: 5s }
 operations:
   getBalances:
     proxy: { retry_reads: false }
@@ -59,7 +59,7 @@ operations:
     result.stdout,
     /route: GET \/v1\/accounts\/\{account-id\}\/balances -> http:\/\/core\.internal:9000\/psd2\/v1\/accounts\/\{account-id\}\/balances/,
   );
-  assert.match(result.stdout, /timeout_ms: 5000/);
+  assert.match(result.stdout, /timeout: 5000/);
   assert.match(result.stdout, /retry_reads: false/);
   assert.doesNotMatch(result.stdout, /initiatePayment/);
   const order = [...result.stdout.matchAll(/- check: (\w+)/g)].map((m) => m[1]);
@@ -72,4 +72,16 @@ Deno.test("policy:explain explains the shipped default policy with its environme
   const result = await run("policy:explain", "config/policy.yaml", "getBalances");
   assert.equal(result.code, 0, result.stderr);
   assert.match(result.stdout, /route: GET \/v1\/accounts\/\{account-id\}\/balances -> /);
+});
+
+Deno.test("policy:explain never prints a secret option's value", async () => {
+  const file = await Deno.makeTempFile({ suffix: ".yaml" });
+  await Deno.writeTextFile(
+    file,
+    `upstream:\n  url: http://127.0.0.1:9\ndefaults:\n  bearer_token:\n    mode: enforce\n    jwks_url: http://127.0.0.1:9/jwks\n    verification: introspection\n    introspection: { url: "http://127.0.0.1:9/introspect", client_id: gw, client_secret: s3cr3t-value }\n`,
+  );
+  const result = await run("policy:explain", file, "getAccountList");
+  assert.equal(result.code, 0, result.stderr);
+  assert.doesNotMatch(result.stdout, /s3cr3t-value/);
+  assert.match(result.stdout, /client_secret: \(secret, set\)/);
 });

@@ -1,4 +1,4 @@
-import { CHECKS } from "../../../middleware/mod.ts";
+import { PIPELINE } from "../../../middleware/mod.ts";
 import assert from "node:assert/strict";
 import { serveGateway } from "../../../src/http/server.ts";
 import { defaultServices } from "../../../src/core/services.ts";
@@ -37,7 +37,7 @@ Deno.test("serveGateway() reloads a good policy and refuses a bad one while serv
   const services = defaultServices({ log });
   const server = await serveGateway({
     file,
-    checks: CHECKS,
+    pipeline: PIPELINE,
     hostname: "127.0.0.1",
     port: 0,
     services,
@@ -69,7 +69,7 @@ Deno.test("serveGateway() reloads when the policy file changes", async () => {
   const services = defaultServices({ log: memoryLogger() });
   const server = await serveGateway({
     file,
-    checks: CHECKS,
+    pipeline: PIPELINE,
     hostname: "127.0.0.1",
     port: 0,
     services,
@@ -96,7 +96,7 @@ Deno.test("serveGateway() lets a request in flight finish on shutdown", async ()
   const file = await policyFile(policy(upstream.url));
   const server = await serveGateway({
     file,
-    checks: CHECKS,
+    pipeline: PIPELINE,
     hostname: "127.0.0.1",
     port: 0,
     services: defaultServices({ log: memoryLogger() }),
@@ -121,7 +121,7 @@ Deno.test("metrics are scraped on their own port and move with traffic", async (
   );
   const server = await serveGateway({
     file,
-    checks: CHECKS,
+    pipeline: PIPELINE,
     hostname: "127.0.0.1",
     port: 0,
     services: defaultServices({ log: memoryLogger() }),
@@ -150,7 +150,7 @@ Deno.test("metrics on the main port need the bearer token", async () => {
   const file = await policyFile(policy(upstream.url, 100, { metrics: { token } }));
   const server = await serveGateway({
     file,
-    checks: CHECKS,
+    pipeline: PIPELINE,
     hostname: "127.0.0.1",
     port: 0,
     services: defaultServices({ log: memoryLogger() }),
@@ -184,7 +184,7 @@ Deno.test("metrics show how many entries the memory store holds", async () => {
   );
   const server = await serveGateway({
     file,
-    checks: CHECKS,
+    pipeline: PIPELINE,
     hostname: "127.0.0.1",
     port: 0,
     services: defaultServices({ log: memoryLogger() }),
@@ -199,5 +199,185 @@ Deno.test("metrics show how many entries the memory store holds", async () => {
     assert.match(await scrape(), /\nxs2a_store_entries 1\n/, "the kept answer of the POST");
   } finally {
     await server.shutdown();
+  }
+});
+
+/** Waits until `done()` holds (checked every 50 ms), for at most `ms`. */
+async function until(done: () => boolean, ms = 5000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (!done() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+  return done();
+}
+
+/** How a policy file is laid out in its directory and saved again. */
+interface Layout {
+  /** Writes the first text; returns the path the gateway is given. */
+  create(dir: string, text: string): Promise<string>;
+  save(dir: string, text: string): Promise<void>;
+}
+
+/**
+ * A watching gateway on a file in `layout`, saved twice with a changed body limit: the watch must
+ * survive the first save to see the second.
+ */
+async function watchSurvives(layout: Layout) {
+  await using upstream = startUpstream();
+  const dir = await Deno.makeTempDir();
+  const file = await layout.create(dir, policy(upstream.url));
+  const services = defaultServices({ log: memoryLogger() });
+  const server = await serveGateway({
+    file,
+    pipeline: PIPELINE,
+    hostname: "127.0.0.1",
+    port: 0,
+    services,
+    watch: true,
+  });
+  const url = `http://127.0.0.1:${server.addr.port}`;
+  const applied = () => services.metrics.reloads.value({ outcome: "applied" });
+  try {
+    assert.equal(await post(url, 200), 200);
+    await layout.save(dir, policy(upstream.url, 100));
+    assert.ok(await until(() => applied() === 1), "the first save is applied");
+    assert.equal(await post(url, 200), 413);
+    await layout.save(dir, policy(upstream.url, 1000));
+    assert.ok(await until(() => applied() === 2), "the second save is applied");
+    assert.equal(await post(url, 200), 200);
+  } finally {
+    await server.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("serveGateway() keeps watching after atomic saves (a temporary file renamed over it)", async () => {
+  await watchSurvives({
+    async create(dir, text) {
+      await Deno.writeTextFile(`${dir}/policy.yaml`, text);
+      return `${dir}/policy.yaml`;
+    },
+    async save(dir, text) {
+      await Deno.writeTextFile(`${dir}/.policy.yaml.swp`, text);
+      await Deno.rename(`${dir}/.policy.yaml.swp`, `${dir}/policy.yaml`);
+    },
+  });
+});
+
+Deno.test("serveGateway() keeps watching after sed -i edits", async () => {
+  await watchSurvives({
+    async create(dir, text) {
+      await Deno.writeTextFile(`${dir}/policy.yaml`, text);
+      return `${dir}/policy.yaml`;
+    },
+    async save(dir, text) {
+      const bytes = text.match(/max_bytes: (\d+)/)![1];
+      const sed = await new Deno.Command("sed", {
+        args: ["-i", `s/max_bytes: [0-9]*/max_bytes: ${bytes}/`, `${dir}/policy.yaml`],
+      }).output();
+      assert.equal(sed.code, 0);
+      assert.equal(await Deno.readTextFile(`${dir}/policy.yaml`), text);
+    },
+  });
+});
+
+Deno.test("serveGateway() keeps watching a Kubernetes ConfigMap volume (..data symlink swapped)", async () => {
+  // What the kubelet does: each version in a directory of its own, `..data` a symlink to the
+  // current one, the file a symlink through `..data`; an update makes a new directory, points
+  // `..data_tmp` at it, renames `..data_tmp` over `..data` and removes the old directory.
+  let version = 0;
+  async function publish(dir: string, text: string) {
+    const previous = version > 0 ? `..2025_01_01_00_00_0${version}` : undefined;
+    const next = `..2025_01_01_00_00_0${++version}`;
+    await Deno.mkdir(`${dir}/${next}`);
+    await Deno.writeTextFile(`${dir}/${next}/policy.yaml`, text);
+    await Deno.symlink(next, `${dir}/..data_tmp`);
+    await Deno.rename(`${dir}/..data_tmp`, `${dir}/..data`);
+    if (previous) await Deno.remove(`${dir}/${previous}`, { recursive: true });
+  }
+  await watchSurvives({
+    async create(dir, text) {
+      await publish(dir, text);
+      await Deno.symlink("..data/policy.yaml", `${dir}/policy.yaml`);
+      return `${dir}/policy.yaml`;
+    },
+    save: publish,
+  });
+});
+
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return new Uint8Array(digest).toHex();
+}
+
+Deno.test("serveGateway() writes one audit line with the file's SHA-256 per load, applied or refused", async () => {
+  await using upstream = startUpstream();
+  const good = policy(upstream.url);
+  const file = await policyFile(good);
+  const log = memoryLogger();
+  const server = await serveGateway({
+    file,
+    pipeline: PIPELINE,
+    hostname: "127.0.0.1",
+    port: 0,
+    services: defaultServices({ log }),
+  });
+  const audits = () => log.lines.filter((l) => l.audit === "policy");
+  try {
+    const better = policy(upstream.url, 100);
+    await Deno.writeTextFile(file, better);
+    assert.equal(await server.reload(), true);
+    const bad = better + "defaults_typo: {}\n";
+    await Deno.writeTextFile(file, bad);
+    assert.equal(await server.reload(), false);
+    await Deno.remove(file);
+    assert.equal(await server.reload(), false);
+    assert.deepEqual(
+      audits().map((l) => [l.level, l.trigger, l.outcome, l.sha256, l.file]),
+      [
+        ["info", "start", "applied", await sha256Hex(good), file],
+        ["info", "reload", "applied", await sha256Hex(better), file],
+        ["error", "reload", "refused", await sha256Hex(bad), file],
+        ["error", "reload", "refused", null, file],
+      ],
+    );
+    assert.match(JSON.stringify(audits()[2].problems), /defaults_typo/);
+    assert.match(JSON.stringify(audits()[3].problems), /cannot read the file/);
+    assert.equal(
+      log.lines.filter((l) => /^policy/.test(String(l.msg))).length,
+      4,
+      "one line per load, nothing else",
+    );
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("serveGateway() refuses a memory store on Deno Deploy unless the policy allows it", async () => {
+  const file = await policyFile(policy("http://127.0.0.1:9"));
+  Deno.env.set("DENO_DEPLOYMENT_ID", "test-deployment");
+  try {
+    await assert.rejects(
+      serveGateway({
+        file,
+        pipeline: PIPELINE,
+        hostname: "127.0.0.1",
+        port: 0,
+        services: defaultServices({ log: memoryLogger() }),
+      }),
+      /memory store .* on Deno Deploy/,
+    );
+    await Deno.writeTextFile(
+      file,
+      policy("http://127.0.0.1:9", 1000, { store: { allow_per_instance: true } }),
+    );
+    const server = await serveGateway({
+      file,
+      pipeline: PIPELINE,
+      hostname: "127.0.0.1",
+      port: 0,
+      services: defaultServices({ log: memoryLogger() }),
+    });
+    await server.shutdown();
+  } finally {
+    Deno.env.delete("DENO_DEPLOYMENT_ID");
   }
 });

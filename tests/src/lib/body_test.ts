@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { BodyLimitError, readBody, readLimited } from "../../../src/lib/body.ts";
+import { BodyBuffer, BodyLimitError, readBody, readLimited } from "../../../src/lib/body.ts";
 
 /** A stream that never pauses: one-byte chunks, always ready, `total` of them (or forever). */
 function oneByteChunks(total = Infinity): ReadableStream<Uint8Array> {
@@ -67,4 +67,21 @@ Deno.test("readBody() cancels a body that is not received in time, so it is not 
     (error) => error instanceof BodyLimitError && error.reason === "timeout",
   );
   assert.ok(cancelled, "the body stream was cancelled");
+});
+
+Deno.test("BodyBuffer copies pieces it does not own, and keeps an owned first piece as it is", () => {
+  const piece = new Uint8Array([1, 2, 3]);
+  const copied = new BodyBuffer(10);
+  copied.add(piece);
+  piece[0] = 9;
+  assert.deepEqual(copied.bytes(), new Uint8Array([1, 2, 3]));
+  const owned = new BodyBuffer(10);
+  owned.add(piece, { owned: true });
+  assert.equal(owned.bytes(), piece);
+  owned.add(new Uint8Array([4]));
+  assert.deepEqual(owned.bytes(), new Uint8Array([9, 2, 3, 4]));
+  assert.throws(
+    () => owned.add(new Uint8Array(7)),
+    (e) => e instanceof BodyLimitError && e.reason === "too_large",
+  );
 });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { isIpAddress, isIpv4, isIpv6 } from "../../../src/lib/ip.ts";
+import { isIpAddress, isIpv4, isIpv6, specialRange } from "../../../src/lib/ip.ts";
 
 Deno.test("isIpv4() accepts dotted quads without leading zeros only", () => {
   for (const ip of ["0.0.0.0", "192.168.8.78", "255.255.255.255"]) {
@@ -19,4 +19,37 @@ Deno.test("isIpv6() accepts IPv6 forms and refuses zones and garbage", () => {
   }
   assert.equal(isIpAddress(null), false);
   assert.equal(isIpAddress("10.0.0.1"), true);
+});
+
+Deno.test("specialRange() names the special-purpose range of an address, none for a public one", () => {
+  const cases: [string, string | undefined][] = [
+    ["127.0.0.1", "loopback"],
+    ["10.1.2.3", "private"],
+    ["172.16.0.9", "private"],
+    ["172.32.0.1", undefined],
+    ["192.168.8.78", "private"],
+    ["100.64.1.1", "shared"],
+    ["169.254.169.254", "link-local"],
+    ["0.0.0.0", "reserved"],
+    ["192.0.2.10", "documentation"],
+    ["198.18.0.1", "benchmarking"],
+    ["224.0.0.1", "multicast"],
+    ["255.255.255.255", "reserved"],
+    ["81.95.1.1", undefined],
+    ["::", "reserved"],
+    ["::1", "loopback"],
+    ["fe80::1", "link-local"],
+    ["fd00::7", "private"],
+    ["::ffff:127.0.0.1", "loopback"],
+    ["::ffff:8.8.8.8", undefined],
+    ["64:ff9b::a00:1", "private"],
+    ["2002:a00:1::1", "private"],
+    ["2001:db8::1", "documentation"],
+    ["3fff::1", "documentation"],
+    ["ff02::1", "multicast"],
+    ["4000::1", "reserved"],
+    ["2a00:1450:4001::1", undefined],
+    ["not an address", undefined],
+  ];
+  for (const [address, range] of cases) assert.equal(specialRange(address), range, address);
 });

@@ -30,3 +30,27 @@ Deno.test("Counter cells and labelled increments count the same series", () => {
   assert.equal(counter.value({ op: "a", status: "200" }), 3);
   assert.match(counter.render(), /^t_total\{op="a",status="200"\} 3$/m);
 });
+
+Deno.test("mergeSnapshots() adds up counters, histograms and gauges of several workers", async () => {
+  const { createMetrics, mergeSnapshots, renderSnapshot } = await import(
+    "../../../src/lib/metrics.ts"
+  );
+  const one = createMetrics();
+  const two = createMetrics();
+  one.requests.inc({ op: "a", status: "200" }, 3);
+  two.requests.inc({ op: "a", status: "200" }, 4);
+  two.requests.inc({ op: "b", status: "404" });
+  one.requestSeconds.observe({ op: "a" }, 0.002);
+  two.requestSeconds.observe({ op: "a" }, 0.2);
+  one.storeEntries.track(() => 5);
+  two.storeEntries.track(() => 6);
+  const text = renderSnapshot(mergeSnapshots([one.snapshot(), two.snapshot()]));
+  assert.match(text, /^xs2a_requests_total\{op="a",status="200"\} 7$/m);
+  assert.match(text, /^xs2a_requests_total\{op="b",status="404"\} 1$/m);
+  assert.match(text, /^xs2a_request_duration_seconds_bucket\{op="a",le="0.0025"\} 1$/m);
+  assert.match(text, /^xs2a_request_duration_seconds_bucket\{op="a",le="0.25"\} 2$/m);
+  assert.match(text, /^xs2a_request_duration_seconds_count\{op="a"\} 2$/m);
+  assert.match(text, /^xs2a_store_entries 11$/m);
+  // One worker's snapshot renders as it always did.
+  assert.equal(renderSnapshot(mergeSnapshots([one.snapshot()])), one.render());
+});

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { psd2Roles, psd2StatementsValue } from "../../../src/pki/qc_statement.ts";
+import { psd2Roles, psd2StatementsValue, qcTypes } from "../../../src/pki/qc_statement.ts";
 import { parseCertificate } from "../../../src/pki/certificate.ts";
 import { createCa, issue } from "../../support/pki.ts";
 
@@ -22,4 +22,14 @@ Deno.test("parseCertificate() takes the TPP id, roles and DNS names from a certi
   assert.equal(info.isCa, false);
   assert.equal((await parseCertificate(cert.base64)).sha256, info.sha256);
   assert.equal((await parseCertificate(ca.pem)).isCa, true);
+});
+
+Deno.test("qcTypes() reads the QC type statement, and is undefined without one", () => {
+  const nca = { name: "NBG", id: "GE-NBG" };
+  assert.deepEqual(qcTypes(psd2StatementsValue(["PSP_AI"], nca, ["QWAC", "QSealC"])), [
+    "QWAC",
+    "QSealC",
+  ]);
+  assert.deepEqual(qcTypes(psd2StatementsValue(["PSP_AI"], nca, ["QESig"])), ["QESig"]);
+  assert.equal(qcTypes(psd2StatementsValue(["PSP_AI"], nca)), undefined);
 });

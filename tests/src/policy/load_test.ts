@@ -1,4 +1,4 @@
-import { CHECKS } from "../../../middleware/mod.ts";
+import { PIPELINE } from "../../../middleware/mod.ts";
 import assert from "node:assert/strict";
 import { parsePolicy, PolicyError, policyJsonSchema } from "../../../src/policy/load.ts";
 import { createCa } from "../../support/pki.ts";
@@ -9,7 +9,7 @@ const env = (name: string) =>
 
 function problems(text: string): string[] {
   try {
-    parsePolicy("bad.yaml", text, { checks: CHECKS, env });
+    parsePolicy("bad.yaml", text, { ...PIPELINE, env });
   } catch (error) {
     assert.ok(error instanceof PolicyError);
     assert.match(error.message, /bad\.yaml/);
@@ -25,21 +25,21 @@ Deno.test("parsePolicy() resolves defaults, group and operation overrides field 
     "p.yaml",
     BASE + `
 defaults:
-  proxy: { timeout_ms: 1000, retry_reads: false }
+  proxy: { timeout: 1s, retry_reads: false }
 groups:
   ais:
-    proxy: { timeout_ms: 2000 }
+    proxy: { timeout: 2s }
 operations:
   getBalances:
-    proxy: { timeout_ms: 3000 }
+    proxy: { timeout: 3000ms }
 `,
-    { checks: CHECKS, env },
+    { ...PIPELINE, env },
   );
   const options = (id: string) =>
     policy.operations.find((r) => r.operation.id === id)!.options.proxy;
-  assert.equal(options("initiatePayment").timeout_ms, 1000);
-  assert.equal(options("getAccountList").timeout_ms, 2000);
-  assert.equal(options("getBalances").timeout_ms, 3000);
+  assert.equal(options("initiatePayment").timeout, 1000);
+  assert.equal(options("getAccountList").timeout, 2000);
+  assert.equal(options("getBalances").timeout, 3000);
   assert.equal(options("getBalances").retry_reads, false);
   assert.equal(options("getBalances").max_response_bytes, 10_485_760);
 });
@@ -48,7 +48,7 @@ Deno.test("parsePolicy() lists every problem with its path", () => {
   const found = problems(
     BASE + `
 defaults:
-  proxy: { timeout_ms: -1, retrys: true }
+  proxy: { timeout: -1s, retrys: true }
   rate_limt: {}
 groups:
   payments: {}
@@ -61,7 +61,7 @@ operations:
       found.some((p) => p.includes('"rate_limt"')),
     found.join("\n"),
   );
-  assert.ok(found.some((p) => p.startsWith("defaults.proxy.timeout_ms:")), found.join("\n"));
+  assert.ok(found.some((p) => p.startsWith("defaults.proxy.timeout:")), found.join("\n"));
   assert.ok(
     found.some((p) => p.startsWith("defaults.proxy") && p.includes('"retrys"')),
     found.join("\n"),
@@ -79,7 +79,7 @@ Deno.test("parsePolicy() refuses an unset environment variable and YAML syntax e
 
 Deno.test("parsePolicy() accepts ${NAME:-default} references", () => {
   const policy = parsePolicy("p.yaml", "upstream:\n  url: ${NOPE:-http://127.0.0.1:7}\n", {
-    checks: CHECKS,
+    ...PIPELINE,
     env,
   });
   assert.equal(policy.upstream.url, "http://127.0.0.1:7");
@@ -94,7 +94,7 @@ operations:
     route:
       upstream_path: /core/accounts/{account-id}/tx/{transactionId}
 `,
-    { checks: CHECKS, env },
+    { ...PIPELINE, env },
   );
   const op = policy.operations.find((r) => r.operation.id === "getTransactionDetails")!;
   assert.equal(op.operation.upstreamPath, "/core/accounts/{account-id}/tx/{transactionId}");
@@ -143,16 +143,19 @@ Deno.test("the default and production example policy files are valid", async () 
     OAUTH_JWKS_URL: "https://auth.bank.internal/jwks.json",
     OAUTH_ISSUER: "https://auth.bank.internal",
     METRICS_TOKEN: "a-long-enough-metrics-token",
+    OAUTH_INTROSPECTION_URL: "https://auth.bank.internal/introspect",
+    OAUTH_CLIENT_SECRET: "a-client-secret",
+    TPP_REGISTER_URL: "https://register.bank.internal/tpp_register.json",
   };
   const policy = parsePolicy("config/policy.yaml", await Deno.readTextFile("config/policy.yaml"), {
-    checks: CHECKS,
+    ...PIPELINE,
     env,
   });
   assert.equal(policy.operations.length, OPERATIONS.length);
   const strict = parsePolicy(
     "config/production.example.yaml",
     await Deno.readTextFile("config/production.example.yaml"),
-    { checks: CHECKS, env: (name) => production[name] },
+    { ...PIPELINE, env: (name) => production[name] },
   );
   const options = (id: string, key: string) =>
     strict.operations.find((r) => r.operation.id === id)!.options[key];
@@ -167,7 +170,7 @@ Deno.test("config/policy.schema.json is the schema generated from the zod schema
   const committed = await Deno.readTextFile("config/policy.schema.json");
   assert.equal(
     committed,
-    policyJsonSchema(CHECKS),
+    policyJsonSchema(PIPELINE),
     "config/policy.schema.json is stale: run deno task policy:schema",
   );
 });
@@ -192,21 +195,82 @@ groups:
 });
 
 Deno.test("parsePolicy() picks the http1 upstream client by default and fetch on Deno Deploy", () => {
-  assert.equal(parsePolicy("p.yaml", BASE, { checks: CHECKS, env }).upstream.client, "http1");
+  assert.equal(parsePolicy("p.yaml", BASE, { ...PIPELINE, env }).upstream.client, "http1");
   assert.equal(
-    parsePolicy("p.yaml", BASE + "  client: fetch\n", { checks: CHECKS, env }).upstream.client,
+    parsePolicy("p.yaml", BASE + "  client: fetch\n", { ...PIPELINE, env }).upstream.client,
     "fetch",
   );
   Deno.env.set("DENO_DEPLOYMENT_ID", "test-deployment");
   try {
     // Deploy refuses raw TCP to ports 80 and 443: the runtime's fetch is the default there.
-    assert.equal(parsePolicy("p.yaml", BASE, { checks: CHECKS, env }).upstream.client, "fetch");
+    assert.equal(parsePolicy("p.yaml", BASE, { ...PIPELINE, env }).upstream.client, "fetch");
     assert.equal(
-      parsePolicy("p.yaml", BASE + "  client: http1\n", { checks: CHECKS, env }).upstream.client,
+      parsePolicy("p.yaml", BASE + "  client: http1\n", { ...PIPELINE, env }).upstream.client,
       "http1",
     );
   } finally {
     Deno.env.delete("DENO_DEPLOYMENT_ID");
   }
   assert.deepEqual(problems(BASE + "  client: curl\n").length, 1);
+});
+
+Deno.test("parsePolicy() reads every time option as a duration and names the new option for an old one", () => {
+  const policy = parsePolicy(
+    "p.yaml",
+    BASE + `
+store: { timeout: 250ms }
+trust: { clock_skew: 2m }
+defaults:
+  body_limit: { read_timeout: 5s }
+  jws_signature: { sigt_skew: 90s }
+`,
+    { ...PIPELINE, env },
+  );
+  assert.equal(policy.store.timeout, 250);
+  assert.equal(policy.trust.clock_skew, 120_000);
+  const options = policy.operations[0].options;
+  assert.equal(options.body_limit.read_timeout, 5000);
+  assert.equal(options.jws_signature.sigt_skew, 90_000);
+  assert.equal(options.proxy.timeout, 10_000, "the default, 10s");
+
+  const found = problems(
+    BASE + `
+store: { timeout_ms: 500 }
+defaults:
+  proxy: { timeout_ms: 10000 }
+  bearer_token: { timeout: 2s, leeway_seconds: 30 }
+  body_limit: { read_timeout: 10000 }
+`,
+  );
+  assert.ok(
+    found.includes('store: unknown key "timeout_ms" (now timeout, a duration such as "10s")'),
+    found.join("\n"),
+  );
+  assert.ok(
+    found.includes(
+      'defaults.proxy: unknown key "timeout_ms" (now timeout, a duration such as "10s")',
+    ),
+    found.join("\n"),
+  );
+  assert.ok(
+    found.includes(
+      'defaults.bearer_token: unknown key "timeout", "leeway_seconds" (now leeway, a duration such as "30s")',
+    ),
+    found.join("\n"),
+  );
+  assert.ok(
+    found.some((p) =>
+      p.startsWith(
+        'defaults.body_limit.read_timeout: must be a duration with a unit, such as "500ms"',
+      )
+    ),
+    found.join("\n"),
+  );
+});
+
+Deno.test("parsePolicy() refuses an upstream prefix with a dot segment", () => {
+  assert.deepEqual(
+    problems("upstream:\n  url: ${UPSTREAM_URL}\n  prefix: /psd2/../admin\n"),
+    ['upstream.prefix: must not contain a . or .. segment (also percent-encoded), got "/psd2/../admin"'],
+  );
 });

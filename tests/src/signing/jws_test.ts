@@ -121,16 +121,19 @@ Deno.test("JwsVerifier.verify() refuses a crit that is no list of names", async 
   }
 });
 
-Deno.test("JwsVerifier.verify() takes sigT as UTC seconds or fractions, and nothing else", async () => {
+Deno.test("JwsVerifier.verify() takes sigT as an RFC 3339 time with seconds or fractions, and nothing else", async () => {
   const now = Date.now();
   const at = (ms: number) => new Date(ms).toISOString();
   await verify(await signed({ sigT: at(now) }), { now });
   await verify(await signed({ sigT: at(now).replace(/Z$/, "456789Z") }), { now });
-  const text = 'The JWS "sigT" must be a UTC time like 2026-01-31T12:00:00Z';
+  // Any offset names the same instant (independent signing libraries write +00:00).
+  await verify(await signed({ sigT: at(now).replace("Z", "+00:00") }), { now });
+  const text =
+    'The JWS "sigT" must be an RFC 3339 time like 2026-01-31T12:00:00Z or 2026-01-31T16:00:00.5+04:00';
   for (
     const sigT of [
       `+00${at(now)}`,
-      at(now).replace("Z", "+00:00"),
+      at(now).replace("Z", "+0000"),
       at(now).slice(0, 10),
       `${at(now)} `,
       at(now).replace(/\.\d+Z$/, ".Z"),
@@ -174,11 +177,11 @@ Deno.test("JwsVerifier.verify() refuses a sigD that is not the HTTP headers mech
   }
 });
 
-Deno.test("JwsVerifier.verify() refuses pars that are no list of lower-case names", async () => {
+Deno.test("JwsVerifier.verify() refuses pars that are no list of header names", async () => {
   const mId = "http://uri.etsi.org/19182/HttpHeaders";
-  const text = 'The JWS "sigD.pars" must be a list of lower-case header names';
+  const text = 'The JWS "sigD.pars" must be a list of header names';
   const good = ["(request-target)", "digest", "x-request-id"];
-  for (const pars of ["digest", [], [...good, 1], [...good, ""], [...good, "PSU-ID"], undefined]) {
+  for (const pars of ["digest", [], [...good, 1], [...good, ""], undefined]) {
     await invalid(verify(await signed({ header: { sigD: { mId, pars } } })), text);
   }
 });

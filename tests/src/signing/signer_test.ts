@@ -130,6 +130,7 @@ Deno.test("signatureFields() and coverageProblems(): the policy's cover lists", 
     "psu-corporate-id",
     "tpp-redirect-uri",
     "tpp-nok-redirect-uri",
+    "consent-id",
   ]);
   assert.throws(() => fields.cover.parse(["Digest"]), /a lower-case header name/);
   assert.throws(() => fields.cover.parse(["digest x"]), /a lower-case header name/);
@@ -137,9 +138,23 @@ Deno.test("signatureFields() and coverageProblems(): the policy's cover lists", 
     "(request-target)",
     "x-a-1",
   ]);
-  assert.deepEqual(coverageProblems(["digest"], ["digest", "x-request-id", "(request-target)"]), [
-    'cover must include "x-request-id"',
-    'cover must include "(request-target)"',
-  ]);
-  assert.deepEqual(coverageProblems(["digest", "x-request-id"], ["digest"]), []);
+  const present = ["consent-id"];
+  assert.deepEqual(
+    coverageProblems({ cover: ["digest"], cover_when_present: present }, [
+      "digest",
+      "x-request-id",
+      "(request-target)",
+    ]),
+    ['cover must include "x-request-id"', 'cover must include "(request-target)"'],
+  );
+  assert.deepEqual(
+    coverageProblems({ cover: ["digest", "x-request-id"], cover_when_present: present }, [
+      "digest",
+    ]),
+    [],
+  );
+  assert.deepEqual(
+    coverageProblems({ cover: ["digest"], cover_when_present: [] }, ["digest"]),
+    ['cover_when_present must include "consent-id"'],
+  );
 });

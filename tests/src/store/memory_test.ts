@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { MemoryStore } from "../../../src/store/memory.ts";
+import { StoreUnavailableError } from "../../../src/store/types.ts";
 import { storeContract } from "../../support/store_contract.ts";
 import { idem, limit } from "../../support/store_contract.ts";
 
@@ -154,4 +155,63 @@ Deno.test("MemoryStore holds nothing of an evicted entry", async () => {
   const { size, settled, after } = JSON.parse(new TextDecoder().decode(output.stdout));
   assert.equal(size, 10_000);
   assert.ok(after - settled < 1024 * 1024, `heap grew from ${settled} to ${after} bytes`);
+});
+
+Deno.test("MemoryStore never evicts an X-Request-ID inside its retention: a write that needs room then fails as a store outage", async () => {
+  let now = 1_000_000;
+  const store = new MemoryStore({ maxEntries: 3, now: () => now });
+  for (const key of ["idem:a", "idem:b", "idem:c"]) {
+    const claimed = await store.decide({ idempotency: idem({ key }), limits: [] });
+    assert.equal(claimed.idempotency?.outcome, "claimed");
+  }
+  await assert.rejects(
+    store.decide({ idempotency: idem({ key: "idem:d" }), limits: [limit()] }),
+    StoreUnavailableError,
+  );
+  await assert.rejects(store.put("consent:c1", "1|4", 60_000), StoreUnavailableError);
+  assert.equal(store.stats.errors, 2);
+  for (const key of ["idem:a", "idem:b", "idem:c"]) {
+    const again = await store.decide({ idempotency: idem({ key }), limits: [] });
+    assert.equal(again.idempotency?.outcome, "inflight", key);
+  }
+  // Past their retention they make room again.
+  now += 60_001;
+  const later = await store.decide({ idempotency: idem({ key: "idem:d" }), limits: [] });
+  assert.equal(later.idempotency?.outcome, "claimed");
+});
+
+Deno.test("MemoryStore evicts the oldest counters and consents, never an X-Request-ID, to make room", async () => {
+  const store = new MemoryStore({ maxEntries: 3 });
+  await store.decide({ idempotency: idem({ key: "idem:kept" }), limits: [limit({ key: "rl:1" })] });
+  await store.put("consent:c1", "1|4", 60_000);
+  for (let i = 2; i < 10; i++) {
+    assert.equal((await store.decide({ limits: [limit({ key: `rl:${i}` })] })).blocked, false);
+  }
+  assert.equal(store.size, 3);
+  const kept = await store.decide({ idempotency: idem({ key: "idem:kept" }), limits: [] });
+  assert.equal(kept.idempotency?.outcome, "inflight");
+});
+
+Deno.test("MemoryStore keeps its estimated bytes within maxBytes, whatever the answers' size", async () => {
+  const store = new MemoryStore({ maxBytes: 200_000 });
+  const body = "A".repeat(60_000);
+  let kept = 0;
+  for (let i = 0; i < 10; i++) {
+    const part = idem({ key: `idem:${i}` });
+    assert.equal((await store.decide({ idempotency: part, limits: [] })).blocked, false);
+    try {
+      await store.complete({
+        key: part.key,
+        token: part.token,
+        action: "done",
+        response: { status: 201, headers: [], body },
+        retentionMs: 60_000,
+      });
+      kept++;
+    } catch (error) {
+      assert.ok(error instanceof StoreUnavailableError);
+    }
+    assert.ok(store.bytes <= 200_000, `${store.bytes} bytes`);
+  }
+  assert.equal(kept, 3, "three answers of 60 KB fit in 200 KB");
 });

@@ -6,8 +6,8 @@ import { storeContract } from "../../support/store_contract.ts";
 import { idem, limit } from "../../support/store_contract.ts";
 import { redisUrl, startRedisServer, uniquePrefix, WITHOUT_REDIS } from "../../support/redis.ts";
 
-function section(url: string, timeout_ms = 500) {
-  return storeSection.parse({ kind: "redis", url, prefix: uniquePrefix(), timeout_ms });
+function section(url: string, timeout = "500ms") {
+  return storeSection.parse({ kind: "redis", url, prefix: uniquePrefix(), timeout });
 }
 
 storeContract("redisStore", () => createStore(section(redisUrl())), { ignore: WITHOUT_REDIS });
@@ -53,11 +53,11 @@ Deno.test({
 });
 
 Deno.test({
-  name: "redisStore gives up on a Redis that does not answer after timeout_ms",
+  name: "redisStore gives up on a Redis that does not answer after its timeout",
   ignore: WITHOUT_REDIS,
   async fn() {
     await using redis = await startRedisServer();
-    const store = await createStore(section(redis.url, 200));
+    const store = await createStore(section(redis.url, "200ms"));
     try {
       await until(() => store.decide({ limits: [limit()] }), 3000);
       redis.freeze(true);

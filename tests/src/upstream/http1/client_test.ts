@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { Http1Upstream } from "../../../src/upstream/http1.ts";
-import { UpstreamError, type UpstreamRequest } from "../../../src/upstream/mod.ts";
-import { closedPort } from "../../support/upstream.ts";
-import { createCa, issue } from "../../support/pki.ts";
+import { Http1Upstream } from "../../../../src/upstream/http1/client.ts";
+import { UpstreamError, type UpstreamRequest } from "../../../../src/upstream/mod.ts";
+import { closedPort } from "../../../support/upstream.ts";
+import { createCa, issue } from "../../../support/pki.ts";
 
 /** What the scripted upstream does with one request. */
 interface Reply {
@@ -400,7 +400,10 @@ Deno.test("Http1Upstream speaks TLS to an https origin the runtime trusts (DENO_
     await Deno.writeTextFile(caFile, ca.pem);
     // The runtime's trust store is read at start-up: a child process with the core's CA in it.
     const script = `
-      import { Http1Upstream } from "${new URL("../../../src/upstream/http1.ts", import.meta.url)}";
+      import { Http1Upstream } from "${new URL(
+      "../../../../src/upstream/http1/client.ts",
+      import.meta.url,
+    )}";
       const client = new Http1Upstream();
       const answer = await client.send({ method: "GET", origin: "https://localhost:${core.addr.port}",
         target: "/psd2/v1/x", headers: [], timeoutMs: 5000, maxBytes: 1000 });

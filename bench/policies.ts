@@ -1,0 +1,56 @@
+/**
+ * The bench's policy files. No check may reject a request the load generator sends unless the
+ * scenario is about rejection: the default policy's `per_tpp` limit (100000 a minute) is reached
+ * by wrk within a round, and rejected requests are cheaper than forwarded ones. So the bench runs
+ * the default policy with that limit out of reach and a memory store large enough to keep every
+ * answer of a long run (an X-Request-ID record is never evicted inside its retention).
+ */
+import { passthroughPolicy } from "../tests/support/policies.ts";
+import type { SignedPostFixture } from "../tests/support/signing.ts";
+
+const root = new URL("..", import.meta.url).pathname;
+
+/** Limits no bench run reaches, and room for every answer of 1M+ writes. */
+const OUT_OF_REACH = "limit: 1000000000\n";
+const STORE_ROOM = "  max_entries: 8000000\n  max_bytes: 17179869184\n";
+
+async function write(text: string): Promise<string> {
+  const file = await Deno.makeTempFile({ suffix: ".yaml" });
+  await Deno.writeTextFile(file, text);
+  return file;
+}
+
+/** config/policy.yaml, its rate limit out of reach and its memory store large. */
+export async function defaultPolicyFile(): Promise<string> {
+  const text = await Deno.readTextFile(`${root}config/policy.yaml`);
+  const limited = text.replace(/limit: 100000\n/, OUT_OF_REACH).replace(
+    /\nstore:\n/,
+    `\nstore:\n${STORE_ROOM}`,
+  );
+  if (limited === text || !limited.includes(OUT_OF_REACH)) {
+    throw new Error("config/policy.yaml changed: the bench cannot lift its per_tpp limit");
+  }
+  return await write(limited);
+}
+
+/** A policy with every check that has a mode switched off and no link rewriting. */
+export async function passthroughPolicyFile(): Promise<string> {
+  return await write(passthroughPolicy({ defaults: { links: { rewrite: false } } }));
+}
+
+/**
+ * The signed-POST fixture's policy (transport certificate, Digest and JWS required on payment
+ * initiations), idempotency as configured by default (writes replayed), the rate limit out of
+ * reach.
+ */
+export async function signedPolicyFile(fixture: SignedPostFixture): Promise<string> {
+  return await write(
+    fixture.policy.replace(
+      "trust:\n",
+      `metrics:\n  token: \${METRICS_TOKEN}\nstore:\n${STORE_ROOM}trust:\n`,
+    ).replace(
+      "defaults:\n",
+      "defaults:\n  rate_limit: { limits: { per_tpp: { key: [tpp], limit: 1000000000, window: 1m } } }\n",
+    ),
+  );
+}

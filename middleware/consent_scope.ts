@@ -1,0 +1,338 @@
+/**
+ * `consent_scope`: account reads outside what the consent grants are refused at the edge with 401
+ * CONSENT_INVALID before the core sees them, a second line behind a core that enforces consent
+ * scope loosely. The gateway learns each consent as it passes, in the policy's store (every
+ * instance knows it): its TPP and access at creation (POST /v1/consents), its access and status
+ * from the consent and status reads, its termination on DELETE, and which account id is which
+ * IBAN from the account list. Refused:
+ *
+ * - a consent of another TPP;
+ * - a consent the core reported as expired, revokedByPsu, terminatedByTpp or rejected;
+ * - an account read (details, balances, transactions) on an account the consent does not grant,
+ *   or balances or transactions on an account granted only for `accounts` (a consent of
+ *   `availableAccounts` grants no account read at all).
+ *
+ * The core's account list is filtered to the granted accounts when the consent lists accounts
+ * (report mode logs what would have been removed). A consent the gateway never saw, or an account
+ * id it cannot place, is forwarded and counted as `unknown` (xs2a_consent_scope_total): the edge
+ * check never becomes a new failure mode, nor does a store that cannot be read.
+ */
+import type { Next } from "hono";
+import { type BuildContext, defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
+import { GatewayError } from "../src/core/errors.ts";
+import { header, jsonBody } from "../src/core/request.ts";
+import { duration } from "../src/policy/fields.ts";
+import { errorText } from "../src/lib/mask.ts";
+import type { CounterCell } from "../src/lib/metrics.ts";
+import { consentIdKey, keyPart } from "./_shared_state.ts";
+
+/** Statuses after which a consent grants nothing (the core reported them). */
+const ENDED = new Set(["expired", "revokedByPsu", "terminatedByTpp", "rejected"]);
+
+const ALL = new Set(["allAccounts", "allAccountsWithOwnerName"]);
+
+/** What the gateway keeps of a consent (JSON in the store). */
+interface Scope {
+  /** The TPP that created it, when it was identified. */
+  tpp?: string;
+  /** The last status the core reported. */
+  status?: string;
+  validUntil?: string;
+  /** `all`: allPsd2; `list`: the account list only (availableAccounts...); else the lists. */
+  grant?: "all" | "list" | "lists";
+  /** IBANs (upper case, no spaces) granted for accounts, balances and transactions. */
+  accounts: string[];
+  balances: string[];
+  transactions: string[];
+  /** An account reference without an IBAN (PAN, BBAN, ...): accounts cannot be judged. */
+  opaque?: boolean;
+  /** Account ids (resourceId) by IBAN as the account list showed them. */
+  resources: Record<string, string>;
+}
+
+/** What an account read needs the consent to grant on its account. */
+type Need = "details" | "balances" | "transactions";
+
+const NEEDS: Record<string, Need> = {
+  readAccountDetails: "details",
+  getBalances: "balances",
+  getTransactionList: "transactions",
+  getTransactionDetails: "transactions",
+};
+
+interface ScopeConfig {
+  readonly services: BuildContext["services"];
+  readonly report: BuildContext["report"];
+  readonly enforce: boolean;
+  readonly maxRetentionMs: number;
+  readonly counts: Record<"allowed" | "refused" | "unknown", CounterCell>;
+}
+
+function scopeKey(id: string): string {
+  return `scope:${keyPart(consentIdKey(id))}`;
+}
+
+function iban(value: unknown): string | undefined {
+  return typeof value === "string" && value !== ""
+    ? value.replace(/\s+/g, "").toUpperCase()
+    : undefined;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The grants of a consent's `access` object. */
+export function accessScope(access: unknown): Omit<Scope, "resources"> | undefined {
+  if (!isObject(access)) return undefined;
+  const scope: Omit<Scope, "resources"> = { accounts: [], balances: [], transactions: [] };
+  if (ALL.has(String(access.allPsd2))) return { ...scope, grant: "all" };
+  for (const list of ["accounts", "balances", "transactions"] as const) {
+    const references = access[list];
+    if (!Array.isArray(references)) continue;
+    for (const reference of references) {
+      const found = isObject(reference) ? iban(reference.iban) : undefined;
+      if (found) scope[list].push(found);
+      else scope.opaque = true;
+    }
+  }
+  const listed = scope.accounts.length + scope.balances.length + scope.transactions.length > 0;
+  if (listed || scope.opaque) return { ...scope, grant: "lists" };
+  const listOnly = ALL.has(String(access.availableAccounts)) ||
+    ALL.has(String(access.availableAccountsWithBalance));
+  return listOnly ? { ...scope, grant: "list" } : undefined;
+}
+
+/** Whether the consent grants `need` on the account with `accountIban`. */
+function grants(scope: Scope, need: Need, accountIban: string): boolean {
+  if (need === "balances") return scope.balances.includes(accountIban);
+  if (need === "transactions") return scope.transactions.includes(accountIban);
+  return [scope.accounts, scope.balances, scope.transactions].some((l) => l.includes(accountIban));
+}
+
+async function load(config: ScopeConfig, id: string): Promise<Scope | undefined> {
+  try {
+    const text = await config.services.store.get(scopeKey(id));
+    return text === undefined ? undefined : JSON.parse(text) as Scope;
+  } catch (error) {
+    config.services.log.error({ msg: "consent scope not read", error: errorText(error) });
+    return undefined;
+  }
+}
+
+async function save(config: ScopeConfig, id: string, scope: Scope): Promise<void> {
+  const { services } = config;
+  let ttl = config.maxRetentionMs;
+  if (scope.validUntil && /^\d{4}-\d{2}-\d{2}$/.test(scope.validUntil)) {
+    // Kept a day past validUntil: the bank's midnight is within a day of UTC's.
+    const end = Date.parse(`${scope.validUntil}T00:00:00Z`) + 2 * 86_400_000;
+    ttl = Math.min(ttl, end - services.now());
+  }
+  try {
+    if (ttl <= 0) return await services.store.delete(scopeKey(id));
+    await services.store.put(scopeKey(id), JSON.stringify(scope), ttl);
+  } catch (error) {
+    services.log.error({ msg: "consent scope not learnt", error: errorText(error) });
+  }
+}
+
+/** The answer's JSON (a copy: the client still gets the body), if it is JSON. */
+async function answerJson(c: GatewayContext): Promise<Record<string, unknown> | undefined> {
+  if (!c.get("upstream") || !c.res.headers.get("content-type")?.includes("json")) return undefined;
+  try {
+    const value = JSON.parse(await c.res.clone().text());
+    return isObject(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** POST /v1/consents: the TPP and the requested access, under the answer's consentId. */
+async function learnCreated(c: GatewayContext, next: Next, config: ScopeConfig) {
+  await next();
+  if (c.res.status !== 201) return;
+  const answer = await answerJson(c);
+  let body: unknown;
+  try {
+    body = jsonBody(c);
+  } catch {
+    return;
+  }
+  const id = answer?.consentId;
+  const access = isObject(body) ? accessScope(body.access) : undefined;
+  if (typeof id !== "string" || id === "" || !access || !isObject(body)) return;
+  await save(config, id, {
+    ...access,
+    tpp: c.get("tpp")?.id,
+    status: typeof answer!.consentStatus === "string" ? answer!.consentStatus : undefined,
+    validUntil: typeof body.validUntil === "string" ? body.validUntil : undefined,
+    resources: {},
+  });
+}
+
+/** GET of a consent, of its status, DELETE: what the core says now, over what was learnt. */
+async function learnLater(c: GatewayContext, next: Next, config: ScopeConfig, opId: string) {
+  await next();
+  if (c.res.status < 200 || c.res.status > 299 || !c.get("upstream")) return;
+  const id = c.get("params").consentId;
+  const known = await load(config, id);
+  if (opId === "deleteConsent") {
+    if (known) await save(config, id, { ...known, status: "terminatedByTpp" });
+    return;
+  }
+  const answer = await answerJson(c);
+  if (!answer) return;
+  const status = typeof answer.consentStatus === "string" ? answer.consentStatus : undefined;
+  if (opId === "getConsentStatus") {
+    if (known && status) await save(config, id, { ...known, status });
+    return;
+  }
+  const access = accessScope(answer.access);
+  if (!access && !known) return;
+  await save(config, id, {
+    accounts: [],
+    balances: [],
+    transactions: [],
+    resources: {},
+    ...known,
+    ...access,
+    status: status ?? known?.status,
+    validUntil: typeof answer.validUntil === "string" ? answer.validUntil : known?.validUntil,
+  });
+}
+
+function refused(text: string): GatewayError {
+  return new GatewayError(401, "CONSENT_INVALID", text, { path: "Consent-ID" });
+}
+
+/** Why the consent does not let this TPP read at all, if it does not. */
+function consentProblem(c: GatewayContext, id: string, scope: Scope): GatewayError | undefined {
+  const tpp = c.get("tpp")?.id;
+  if (scope.tpp && tpp && scope.tpp !== tpp) {
+    return refused(`Consent "${id}" was given to another TPP`);
+  }
+  if (scope.status && ENDED.has(scope.status)) {
+    return refused(`Consent "${id}" has status "${scope.status}"`);
+  }
+  return undefined;
+}
+
+/** An account read: refused outside the consent, forwarded when the gateway cannot judge. */
+async function checkRead(c: GatewayContext, next: Next, config: ScopeConfig, need: Need) {
+  const id = header(c, "consent-id");
+  const scope = id ? await load(config, id) : undefined;
+  if (!id || !scope) {
+    config.counts.unknown.value++;
+    return next();
+  }
+  const problem = consentProblem(c, id, scope);
+  if (problem) {
+    config.counts.refused.value++;
+    throw problem;
+  }
+  if (scope.grant === "all" || scope.opaque) {
+    config.counts.allowed.value++;
+    return next();
+  }
+  const accountId = c.get("params")["account-id"];
+  if (scope.grant === "list") {
+    config.counts.refused.value++;
+    throw refused(`Consent "${id}" grants the account list only, not "${need}" of an account`);
+  }
+  const accountIban = Object.entries(scope.resources).find(([, r]) => r === accountId)?.[0];
+  if (accountIban === undefined) {
+    config.counts.unknown.value++;
+    return next();
+  }
+  if (!grants(scope, need, accountIban)) {
+    config.counts.refused.value++;
+    throw refused(`Consent "${id}" does not grant "${need}" for account "${accountId}"`);
+  }
+  config.counts.allowed.value++;
+  return next();
+}
+
+/**
+ * GET /v1/accounts: refused like any read when the consent grants nothing; the answer learnt
+ * (account id by IBAN) and filtered to the granted accounts.
+ */
+async function filterList(c: GatewayContext, next: Next, config: ScopeConfig) {
+  const id = header(c, "consent-id");
+  const scope = id ? await load(config, id) : undefined;
+  if (!id || !scope) {
+    config.counts.unknown.value++;
+    return next();
+  }
+  const problem = consentProblem(c, id, scope);
+  if (problem) {
+    config.counts.refused.value++;
+    throw problem;
+  }
+  config.counts.allowed.value++;
+  const seen: Record<string, string> = {};
+  const removed: string[] = [];
+  const judge = scope.grant === "lists" && !scope.opaque;
+  const filter = (text: string): string | undefined => {
+    let answer: unknown;
+    try {
+      answer = JSON.parse(text);
+    } catch {
+      return undefined;
+    }
+    if (!isObject(answer) || !Array.isArray(answer.accounts)) return undefined;
+    const kept = answer.accounts.filter((account) => {
+      const found = isObject(account) ? iban(account.iban) : undefined;
+      if (!found) return !judge;
+      if (typeof account.resourceId === "string") seen[found] = account.resourceId;
+      if (!judge || grants(scope, "details", found)) return true;
+      removed.push(typeof account.resourceId === "string" ? account.resourceId : "?");
+      return false;
+    });
+    if (kept.length === answer.accounts.length || !config.enforce) return undefined;
+    return JSON.stringify({ ...answer, accounts: kept });
+  };
+  c.set("responseFilters", [...(c.get("responseFilters") ?? []), filter]);
+  await next();
+  if (removed.length > 0) {
+    const text = `Account list: ${removed.length} account(s) not granted by consent "${id}" ${
+      config.enforce ? "removed" : "would have been removed"
+    }`;
+    if (config.enforce) {
+      config.services.log.info({ level: "warn", msg: text, request_id: c.get("requestId") });
+    } else config.report(c, refused(text));
+  }
+  const learnt = Object.entries(seen).filter(([k, v]) => scope.resources[k] !== v);
+  if (learnt.length > 0) {
+    await save(config, id, { ...scope, resources: { ...scope.resources, ...seen } });
+  }
+}
+
+export const consentScope = defineCheck({
+  key: "consent_scope",
+  description: "Account reads outside the consent's access are refused; the account list filtered",
+  options: modal({
+    max_retention: duration().prefault("400d").describe(
+      "Longest a learnt consent scope is kept (a validUntil of 9999-12-31 asks for the maximum)",
+    ),
+  }, "off"),
+  create(options, { operation, services, report }) {
+    const cells = (result: string) =>
+      services.metrics.consentScope.cell({ op: operation.id, result });
+    const config: ScopeConfig = Object.freeze({
+      services,
+      report,
+      enforce: options.mode === "enforce",
+      maxRetentionMs: options.max_retention,
+      counts: { allowed: cells("allowed"), refused: cells("refused"), unknown: cells("unknown") },
+    });
+    const id = operation.id;
+    if (id === "createConsent") return (c, next) => learnCreated(c, next, config);
+    if (id === "getConsentInformation" || id === "getConsentStatus" || id === "deleteConsent") {
+      return (c, next) => learnLater(c, next, config, id);
+    }
+    if (id === "getAccountList") return (c, next) => filterList(c, next, config);
+    const need = NEEDS[id];
+    if (!need) return undefined;
+    return (c, next) => checkRead(c, next, config, need);
+  },
+});

@@ -1,0 +1,82 @@
+/**
+ * `upstream_circuit`: a circuit breaker per upstream origin (or per operation, `scope:
+ * operation`). It opens after `failures` failures in a row or when `failure_ratio` of the
+ * requests in `window` failed (a timeout, a connection error, a cut-off answer or a 5xx of the
+ * core); while it is open every request, a write above all, is answered 503 UPSTREAM_UNAVAILABLE
+ * with Retry-After without touching the core. After `open_for` one probe goes through: its
+ * success closes the circuit, its failure opens it again.
+ *
+ * Seen in `/readyz` (an open origin circuit: not ready), `/metrics` (`xs2a_circuit_*`) and the
+ * access log (the refused request's finding, and a line at each change of state). Runs before
+ * `upstream_limits`: an open circuit refuses at once instead of queuing.
+ */
+import { z } from "zod";
+import { defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
+import { GatewayError } from "../src/core/errors.ts";
+import { retryAfter } from "../src/core/retry_after.ts";
+import { duration, TIMER_MAX } from "../src/policy/fields.ts";
+import type { BreakerConfig } from "../src/upstream/breaker.ts";
+
+/** How the request ended: answered (success or 5xx), failed at the proxy, or never forwarded. */
+function outcome(c: GatewayContext): "ok" | "failed" | "not sent" {
+  const upstream = c.get("upstream");
+  if (upstream) return upstream.status >= 500 ? "failed" : "ok";
+  // The proxy's own failures (timeouts, connection errors, cut-off answers) are its findings.
+  return c.get("findings").some((f) => f.check === "proxy") ? "failed" : "not sent";
+}
+
+export const upstreamCircuit = defineCheck({
+  key: "upstream_circuit",
+  description: "A circuit breaker towards the core: open after failures, 503 until a probe passes",
+  options: modal({
+    scope: z.enum(["origin", "operation"]).default("origin").describe(
+      "One breaker for the upstream origin (every operation with the same options), or one per operation",
+    ),
+    failures: z.int().min(1, "must be at least 1").optional().describe(
+      "Failures in a row that open the circuit (timeouts, connection errors, 5xx); unset: none",
+    ),
+    failure_ratio: z.number().gt(0, "must be more than 0").max(1, "must be at most 1").optional()
+      .describe(
+        "Share of failed requests in the window (0 to 1) that opens the circuit; unset: none",
+      ),
+    window: duration({ max: TIMER_MAX }).prefault("10s").describe(
+      "The window over which failure_ratio is counted",
+    ),
+    min_requests: z.int().min(1, "must be at least 1").default(10).describe(
+      "Requests in the window before failure_ratio is judged",
+    ),
+    open_for: duration({ max: TIMER_MAX }).prefault("5s").describe(
+      "How long the circuit stays open before one probe is let through (Retry-After counts down to it)",
+    ),
+  }),
+  create(options, { operation, services, sections }) {
+    if (options.failures === undefined && options.failure_ratio === undefined) return undefined;
+    const origin = new URL(sections.upstream.url).origin;
+    const name = options.scope === "origin" ? origin : `${origin} ${operation.id}`;
+    const config: BreakerConfig = {
+      failures: options.failures,
+      failureRatio: options.failure_ratio,
+      windowMs: options.window,
+      minRequests: options.min_requests,
+      openMs: options.open_for,
+    };
+    const breaker = services.breakers.breaker(name, options.scope, config);
+    const rejections = services.metrics.circuitRejections.cell({ circuit: name });
+    return async (c, next) => {
+      const admitted = breaker.admit(services.now());
+      if ("retryMs" in admitted) {
+        rejections.value++;
+        throw new GatewayError(
+          503,
+          "UPSTREAM_UNAVAILABLE",
+          "The bank is unavailable: requests to it are paused after repeated failures",
+          { headers: { "retry-after": retryAfter(admitted.retryMs) } },
+        );
+      }
+      await next();
+      const ended = outcome(c);
+      if (ended === "not sent") breaker.cancel(admitted.probe);
+      else breaker.record(services.now(), ended === "failed", admitted.probe);
+    };
+  },
+});

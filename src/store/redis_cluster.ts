@@ -1,0 +1,125 @@
+/**
+ * The Redis Cluster backend (node-redis's cluster client), for banks that outgrow one Redis (or
+ * run a Valkey cluster). The same scripts as `redis.ts`, each sent to the node that holds its
+ * keys' slot: a script may only touch keys of one slot, so a decision's keys carry one hash tag,
+ * the caller's (`tagKeys`; see docs/shared_state.md), unless the prefix already holds one.
+ *
+ * The client follows MOVED and ASK redirections and reloads the slot map itself; every call is
+ * bounded by the store's deadline, and commands never queue while a node is disconnected.
+ */
+import { createCluster } from "redis";
+import type { StoreSection } from "../policy/sections.ts";
+import { type Store, type StoreOptions, StoreUnavailableError } from "./types.ts";
+import { scriptedStore, storeDeadline } from "./script.ts";
+
+/** Longest pause between two reconnection attempts to one node, in milliseconds. */
+const MAX_RECONNECT_DELAY = 1000;
+
+type Cluster = ReturnType<typeof createCluster>;
+
+/** True when Redis Cluster would hash `prefix + key` by a tag inside `prefix`. */
+export function prefixHasTag(prefix: string): boolean {
+  const open = prefix.indexOf("{");
+  if (open < 0) return false;
+  const close = prefix.indexOf("}", open + 1);
+  return close > open + 1;
+}
+
+function newCluster(urls: string[], connectMs: number): Cluster {
+  const first = new URL(urls[0]);
+  const cluster = createCluster({
+    rootNodes: urls.map((url) => ({ url })),
+    // Nodes found through the cluster take their credentials and TLS from the first URL.
+    defaults: {
+      username: first.username ? decodeURIComponent(first.username) : undefined,
+      password: first.password ? decodeURIComponent(first.password) : undefined,
+      disableOfflineQueue: true,
+      socket: {
+        connectTimeout: connectMs,
+        reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, MAX_RECONNECT_DELAY),
+        ...(first.protocol === "rediss:" ? { tls: true as const } : {}),
+      },
+    },
+    maxCommandRedirections: 4,
+    // Discovery only; each node is connected when a command first needs it. Connecting to every
+    // master at once made a gateway that starts while one master is down fail every decision.
+    minimizeConnections: true,
+  });
+  // Without a listener an "error" event would end the process; the store logs its failures.
+  cluster.on("error", () => {});
+  return cluster;
+}
+
+/** A store on the Redis Cluster that `section.url` (and `section.nodes`) belong to. */
+export async function redisClusterStore(
+  section: StoreSection,
+  options: StoreOptions = {},
+): Promise<Store> {
+  const urls = [section.url, ...section.nodes];
+  const timeout = section.timeout;
+  const connectMs = Math.max(timeout, 1000);
+  let cluster: Cluster | undefined;
+  /** The discovery in flight (resolves to the connected client, or undefined). */
+  let attempt: Promise<Cluster | undefined> | undefined;
+  let closed = false;
+
+  /** Discovers the cluster now, or joins the discovery in flight. */
+  function connect(): Promise<Cluster | undefined> {
+    if (attempt) return attempt;
+    const fresh = newCluster(urls, connectMs);
+    attempt = storeDeadline(fresh.connect(), connectMs).then(
+      () => {
+        if (closed) {
+          fresh.destroy();
+          return undefined;
+        }
+        cluster = fresh;
+        return fresh;
+      },
+      () => {
+        // No node answered: a later command tries again with a fresh client.
+        try {
+          fresh.destroy();
+        } catch {
+          // Never connected.
+        }
+        return undefined;
+      },
+    ).finally(() => attempt = undefined);
+    return attempt;
+  }
+
+  async function send(firstKey: string | undefined, args: string[]): Promise<unknown> {
+    const current = cluster?.isOpen ? cluster : await connect();
+    if (!current || closed) throw new StoreUnavailableError("Redis Cluster is not reachable");
+    return await current.sendCommand(firstKey, false, args);
+  }
+
+  // At start-up, give a cluster that is starting too a moment before the first requests.
+  await storeDeadline(connect(), Math.max(timeout, 2000)).catch(() => {});
+  return scriptedStore({
+    evalSha: (sha, keys, args) =>
+      send(keys[0], ["EVALSHA", sha, String(keys.length), ...keys, ...args]),
+    eval: (script, keys, args) =>
+      send(keys[0], ["EVAL", script, String(keys.length), ...keys, ...args]),
+    set: (key, value, ttlMs) => send(key, ["SET", key, value, "PX", String(ttlMs)]),
+    get: (key) => send(key, ["GET", key]),
+    del: (key) => send(key, ["DEL", key]),
+    async close() {
+      if (closed) return;
+      closed = true;
+      const current = cluster;
+      cluster = undefined;
+      if (!current) return;
+      const clean = await storeDeadline(current.close().then(() => true), timeout)
+        .catch(() => false);
+      if (!clean) current.destroy();
+    },
+  }, {
+    kind: "redis",
+    prefix: section.prefix,
+    timeoutMs: timeout,
+    tagKeys: !prefixHasTag(section.prefix),
+    log: options.log,
+  });
+}

@@ -1,0 +1,61 @@
+import assert from "node:assert/strict";
+import { startGateway } from "../support/gateway.ts";
+import { startUpstream } from "../support/upstream.ts";
+import { checkoutOrderBody } from "../support/requests.ts";
+
+const POLICY = (bearer: string) => `
+upstream:
+  url: \${UPSTREAM_URL}
+defaults:
+  bearer_token: ${bearer}
+`;
+
+async function call(path: string, init: RequestInit, bearer = '{ mode: "off" }') {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({ policy: POLICY(bearer), upstream: upstream.url });
+  const response = await gateway.fetch(path, init);
+  return { response, body: await response.json(), reached: upstream.received.length };
+}
+
+const CHECKOUT = {
+  method: "POST",
+  headers: { "content-type": "application/json", "x-request-id": crypto.randomUUID() },
+  body: JSON.stringify(checkoutOrderBody()),
+};
+
+Deno.test("authorization() refuses a checkout order without Authorization, with bearer_token off", async () => {
+  const { response, body, reached } = await call("/api/v1/checkout/orders", CHECKOUT);
+  assert.equal(response.status, 401);
+  assert.deepEqual(
+    { code: body.tppMessages[0].code, path: body.tppMessages[0].path },
+    { code: "TOKEN_UNKNOWN", path: "Authorization" },
+  );
+  assert.equal(response.headers.get("www-authenticate"), 'Bearer realm="xs2a-edge"');
+  assert.equal(reached, 0);
+});
+
+Deno.test("authorization() passes a request with Authorization, and operations that do not require it", async () => {
+  const withToken = await call("/api/v1/checkout/orders", {
+    ...CHECKOUT,
+    headers: { ...CHECKOUT.headers, authorization: "Bearer merchant-token" },
+  });
+  assert.equal(withToken.response.status, 200);
+  assert.equal(withToken.reached, 1);
+  const products = await call("/v1/products/deposits", {});
+  assert.equal(products.response.status, 200);
+  assert.equal(products.reached, 1);
+});
+
+Deno.test("authorization() applies with bearer_token in report mode and where it says required: false", async () => {
+  for (
+    const bearer of [
+      '{ mode: report, jwks_url: "https://auth.example/jwks" }',
+      "{ required: false }",
+    ]
+  ) {
+    const { response, body, reached } = await call("/api/v1/checkout/orders", CHECKOUT, bearer);
+    assert.equal(response.status, 401, bearer);
+    assert.equal(body.tppMessages[0].code, "TOKEN_UNKNOWN");
+    assert.equal(reached, 0);
+  }
+});

@@ -1,0 +1,126 @@
+/**
+ * Issue 18.13: core headers and redirects leaked. `x-internal-host`, `x-debug-trace`, `set-cookie`
+ * and `Location: http://core-7.internal:8443/psd2/v1/...` passed to the TPP. The answer now
+ * carries only the headers the interface defines for the operation plus the policy's allow-list,
+ * and `Location` is rewritten to the public prefix like `_links`.
+ */
+import assert from "node:assert/strict";
+import { rawAnswer, startFaultyUpstream } from "../support/faulty_upstream.ts";
+import { startGateway } from "../support/gateway.ts";
+import { tokenIssuer } from "../support/tpp_tokens.ts";
+import { initiationHeaders, singlePayment } from "../support/requests.ts";
+
+const LEAKS = [
+  "x-internal-host: core-7.internal",
+  "x-debug-trace: db=core7;sql=select+*+from+payments",
+  "set-cookie: JSESSIONID=abc123; Path=/",
+  "x-backend-node: core-07",
+  "x-powered-by: CoreBanking",
+  "x-aspnet-version: 4.0.30319",
+  "server: legacy-core/7.2",
+  "access-control-allow-origin: *",
+  "strict-transport-security: max-age=0",
+  "refresh: 0; url=https://evil.example",
+];
+
+function policy(proxy = "") {
+  return `upstream:\n  url: \${UPSTREAM_URL}\n  prefix: /psd2/v1\ndefaults:\n  proxy: {${proxy}}\n`;
+}
+
+function created(location: string, extra: string[] = []) {
+  return rawAnswer(
+    201,
+    [
+      "content-type: application/json",
+      `location: ${location}`,
+      "aspsp-sca-approach: REDIRECT",
+      ...LEAKS,
+      ...extra,
+    ],
+    JSON.stringify({ transactionStatus: "RCVD", paymentId: "pay-1" }),
+  );
+}
+
+async function pay(
+  gateway: { fetch(path: string, init?: RequestInit): Promise<Response> },
+  id = crypto.randomUUID(),
+  extra: Record<string, string> = {},
+) {
+  return await gateway.fetch("/v1/payments/domestic", {
+    method: "POST",
+    headers: initiationHeaders({ "x-request-id": id, ...extra }),
+    body: JSON.stringify(singlePayment()),
+  });
+}
+
+function leaked(response: Response): string[] {
+  return LEAKS.map((line) => line.slice(0, line.indexOf(":")))
+    .filter((name) => response.headers.has(name));
+}
+
+Deno.test("the core's own headers never reach the TPP; the interface's answer headers do", async () => {
+  await using core = startFaultyUpstream({
+    kind: "raw",
+    parts: [{ bytes: created("/psd2/v1/payments/domestic/pay-1") }],
+  });
+  await using gateway = await startGateway({ policy: policy(), upstream: core.url });
+  const response = await pay(gateway);
+  await response.body?.cancel();
+  assert.equal(response.status, 201);
+  assert.deepEqual(leaked(response), []);
+  assert.equal(response.headers.get("aspsp-sca-approach"), "REDIRECT");
+  assert.equal(response.headers.get("content-type"), "application/json");
+  assert.equal(response.headers.get("location"), "/v1/payments/domestic/pay-1");
+  assert.equal(core.requests.length, 1);
+});
+
+Deno.test("a Location naming an internal host is rewritten to the public prefix, in the replay too", async () => {
+  await using core = startFaultyUpstream({
+    kind: "raw",
+    parts: [{ bytes: created("http://core-7.internal:8443/psd2/v1/payments/domestic/pay-1") }],
+  });
+  // Idempotency keeps the answer for a replay to the same identified TPP.
+  const issuer = await tokenIssuer();
+  await using gateway = await startGateway({
+    policy: `${policy()}  idempotency: { mode: enforce }\n  bearer_token: ${
+      JSON.stringify(issuer.options)
+    }\n`,
+    upstream: core.url,
+  });
+  const tpp = await issuer.headers("PSDGE-NBG-123456");
+  const id = crypto.randomUUID();
+  for (const replay of [false, true]) {
+    const response = await pay(gateway, id, tpp);
+    await response.body?.cancel();
+    assert.equal(response.status, 201);
+    assert.equal(response.headers.get("x-idempotent-replay"), replay ? "true" : null);
+    assert.equal(response.headers.get("location"), "/v1/payments/domestic/pay-1");
+    assert.deepEqual(leaked(response), []);
+  }
+  assert.equal(core.requests.length, 1);
+});
+
+Deno.test("a read's answer carries no Location, and the policy's allow-list passes a named header", async () => {
+  await using core = startFaultyUpstream({
+    kind: "raw",
+    parts: [{
+      bytes: rawAnswer(200, [
+        "content-type: application/json",
+        "location: http://core-7.internal:8443/psd2/v1/consents/c-1",
+        "x-bank-trace-id: t-1",
+        ...LEAKS,
+      ], '{"consentStatus":"valid"}'),
+    }],
+  });
+  await using gateway = await startGateway({
+    policy: policy(" answer_headers: [X-Bank-Trace-ID] "),
+    upstream: core.url,
+  });
+  const response = await gateway.fetch("/v1/consents/c-1/status", {
+    headers: { "x-request-id": crypto.randomUUID() },
+  });
+  assert.deepEqual(await response.json(), { consentStatus: "valid" });
+  assert.equal(response.headers.get("location"), null);
+  assert.equal(response.headers.get("x-bank-trace-id"), "t-1");
+  assert.deepEqual(leaked(response), []);
+});

@@ -1,0 +1,147 @@
+import assert from "node:assert/strict";
+import { Hono } from "hono";
+import { z } from "zod";
+import { buildChain, defineTerminal, type Pipeline } from "../../../src/core/chain.ts";
+import { defineCheck, type Finding, type GatewayEnv, modal } from "../../../src/core/check.ts";
+import { formatError, renderError } from "../../../src/core/errors.ts";
+import { operation } from "../../../src/core/catalogue.ts";
+import { defaultServices } from "../../../src/core/services.ts";
+import { memoryLogger } from "../../../src/lib/log.ts";
+import { TEST_SECTIONS } from "../../support/sections.ts";
+
+/** What ran, in order, for one request. */
+type Trace = string[];
+
+/** A check that records itself and, when `refuse` is set, throws before passing the request on. */
+function step(key: string, trace: Trace, refuse = false) {
+  return defineCheck({
+    key,
+    description: `test check ${key}`,
+    options: modal({}),
+    create: () => (_c, next) => {
+      trace.push(key);
+      if (refuse) throw formatError(key, `Check "${key}" refuses`);
+      return next();
+    },
+  });
+}
+
+/** The terminal: records itself and answers 201. */
+function answering(trace: Trace) {
+  return defineTerminal({
+    key: "end",
+    description: "test terminal",
+    options: z.object({}),
+    create: () => () => {
+      trace.push("end");
+      return Promise.resolve(new Response("done", { status: 201 }));
+    },
+  });
+}
+
+/** Runs one request through the chain built from `pipeline` with `modes` per key. */
+async function run(pipeline: Pipeline, modes: Record<string, string> = {}) {
+  const options: Record<string, Record<string, unknown>> = { end: {} };
+  for (const check of pipeline.checks) options[check.key] = { mode: modes[check.key] ?? "enforce" };
+  const chain = buildChain(
+    { ...pipeline, options },
+    {
+      operation: operation("getAccountList"),
+      services: defaultServices({ log: memoryLogger() }),
+      sections: TEST_SECTIONS,
+    },
+    (error) => renderError(error),
+  );
+  let findings: Finding[] = [];
+  const app = new Hono<GatewayEnv>().get("/", async (c) => {
+    c.set("findings", findings = []);
+    await chain(c);
+    return c.res;
+  });
+  const response = await app.request("/");
+  return { status: response.status, body: await response.text(), findings };
+}
+
+Deno.test("buildChain() runs the checks in the list's order, then the terminal", async () => {
+  const trace: Trace = [];
+  const pipeline = { checks: [step("a", trace), step("b", trace)], terminal: answering(trace) };
+  const { status, findings } = await run(pipeline);
+  assert.equal(status, 201);
+  assert.deepEqual(trace, ["a", "b", "end"]);
+  assert.deepEqual(findings, []);
+});
+
+Deno.test("buildChain(): a check in enforce mode that throws answers its error; nothing after it runs", async () => {
+  const trace: Trace = [];
+  const pipeline = {
+    checks: [step("a", trace), step("b", trace, true), step("c", trace)],
+    terminal: answering(trace),
+  };
+  const { status, body, findings } = await run(pipeline);
+  assert.equal(status, 400);
+  assert.equal(JSON.parse(body).tppMessages[0].path, "b");
+  assert.deepEqual(trace, ["a", "b"]);
+  assert.deepEqual(findings.map((f) => [f.check, f.mode, f.code]), [[
+    "b",
+    "enforce",
+    "FORMAT_ERROR",
+  ]]);
+});
+
+Deno.test("buildChain(): a check in report mode records its finding and the request goes on", async () => {
+  const trace: Trace = [];
+  const pipeline = {
+    checks: [step("a", trace, true), step("b", trace)],
+    terminal: answering(trace),
+  };
+  const { status, findings } = await run(pipeline, { a: "report" });
+  assert.equal(status, 201);
+  assert.deepEqual(trace, ["a", "b", "end"]);
+  assert.deepEqual(findings.map((f) => [f.check, f.mode, f.path]), [["a", "report", "a"]]);
+});
+
+Deno.test("buildChain(): a check that is off is never built, one that does not apply costs nothing", async () => {
+  const trace: Trace = [];
+  let built = 0;
+  const counted = defineCheck({
+    key: "counted",
+    description: "test check counted",
+    options: modal({}),
+    create: () => {
+      built++;
+      return undefined;
+    },
+  });
+  const pipeline = { checks: [step("a", trace, true), counted], terminal: answering(trace) };
+  const { status } = await run(pipeline, { a: "off", counted: "off" });
+  assert.equal(status, 201);
+  assert.equal(built, 0, "an off check is not built");
+  assert.deepEqual(trace, ["end"]);
+  await run(pipeline, { a: "off" });
+  assert.equal(built, 1, "built once per chain, and left out when it returns nothing");
+});
+
+Deno.test("buildChain() hands each check a report() bound to its key and mode", async () => {
+  const trace: Trace = [];
+  const reporting = defineCheck({
+    key: "reporting",
+    description: "test check reporting",
+    options: modal({}),
+    create: (_options, { report }) => (c, next) => {
+      report(c, formatError("X-Test", 'Header "X-Test" was dropped'), { dropped: true });
+      return next();
+    },
+  });
+  const pipeline = { checks: [reporting], terminal: answering(trace) };
+  const { status, findings } = await run(pipeline, { reporting: "report" });
+  assert.equal(status, 201);
+  assert.deepEqual(findings, [{
+    check: "reporting",
+    mode: "report",
+    status: 400,
+    code: "FORMAT_ERROR",
+    path: "X-Test",
+    text: 'Header "X-Test" was dropped',
+    dropped: true,
+  }]);
+});

@@ -1,0 +1,83 @@
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import {
+  LOOPBACK,
+  normalAddress,
+  parseRange,
+  Terminators,
+  terminators,
+} from "../../../src/pki/terminators.ts";
+
+Deno.test("parseRange() reads addresses and CIDRs of both families and refuses the rest", () => {
+  for (const good of ["10.0.0.0/8", "192.0.2.7", "0.0.0.0/0", "2001:db8::/32", "::1", "::/0"]) {
+    assert.ok(parseRange(good), good);
+  }
+  for (
+    const bad of ["10.0.0.0/33", "10.0.0/8", "2001:db8::/129", "host.example", "10.0.0.1/", "/8"]
+  ) {
+    assert.equal(parseRange(bad), undefined, bad);
+  }
+});
+
+Deno.test("Terminators.trusts() matches both families, IPv4-mapped IPv6 as IPv4", () => {
+  const peers = new Terminators(["10.1.0.0/16", "192.0.2.7", "2001:db8:5::/48"]);
+  assert.ok(peers.trusts("10.1.200.3"));
+  assert.ok(peers.trusts("192.0.2.7"));
+  assert.ok(peers.trusts("::ffff:10.1.0.9"));
+  assert.ok(peers.trusts("2001:DB8:5:0:0:0:0:1"));
+  assert.ok(!peers.trusts("10.2.0.1"));
+  assert.ok(!peers.trusts("192.0.2.8"));
+  assert.ok(!peers.trusts("2001:db8:6::1"));
+  assert.ok(!peers.trusts(undefined));
+  assert.ok(!peers.trusts("not an address"));
+});
+
+Deno.test("terminators() believes loopback peers when the policy lists none", () => {
+  assert.deepEqual(LOOPBACK, ["127.0.0.0/8", "::1/128"]);
+  const peers = terminators(undefined);
+  assert.ok(peers.trusts("127.0.0.1") && peers.trusts("::1") && peers.trusts("127.9.9.9"));
+  assert.ok(!peers.trusts("192.168.1.10"));
+  assert.ok(!terminators([]).trusts("127.0.0.1"));
+});
+
+Deno.test("Terminators.clientAddress() takes the rightmost X-Forwarded-For hop that is no terminator", () => {
+  const peers = new Terminators(["10.0.0.0/24"]);
+  // The terminator appended the client; what lies left of it the client wrote itself.
+  assert.equal(peers.clientAddress("10.0.0.5", "198.51.100.7, 203.0.113.1"), "203.0.113.1");
+  // Two tiers of terminators: both hops are skipped.
+  assert.equal(peers.clientAddress("10.0.0.5", "6.6.6.6,203.0.113.1, 10.0.0.9"), "203.0.113.1");
+  // Ports and brackets as some terminators write them; several headers joined by ",".
+  assert.equal(peers.clientAddress("10.0.0.5", "203.0.113.1:5123"), "203.0.113.1");
+  assert.equal(peers.clientAddress("10.0.0.5", "[2001:DB8::1]:443"), "2001:db8::1");
+  // Every hop a terminator: the leftmost.
+  assert.equal(peers.clientAddress("10.0.0.5", "10.0.0.7, 10.0.0.8"), "10.0.0.7");
+  // An element that cannot be read stops the walk at the nearest hop that could.
+  assert.equal(peers.clientAddress("10.0.0.5", "203.0.113.1, unknown"), "10.0.0.5");
+  assert.equal(peers.clientAddress("10.0.0.5", "junk, 10.0.0.8"), "10.0.0.8");
+  // From anyone else the header is not believed.
+  assert.equal(peers.clientAddress("203.0.113.50", "198.51.100.7"), "203.0.113.50");
+  assert.equal(peers.clientAddress("10.0.0.5", null), "10.0.0.5");
+});
+
+Deno.test("normalAddress() writes one form per address", () => {
+  assert.equal(normalAddress("::ffff:192.0.2.1"), "192.0.2.1");
+  assert.equal(normalAddress("2001:0DB8:0:0::1"), "2001:db8::1");
+  assert.equal(normalAddress("192.0.2.1"), "192.0.2.1");
+  assert.equal(normalAddress("192.0.2.01"), undefined);
+});
+
+Deno.test("Terminators.clientAddress() answers the peer or an address for any X-Forwarded-For", () => {
+  const peers = new Terminators(["10.0.0.0/24", "2001:db8::/64"]);
+  const element = fc.oneof(
+    fc.ipV4(),
+    fc.ipV6(),
+    fc.constantFrom("10.0.0.3", "2001:db8::7", "unknown", "", " ", "[::1]:80", "1.2.3.4:5"),
+    fc.string({ maxLength: 20 }),
+  );
+  fc.assert(
+    fc.property(fc.array(element, { maxLength: 6 }), fc.constantFrom(", ", ","), (list, sep) => {
+      const client = peers.clientAddress("10.0.0.5", list.join(sep));
+      assert.ok(client === "10.0.0.5" || normalAddress(client) === client, client);
+    }),
+  );
+});

@@ -1,0 +1,327 @@
+import assert from "node:assert/strict";
+import { createStore } from "../../../src/store/mod.ts";
+import { storeSection } from "../../../src/policy/sections.ts";
+import type { Decision } from "../../../src/store/types.ts";
+import { frequency, idem, limit, storeContract } from "../../support/store_contract.ts";
+import { uniquePrefix, WITHOUT_REDIS } from "../../support/redis.ts";
+import { type RedisCluster, startRedisCluster } from "../../support/redis_cluster.ts";
+import { startGateway } from "../../support/gateway.ts";
+import { startUpstream } from "../../support/upstream.ts";
+
+// One three-node cluster for the file, started before its tests and stopped when it ends (a
+// cluster takes about two seconds to form).
+const cluster: RedisCluster | undefined = WITHOUT_REDIS ? undefined : await startRedisCluster();
+globalThis.addEventListener("unload", () => cluster?.stopNow());
+
+function section(prefix: string) {
+  const [url, ...nodes] = cluster!.urls;
+  return storeSection.parse({ kind: "redis", cluster: true, url, nodes, prefix });
+}
+
+/** A prefix no other test uses; with a hash tag: one test's keys in one slot, tests spread. */
+function taggedPrefix(): string {
+  return `{${uniquePrefix().slice(0, -1)}}:`;
+}
+
+storeContract("redisClusterStore", () => createStore(section(taggedPrefix())), {
+  ignore: WITHOUT_REDIS,
+});
+
+/** A decision as the checks build it on a cluster: every key under the caller's tag. */
+function tppDecision(tag: string, prefix: string): Decision {
+  const part = frequency();
+  return {
+    idempotency: idem({ key: `${tag}idem:${prefix}:r1` }),
+    limits: [
+      limit({ key: `${tag}rl:per_tpp:${prefix}` }),
+      limit({ key: `${tag}rl:per_psu:${prefix}:psu-1` }),
+    ],
+    frequency: {
+      ...part,
+      consentKey: `${tag}consent:${prefix}`,
+      days: part.days.map((day) => ({ ...day, key: `${tag}${day.key}:${prefix}` })),
+    },
+  };
+}
+
+function decisionKeys(decision: Decision): string[] {
+  return [
+    decision.idempotency!.key,
+    ...decision.limits.map((l) => l.key),
+    decision.frequency!.consentKey,
+    ...decision.frequency!.days.map((d) => d.key),
+  ];
+}
+
+Deno.test({
+  name: "redisClusterStore decides one request whose keys would lie in several slots untagged",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    const prefix = uniquePrefix();
+    const store = await createStore(section(prefix));
+    try {
+      assert.equal(store.tagKeys, true, "an untagged prefix: keys need the caller's tag");
+      for (const tpp of ["PSDGE-NBG-1", "PSDGE-NBG-2", "-"]) {
+        const decision = tppDecision(`{${tpp}}:`, tpp);
+        const keys = decisionKeys(decision);
+        const slots = new Set(await Promise.all(keys.map((k) => cluster!.keyslot(prefix + k))));
+        assert.equal(slots.size, 1, `one slot for ${tpp}`);
+        const untagged = keys.map((k) => prefix + k.slice(k.indexOf("}:") + 2));
+        const spread = new Set(await Promise.all(untagged.map((k) => cluster!.keyslot(k))));
+        assert.ok(spread.size > 1, "untagged, the same keys lie in several slots");
+        const first = await store.decide(decision);
+        assert.equal(first.blocked, false);
+        assert.equal(first.idempotency?.outcome, "claimed");
+        assert.equal(first.frequency?.known, false);
+        assert.equal(first.limits.length, 2);
+      }
+      // Without the tags the cluster refuses the script (CROSSSLOT): a store failure, never a go.
+      const untagged: Decision = {
+        limits: [limit({ key: "rl:a" }), limit({ key: "rl:b" }), limit({ key: "rl:c" })],
+      };
+      await assert.rejects(store.decide(untagged), /CROSSSLOT/);
+    } finally {
+      await store.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "redisClusterStore keeps the guarantees of one script: nothing counted when blocked",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    const prefix = uniquePrefix();
+    const store = await createStore(section(prefix));
+    try {
+      await store.put("{T}:consent:x", "1|1", 60_000);
+      const base = tppDecision("{T}:", "x");
+      const decision = {
+        ...base,
+        frequency: { ...base.frequency!, consentKey: "{T}:consent:x" },
+      };
+      const first = await store.decide(decision);
+      assert.equal(first.frequency?.allowed, true);
+      assert.equal(first.frequency?.counter, decision.frequency.days[1].key);
+      // A second read of the day is over frequencyPerDay 1: blocked, no limit or id consumed.
+      const second = await store.decide({
+        ...decision,
+        idempotency: idem({ key: "{T}:idem:x:r2" }),
+      });
+      assert.equal(second.blocked, true);
+      assert.equal(second.idempotency?.outcome, "free");
+      assert.deepEqual(second.limits.map((l) => l.remaining), [1, 1], "nothing consumed");
+      await store.refund(first.frequency!.counter!);
+      const third = await store.decide({
+        ...decision,
+        idempotency: idem({ key: "{T}:idem:x:r3" }),
+      });
+      assert.equal(third.blocked, false, "the refund took the read back");
+    } finally {
+      await store.close();
+    }
+  },
+});
+
+function policy(store: string, limits = "per_tpp: { key: [tpp], limit: 100, window: 1m }") {
+  return `
+upstream:
+  url: \${UPSTREAM_URL}
+${store}
+defaults:
+  idempotency: { reads: unique }
+  rate_limit:
+    limits:
+      ${limits}
+      per_psu: { key: [tpp, psu_id], limit: 100, window: 1m }
+  consent_frequency:
+    time_zone: Asia/Tbilisi
+`;
+}
+
+function clusterYaml(prefix: string): { yaml: string; env: Record<string, string> } {
+  const [url, ...nodes] = cluster!.urls;
+  return {
+    yaml: `store: { kind: redis, cluster: true, url: "\${TEST_STORE_URL}", nodes: ${
+      JSON.stringify(nodes)
+    }, prefix: "${prefix}" }`,
+    env: { TEST_STORE_URL: url },
+  };
+}
+
+function consentCore() {
+  return startUpstream((request) => {
+    const path = new URL(request.url).pathname;
+    if (request.method === "POST" && path === "/psd2/v1/consents") {
+      return Response.json({ consentStatus: "received", consentId: "c-1" }, { status: 201 });
+    }
+    return Response.json({ balances: [] });
+  });
+}
+
+Deno.test({
+  name: "redisClusterStore holds every key of a gateway's decision in the caller's slot",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    const prefix = uniquePrefix();
+    const store = clusterYaml(prefix);
+    await using core = consentCore();
+    await using gateway = await startGateway({
+      policy: policy(store.yaml),
+      upstream: core.url,
+      env: store.env,
+    });
+    const created = await gateway.fetch("/v1/consents", {
+      method: "POST",
+      headers: {
+        "x-request-id": crypto.randomUUID(),
+        "content-type": "application/json",
+        "psu-ip-address": "10.1.1.1",
+        "psu-id": "psu-1",
+      },
+      body: JSON.stringify({
+        access: { balances: [{ iban: "GE29NB0000000101904917" }] },
+        recurringIndicator: true,
+        validUntil: `${new Date().getUTCFullYear() + 1}-12-31`,
+        frequencyPerDay: 2,
+        combinedServiceIndicator: false,
+      }),
+    });
+    assert.equal(created.status, 201);
+    await created.body?.cancel();
+    const statuses = [];
+    for (let i = 0; i < 3; i++) {
+      const response = await gateway.fetch("/v1/accounts/a1/balances", {
+        headers: { "x-request-id": crypto.randomUUID(), "consent-id": "c-1", "psu-id": "psu-1" },
+      });
+      await response.body?.cancel();
+      statuses.push(response.status);
+    }
+    assert.deepEqual(statuses, [200, 200, 429], "the learnt consent is counted on the cluster");
+    const keys = await cluster!.keys(`${prefix}*`);
+    const kinds = new Set(keys.map((k) => k.slice(prefix.length).split(":")[1]));
+    assert.deepEqual([...kinds].sort(), ["consent", "freq", "idem", "rl"]);
+    const slots = new Set(await Promise.all(keys.map((k) => cluster!.keyslot(k))));
+    assert.equal(slots.size, 1, `one slot for ${keys.join(", ")}`);
+    assert.ok(keys.every((k) => k.startsWith(`${prefix}{-}:`)), "the tag of a caller without TPP");
+    const untagged = keys.map((k) => k.replace("{-}:", ""));
+    const spread = new Set(await Promise.all(untagged.map((k) => cluster!.keyslot(k))));
+    assert.ok(spread.size > 1, "untagged, the same keys lie in several slots");
+  },
+});
+
+Deno.test({
+  name:
+    "redisClusterStore refuses at start-up a limit shared by TPPs unless the prefix holds a tag",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    await using core = consentCore();
+    const shared = "per_ip: { key: [client_ip], limit: 100, window: 1m }";
+    const untagged = clusterYaml(uniquePrefix());
+    await assert.rejects(
+      startGateway({
+        policy: policy(untagged.yaml, shared),
+        upstream: core.url,
+        env: untagged.env,
+      }),
+      /rate_limit\.limits\.per_ip: key \[client_ip\] does not count by tpp/,
+    );
+    const prefix = taggedPrefix();
+    const tagged = clusterYaml(prefix);
+    await using gateway = await startGateway({
+      policy: policy(tagged.yaml, shared),
+      upstream: core.url,
+      env: tagged.env,
+    });
+    const response = await gateway.fetch("/v1/accounts/a1/balances", {
+      headers: { "x-request-id": crypto.randomUUID(), "consent-id": "c-1", "psu-id": "psu-1" },
+    });
+    await response.body?.cancel();
+    assert.equal(response.status, 200);
+    const keys = await cluster!.keys(`${prefix}*`);
+    assert.ok(keys.some((k) => k.includes("rl:per_ip:")), "the shared limit was counted");
+    assert.ok(keys.every((k) => !k.slice(prefix.length).startsWith("{")), "no caller tag");
+  },
+});
+
+Deno.test("storeSection refuses cluster options on a store that is not redis", () => {
+  assert.throws(() => storeSection.parse({ kind: "memory", cluster: true }), /only a redis store/);
+  assert.throws(
+    () => storeSection.parse({ kind: "redis", url: "redis://127.0.0.1:1", nodes: ["x"] }),
+    /nodes need cluster: true/,
+  );
+  assert.throws(
+    () => storeSection.parse({ kind: "redis", url: "redis://a:1", cluster: true, nodes: ["x"] }),
+    /must be a redis:\/\/ or rediss:\/\/ URL/,
+  );
+  assert.equal(storeSection.parse({ kind: "memory", prefix: "{xs2a}:" }).prefix, "{xs2a}:");
+});
+
+async function until<T>(fn: () => Promise<T>, ms: number): Promise<T> {
+  const end = Date.now() + ms;
+  while (true) {
+    try {
+      return await fn();
+    } catch (error) {
+      if (Date.now() > end) throw error;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+Deno.test({
+  name:
+    "redisClusterStore fails fast for the slots of a killed node only, and recovers after its restart",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    const prefix = uniquePrefix();
+    const store = await createStore(storeSection.parse({
+      kind: "redis",
+      cluster: true,
+      url: cluster!.urls[0],
+      nodes: cluster!.urls.slice(1),
+      prefix,
+      // Long enough for a loaded CI machine; a dead node's slots still fail within it.
+      timeout: "1500ms",
+    }));
+    // Two callers whose slots lie on different nodes; the second's node is killed.
+    const node = (tpp: string) => cluster!.nodeOf(`${prefix}{${tpp}}:`);
+    let alive = "TPP-0";
+    let dead = "TPP-1";
+    for (let i = 1; await node(dead) === await node(alive); i++) dead = `TPP-${i}`;
+    // Node 0 answers the test's own redis-cli: kill another.
+    if (await node(dead) === 0) [alive, dead] = [dead, alive];
+    const decision = (tpp: string) => ({
+      limits: [
+        limit({ key: `{${tpp}}:rl:a`, limit: 100, burst: 100 }),
+        limit({ key: `{${tpp}}:rl:b` }),
+      ],
+    });
+    try {
+      assert.equal((await store.decide(decision(dead))).blocked, false);
+      const killed = await node(dead);
+      await cluster!.kill(killed);
+      try {
+        const started = performance.now();
+        await assert.rejects(store.decide(decision(dead)));
+        assert.ok(performance.now() - started < 5000, "bounded by the timeout, no hang");
+        const other = await store.decide(decision(alive));
+        assert.equal(other.blocked, false, "the other nodes' slots still decide");
+        // A gateway that starts meanwhile finds the cluster and decides for the live slots.
+        const late = await createStore(section(prefix));
+        try {
+          assert.equal((await late.decide(decision(alive))).blocked, false);
+          await assert.rejects(late.decide(decision(dead)));
+        } finally {
+          await late.close();
+        }
+      } finally {
+        await cluster!.start(killed);
+      }
+      const verdict = await until(() => store.decide(decision(dead)), 10_000);
+      assert.equal(verdict.blocked, false, "decided again after the restart");
+      assert.ok(store.stats.errors > 0);
+    } finally {
+      await store.close();
+    }
+  },
+});

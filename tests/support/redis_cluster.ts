@@ -1,0 +1,183 @@
+/**
+ * A real three-node Redis Cluster for tests: three `redis-server --cluster-enabled yes` on free
+ * ports in a temporary directory, joined with `redis-cli --cluster create` (no replicas).
+ * A missing redis-server or redis-cli fails the test; the tests that need it are ignored only
+ * under SKIP_REDIS=1, like the other Redis tests.
+ */
+
+/** A running cluster of the test's own. */
+export interface RedisCluster extends AsyncDisposable {
+  /** One URL per node (any of them finds the others). */
+  urls: string[];
+  /** Runs redis-cli against the first node and returns its output, trimmed. */
+  cli(...args: string[]): Promise<string>;
+  /** The keys matching `pattern` on every node. */
+  keys(pattern: string): Promise<string[]>;
+  /** The slot of `key` (CLUSTER KEYSLOT). */
+  keyslot(key: string): Promise<number>;
+  /** The node (0 to 2) that holds `key`'s slot. */
+  nodeOf(key: string): Promise<number>;
+  /** Kills node `i` (SIGKILL: no clean shutdown). */
+  kill(i: number): Promise<void>;
+  /** Starts node `i` again with its cluster configuration, until the cluster is ok. */
+  start(i: number): Promise<void>;
+  /** Kills the nodes and removes their directory at once (for an `unload` listener). */
+  stopNow(): void;
+}
+
+/**
+ * A free port whose cluster bus port (port + 10000) is free too, both below Linux's ephemeral
+ * range (32768-60999), so that no connection of another test takes them meanwhile.
+ */
+function freeClusterPort(taken: Set<number>): number {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 2_700);
+    if (taken.has(port)) continue;
+    try {
+      Deno.listen({ hostname: "127.0.0.1", port }).close();
+      Deno.listen({ hostname: "127.0.0.1", port: port + 10_000 }).close();
+      taken.add(port);
+      return port;
+    } catch {
+      // Taken: try another.
+    }
+  }
+}
+
+async function run(command: string, args: string[]): Promise<string> {
+  const { code, stdout, stderr } = await new Deno.Command(command, { args }).output();
+  const text = new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr);
+  if (code !== 0) throw new Error(`${command} ${args.join(" ")} failed: ${text.slice(0, 500)}`);
+  return text.trim();
+}
+
+async function until(what: string, ms: number, ready: () => Promise<boolean>): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await ready().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${what} within ${ms} ms`);
+}
+
+/** One cluster node on `port`, its cluster configuration in `dir` (kept across restarts). */
+function node(dir: string, port: number): Deno.ChildProcess {
+  return new Deno.Command("redis-server", {
+    args: [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--cluster-enabled",
+      "yes",
+      "--cluster-config-file",
+      `${dir}/nodes-${port}.conf`,
+      "--dir",
+      dir,
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+    ],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+}
+
+async function clusterOk(port: number): Promise<void> {
+  await until(
+    `the cluster was not ok on port ${port}`,
+    10_000,
+    async () =>
+      (await run("redis-cli", ["-p", String(port), "cluster", "info"]))
+        .includes("cluster_state:ok"),
+  );
+}
+
+/** Starts three cluster nodes, joins them and waits for `cluster_state:ok` on each. */
+export async function startRedisCluster(): Promise<RedisCluster> {
+  const dir = await Deno.makeTempDir({ prefix: "xs2a-cluster-" });
+  const taken = new Set<number>();
+  const ports = [freeClusterPort(taken), freeClusterPort(taken), freeClusterPort(taken)];
+  const servers: Deno.ChildProcess[] = [];
+  function stopNow() {
+    for (const server of servers) {
+      try {
+        server.kill("SIGKILL");
+      } catch {
+        // Already ended.
+      }
+    }
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch {
+      // Already removed.
+    }
+  }
+  async function stop() {
+    stopNow();
+    for (const server of servers) await server.status;
+  }
+  try {
+    for (const port of ports) servers.push(node(dir, port));
+    for (const port of ports) {
+      await until(
+        `redis-server on port ${port} did not answer`,
+        5000,
+        async () => await run("redis-cli", ["-p", String(port), "ping"]) === "PONG",
+      );
+    }
+    await run("redis-cli", [
+      "--cluster",
+      "create",
+      ...ports.map((port) => `127.0.0.1:${port}`),
+      "--cluster-replicas",
+      "0",
+      "--cluster-yes",
+    ]);
+    for (const port of ports) await clusterOk(port);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    urls: ports.map((port) => `redis://127.0.0.1:${port}`),
+    cli: (...args) => run("redis-cli", ["-c", "-p", String(ports[0]), ...args]),
+    async keys(pattern) {
+      const found = await Promise.all(
+        ports.map((port) => run("redis-cli", ["-p", String(port), "--raw", "keys", pattern])),
+      );
+      return found.flatMap((text) => text.split("\n")).filter((key) => key !== "");
+    },
+    async keyslot(key) {
+      return Number(await run("redis-cli", ["-p", String(ports[0]), "cluster", "keyslot", key]));
+    },
+    async nodeOf(key) {
+      // CLUSTER NODES: "<id> <ip>:<port>@<bus> <flags> <master> ... <state> <from>-<to> ...".
+      const slot = Number(
+        await run("redis-cli", ["-p", String(ports[0]), "cluster", "keyslot", key]),
+      );
+      const lines = await run("redis-cli", ["-p", String(ports[0]), "cluster", "nodes"]);
+      for (const line of lines.split("\n")) {
+        const fields = line.split(" ");
+        const port = Number(fields[1].split("@")[0].split(":")[1]);
+        const owns = fields.slice(8).some((range) => {
+          const [from, to = from] = range.split("-").map(Number);
+          return from <= slot && slot <= to;
+        });
+        if (owns) return ports.indexOf(port);
+      }
+      throw new Error(`No node holds slot ${slot}`);
+    },
+    async kill(i) {
+      servers[i].kill("SIGKILL");
+      await servers[i].status;
+    },
+    async start(i) {
+      servers[i] = node(dir, ports[i]);
+      for (const port of ports) await clusterOk(port);
+    },
+    stopNow,
+    [Symbol.asyncDispose]: stop,
+  };
+}
