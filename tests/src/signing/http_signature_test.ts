@@ -3,10 +3,10 @@ import { HttpSignatureVerifier, signatureParams } from "../../../src/signing/htt
 import { TrustStore } from "../../../src/pki/trust.ts";
 import { trustSection } from "../../../src/pki/sections.ts";
 import { GatewayError } from "../../../src/core/errors.ts";
-import { normalSerial } from "../../../src/pki/certificate.ts";
 import { createCa, issue } from "../../support/pki.ts";
 import {
   type HttpSignatureOptions,
+  keyIdOf,
   PAYMENT_BODY,
   signHttpSignature,
 } from "../../support/signing.ts";
@@ -15,26 +15,35 @@ const ca = await createCa();
 const tpp = await issue(ca);
 const ecTpp = await issue(ca, { keyType: "EC" });
 const store = new TrustStore(trustSection.parse({ anchors: [ca.pem] }));
+const coverage = {
+  always: ["(request-target)", "digest", "x-request-id"],
+  whenPresent: ["psu-id"],
+};
 const verifier = new HttpSignatureVerifier(store, {
   algorithms: ["rsa-sha256"],
-  coverage: { always: ["digest", "x-request-id"], whenPresent: ["psu-id"] },
+  coverage,
   group: "pis",
+  skewMs: 300_000,
 });
 const TARGET = "/v1/payments/domestic";
+const NAMES = ["(request-target)", "date", "digest", "x-request-id"];
 
-async function signed(options: HttpSignatureOptions = {}, signer = tpp) {
+async function signed(options: HttpSignatureOptions = {}, signer = tpp, date?: string) {
   return new Headers(
     await signHttpSignature(signer, {
       method: "POST",
       target: TARGET,
-      headers: { "x-request-id": "99391c7e-ad88-49ec-a2ad-99ddcb1f7721" },
+      headers: {
+        "x-request-id": "99391c7e-ad88-49ec-a2ad-99ddcb1f7721",
+        ...(date ? { date } : {}),
+      },
       body: PAYMENT_BODY,
     }, options),
   );
 }
 
-function verify(headers: Headers, value = headers.get("signature")!) {
-  return verifier.verify(value, { method: "POST", target: TARGET, headers, now: Date.now() });
+function verify(headers: Headers, value = headers.get("signature")!, now = Date.now()) {
+  return verifier.verify(value, { method: "POST", target: TARGET, headers, now });
 }
 
 /** Asserts a 401 with this code, text and path. */
@@ -61,11 +70,16 @@ function withParam(headers: Headers, name: string, value: string | undefined): s
   return Object.entries(params).map(([n, v]) => `${n}="${v}"`).join(",");
 }
 
-Deno.test('signatureParams() reads name="value" pairs with spaces around, and nothing else', () => {
-  assert.deepEqual(signatureParams(' a="1" , b = "x y",c=""'), { a: "1", b: "x y", c: "" });
+Deno.test('signatureParams() reads name="value" pairs and Unix times, with spaces around, and nothing else', () => {
+  assert.deepEqual(signatureParams(' a="1" , b = "x y",c="", created=1700000000.5'), {
+    a: "1",
+    b: "x y",
+    c: "",
+    created: "1700000000.5",
+  });
   assert.deepEqual(signatureParams(""), {});
   const malformed = 'Header "Signature" must be a list of name="value" parameters';
-  for (const bad of ["a=1", 'a="1" b="2"', 'a="1",,b="2"', 'a="1";', '"1"', 'a="1", x']) {
+  for (const bad of ["a=x", 'a="1" b="2"', 'a="1",,b="2"', 'a="1";', '"1"', 'a="1", x']) {
     assert.throws(() => signatureParams(bad), (error: Error) => error.message === malformed, bad);
   }
   assert.throws(
@@ -74,62 +88,157 @@ Deno.test('signatureParams() reads name="value" pairs with spaces around, and no
   );
 });
 
-Deno.test("HttpSignatureVerifier.verify() accepts a valid signature, the algorithm in any case, without a callback", async () => {
+Deno.test("HttpSignatureVerifier.verify() accepts a valid signature, the algorithm in any case or left out, without a callback", async () => {
   const headers = await signed();
   assert.equal((await verify(headers)).organizationId, "PSDGE-NBG-123456");
   await verify(headers, withParam(headers, "algorithm", "RSA-SHA256"));
+  await verify(headers, withParam(headers, "algorithm", undefined));
 });
 
-Deno.test("HttpSignatureVerifier.verify() requires keyId, algorithm, headers and signature", async () => {
+Deno.test("HttpSignatureVerifier.verify() requires keyId, headers and signature, and no empty algorithm", async () => {
   const headers = await signed();
-  for (const name of ["keyId", "algorithm", "headers", "signature"]) {
-    await refused(
-      verify(headers, withParam(headers, name, undefined)),
-      `Header "Signature" must carry ${name}="..."`,
-    );
-    await refused(
-      verify(headers, withParam(headers, name, "")),
-      `Header "Signature" must carry ${name}="..."`,
-    );
+  for (const name of ["keyId", "headers", "signature"]) {
+    for (const value of [undefined, ""]) {
+      await refused(
+        verify(headers, withParam(headers, name, value)),
+        `Header "Signature" must carry ${name}="..."`,
+      );
+    }
   }
+  await refused(
+    verify(headers, withParam(headers, "algorithm", "")),
+    'Header "Signature" has an empty algorithm=""',
+  );
 });
 
-Deno.test("HttpSignatureVerifier.verify() refuses an algorithm outside the list", async () => {
+Deno.test("HttpSignatureVerifier.verify() refuses an algorithm outside the list, named or implied", async () => {
   const headers = await signed();
   await refused(
     verify(headers, withParam(headers, "algorithm", "hmac-sha256")),
     'The Signature algorithm must be one of rsa-sha256, got "hmac-sha256"',
   );
+  const pss = new HttpSignatureVerifier(store, {
+    algorithms: ["hs2019"],
+    coverage,
+    group: "pis",
+    skewMs: 300_000,
+  });
+  const implied = await signed({ algorithm: null });
   await refused(
-    verify(headers, withParam(headers, "algorithm", "rsa-sha512")),
-    'The Signature algorithm must be one of rsa-sha256, got "rsa-sha512"',
+    pss.verify(implied.get("signature")!, {
+      method: "POST",
+      target: TARGET,
+      headers: implied,
+      now: Date.now(),
+    }),
+    "The Signature has no algorithm; the signing certificate's RSA key implies rsa-sha256, which is not one of hs2019",
   );
+  const hs2019 = await signed({ algorithm: "hs2019" });
+  await pss.verify(hs2019.get("signature")!, {
+    method: "POST",
+    target: TARGET,
+    headers: hs2019,
+    now: Date.now(),
+  });
 });
 
-Deno.test("HttpSignatureVerifier.verify() reads keyId as SN=<hex>,CA=<DN>, space after the comma allowed", async () => {
+Deno.test("HttpSignatureVerifier.verify() reads keyId as SN=<hex or decimal>,CA=<DN, plain or percent-encoded>", async () => {
   const headers = await signed();
-  const keyId = signatureParams(headers.get("signature")!).keyId;
-  await verify(headers, withParam(headers, "keyId", keyId.replace(",CA=", ", CA=")));
+  for (
+    const keyId of [
+      keyIdOf(tpp).replace(",CA=", ", CA="),
+      keyIdOf(tpp, { serial: "decimal" }),
+      keyIdOf(tpp, { percent: true }),
+      `SN=${tpp.cert.serialNumber.toLowerCase()},CA=${tpp.cert.issuer}`,
+    ]
+  ) {
+    await verify(headers, withParam(headers, "keyId", keyId));
+  }
+  const keyId = keyIdOf(tpp);
   const text = 'The Signature keyId must look like "SN=<hex serial>,CA=<issuer DN>"';
   for (
     const bad of [
       keyId.replace("SN=", "XSN="),
       keyId.replace("SN=", "SN=zz"),
+      keyId.replace(/SN=[0-9A-F]+/, `SN=${"1".repeat(65)}`),
       keyId.replace(",CA=", ",DN="),
       keyId.replace(/,CA=.*/, ",CA="),
-      `${keyId.split(",CA=")[0]}`,
+      keyId.split(",CA=")[0],
     ]
   ) {
     await refused(verify(headers, withParam(headers, "keyId", bad)), text);
   }
 });
 
-Deno.test("HttpSignatureVerifier.verify() takes the headers list in any case and spacing", async () => {
-  const headers = await signed({ headers: ["digest", "x-request-id"] });
-  await verify(headers, withParam(headers, "headers", "  Digest   X-Request-ID "));
+Deno.test("HttpSignatureVerifier.verify() requires keyId to name the certificate sent", async () => {
+  const headers = await signed();
+  const serial = tpp.cert.serialNumber.toUpperCase();
+  const own = `SN=${(await verify(headers)).serial}, CA=${tpp.cert.issuer}`;
+  const other = `SN=0${serial}1,CA=${tpp.cert.issuer}`;
   await refused(
-    verify(headers, withParam(headers, "headers", "digest")),
+    verify(headers, withParam(headers, "keyId", other)),
+    `The Signature keyId names SN=0${serial}1, CA=${tpp.cert.issuer}; the certificate in "TPP-Signature-Certificate" is ${own}`,
+  );
+  const otherCa = `SN=${serial},CA=CN=Another CA, O=Test QTSP, C=GE`;
+  await refused(
+    verify(headers, withParam(headers, "keyId", otherCa)),
+    `The Signature keyId names SN=${serial}, CA=CN=Another CA, O=Test QTSP, C=GE; the certificate in "TPP-Signature-Certificate" is ${own}`,
+  );
+});
+
+Deno.test("HttpSignatureVerifier.verify() takes the headers list in any case and spacing", async () => {
+  const headers = await signed({ headers: NAMES });
+  await verify(
+    headers,
+    withParam(headers, "headers", "  (Request-Target) DATE Digest   X-Request-ID "),
+  );
+  await refused(
+    verify(headers, withParam(headers, "headers", "(request-target) date digest")),
     'The Signature headers list must cover "x-request-id"',
+  );
+});
+
+Deno.test("HttpSignatureVerifier.verify() requires a signed time within the skew: Date or (created), and expires not passed", async () => {
+  const now = Date.now();
+  const noTime = await signed({ headers: ["(request-target)", "digest", "x-request-id"] });
+  await refused(verify(noTime), 'The Signature headers list must cover "date" or "(created)"');
+  const created = ["(request-target)", "(created)", "digest", "x-request-id"];
+  const seconds = Math.floor(now / 1000);
+  await verify(await signed({ headers: created, created: seconds }), undefined, now);
+  const withoutParam = await signed({ headers: created, created: seconds });
+  await refused(
+    verify(withoutParam, withParam(withoutParam, "created", undefined), now),
+    'The Signature covers "(created)" but has no created parameter',
+  );
+  await refused(
+    verify(withoutParam, withParam(withoutParam, "created", "soon"), now),
+    "The Signature created must be a Unix time in seconds",
+  );
+  await refused(
+    verify(await signed({ headers: created, created: seconds - 301 }), undefined, now),
+    "The signed created is more than 300 s away from the bank's clock",
+  );
+  await verify(await signed({ headers: created, created: seconds + 299 }), undefined, now);
+  const date = (ms: number) => new Date(ms).toUTCString();
+  await verify(await signed({}, tpp, date(now - 299_000)), undefined, now);
+  await refused(
+    verify(await signed({}, tpp, date(now + 302_000)), undefined, now),
+    "The signed Date is more than 300 s away from the bank's clock",
+  );
+  await refused(
+    verify(await signed({}, tpp, "yesterday"), undefined, now),
+    'Header "Date" must be an HTTP date like Tue, 07 Jun 2026 20:51:35 GMT',
+    { path: "Date" },
+  );
+  await verify(await signed({ expires: seconds + 60 }), undefined, now);
+  await refused(
+    verify(await signed({ expires: seconds - 1 }), undefined, now),
+    "The Signature has expired",
+  );
+  const expires = await signed({ expires: seconds + 60 });
+  await refused(
+    verify(expires, withParam(expires, "expires", "later"), now),
+    "The Signature expires must be a Unix time in seconds",
   );
 });
 
@@ -143,28 +252,13 @@ Deno.test("HttpSignatureVerifier.verify() requires the signing certificate in TP
   );
 });
 
-Deno.test("HttpSignatureVerifier.verify() requires keyId to name the certificate sent", async () => {
-  const headers = await signed();
-  const serial = tpp.cert.serialNumber.toUpperCase();
-  const known = normalSerial(serial);
-  const lower = `SN=${serial.toLowerCase()},CA=${tpp.cert.issuer}`;
-  await verify(headers, withParam(headers, "keyId", lower));
-  const other = `SN=0${serial}1,CA=${tpp.cert.issuer}`;
-  await refused(
-    verify(headers, withParam(headers, "keyId", other)),
-    `The Signature keyId names SN=0${serial}1, CA=${tpp.cert.issuer}; the certificate in "TPP-Signature-Certificate" is SN=${known}, CA=${tpp.cert.issuer}`,
-  );
-  const otherCa = `SN=${serial},CA=CN=Another CA, O=Test QTSP, C=GE`;
-  await refused(
-    verify(headers, withParam(headers, "keyId", otherCa)),
-    `The Signature keyId names SN=${serial}, CA=CN=Another CA, O=Test QTSP, C=GE; the certificate in "TPP-Signature-Certificate" is SN=${known}, CA=${tpp.cert.issuer}`,
-  );
-});
-
 Deno.test("HttpSignatureVerifier.verify() refuses a key that is not RSA, a signature that is not base64 or does not verify", async () => {
-  const ec = await signed({ keyId: `SN=${ecTpp.cert.serialNumber},CA=${ca.cert.subject}` });
-  ec.set("tpp-signature-certificate", ecTpp.base64);
+  const ec = await signed({ keyId: keyIdOf(ecTpp) }, ecTpp);
   await refused(verify(ec), "The signing certificate's key does not fit the algorithm rsa-sha256");
+  await refused(
+    verify(ec, withParam(ec, "algorithm", undefined)),
+    "The Signature has no algorithm and the signing certificate's key is ECDSA; only RSA keys are verified",
+  );
   const headers = await signed();
   await refused(
     verify(headers, withParam(headers, "signature", "not base64!")),
@@ -173,6 +267,6 @@ Deno.test("HttpSignatureVerifier.verify() refuses a key that is not RSA, a signa
   headers.set("x-request-id", "0e8a3f7c-0000-4000-8000-000000000000");
   await refused(
     verify(headers),
-    "The Signature signature value does not verify over digest, x-request-id with the signing certificate",
+    "The Signature signature value does not verify over (request-target), date, digest, x-request-id with the signing certificate",
   );
 });
