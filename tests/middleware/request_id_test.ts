@@ -33,6 +33,31 @@ Deno.test("requestId() rejects an X-Request-ID that is not a UUID", async () => 
   }
 });
 
+Deno.test("requestId() shows the refused value in its text, cut after 40 characters", async () => {
+  await using t = await rig(policy());
+  const example = "99391c7e-ad88-49ec-a2ad-99ddcb1f7721";
+  const forty = "x".repeat(40);
+  for (
+    const [sent, shown] of [
+      ["12345", "12345"],
+      [forty, forty],
+      [`${forty}y`, `${forty}...`],
+    ]
+  ) {
+    const outcome = await t.call("/v1/accounts", { headers: { ...READ, "x-request-id": sent } });
+    assertRejected(outcome, {
+      status: 400,
+      code: "FORMAT_ERROR",
+      path: "X-Request-ID",
+      text: new RegExp(
+        `^Header "X-Request-ID" must be a UUID like ${example}, not "${
+          shown.replace(/\./g, "\\.")
+        }"$`,
+      ),
+    }, t.upstream);
+  }
+});
+
 Deno.test("requestId() accepts a UUID in either case", async () => {
   await using t = await rig(policy());
   assertForwarded(
