@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { checkDigest, digestOf, MAX_DIGEST_LENGTH } from "../../../src/signing/digest.ts";
+import {
+  checkDigest,
+  digestOf,
+  MAX_DIGEST_LENGTH,
+  sha256Base64,
+} from "../../../src/signing/digest.ts";
 import { GatewayError } from "../../../src/core/errors.ts";
 
 const encoder = new TextEncoder();
@@ -139,4 +144,25 @@ Deno.test("checkDigest() accepts a SHA-256 and a SHA-512 value together", async 
   const value = `${await digestOf(body)},${await digestOf(body, "SHA-512")}`;
   assert.ok(value.length < MAX_DIGEST_LENGTH);
   await checkDigest(value, body);
+});
+
+Deno.test("checkDigest() reads a value of up to 256 characters, and says why a longer one is refused", async () => {
+  const value = digest("sha256", BODY);
+  // Spaces after the entry count, and are trimmed from it.
+  await checkDigest(value.padEnd(MAX_DIGEST_LENGTH, " "), BODY);
+  await refused(
+    value.padEnd(MAX_DIGEST_LENGTH + 1, " "),
+    `Header "Digest" must be at most ${MAX_DIGEST_LENGTH} characters, got ${MAX_DIGEST_LENGTH + 1}`,
+  );
+  await refused(
+    `${value},${value.replace("SHA-256", "sha-256")}`,
+    'Header "Digest" must give "SHA-256" at most once',
+  );
+});
+
+Deno.test("sha256Base64() hashes its parts as one byte string, strings as UTF-8", () => {
+  const expected = createHash("sha256").update(encoder.encode("POST /v1/ünïcode\n")).update(BODY)
+    .digest("base64");
+  assert.equal(sha256Base64("POST /v1/ünïcode\n", BODY), expected);
+  assert.equal(sha256Base64(), "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=");
 });
