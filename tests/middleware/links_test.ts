@@ -161,6 +161,8 @@ Deno.test("links() adds its filter after the response filters already registered
   assert.equal(filters.length, 2);
   assert.equal(filters[0], earlier);
   assert.equal(filters[1]('{"href":"/psd2/v1/a"}'), '{"href":"/v1/a"}');
+  // The upstream URL's own origin (http://127.0.0.1:9 in the test sections) is an upstream origin.
+  assert.equal(filters[1]('{"href":"http://127.0.0.1:9/psd2/v1/a"}'), '{"href":"/v1/a"}');
 });
 
 Deno.test("links() options refuse a prefix that is no path", () => {

@@ -55,7 +55,10 @@ export const COVERED_BY: Record<string, string[]> = {
     "tests/middleware/rate_limit_test.ts",
     "tests/middleware/consent_frequency_test.ts",
   ],
-  "middleware/links.ts": ["tests/middleware/proxy_test.ts"],
+  "middleware/links.ts": [
+    "tests/middleware/proxy_test.ts",
+    "tests/security/upstream_answer_headers_test.ts",
+  ],
   "src/store/script.ts": ["tests/src/store/redis_test.ts", "tests/src/store/upstash_test.ts"],
   "middleware/idempotency.ts": ["tests/faults/idempotency_faults_test.ts"],
 };
