@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { JwsVerifier } from "../../../src/signing/jws.ts";
+import { JwsVerifier, sigTInstant } from "../../../src/signing/jws.ts";
 import { TrustStore } from "../../../src/pki/trust.ts";
 import { tppKeysSection, trustSection } from "../../../src/pki/sections.ts";
 import { GatewayError } from "../../../src/core/errors.ts";
@@ -250,4 +250,53 @@ Deno.test("JwsVerifier.verify() names the covered headers when the value does no
     verify(headers),
     "The JWS signature value does not verify over (request-target), digest, x-request-id with the signing certificate",
   );
+});
+
+Deno.test("sigTInstant() reads RFC 3339 times to the millisecond, with any offset", () => {
+  const noon = Date.UTC(2026, 0, 31, 12, 0, 0);
+  for (
+    const [sigT, instant] of [
+      ["2026-01-31T12:00:00Z", noon],
+      ["2026-01-31t12:00:00z", noon],
+      ["2026-01-31T12:00:00.5Z", noon + 500],
+      ["2026-01-31T12:00:00.123456789Z", noon + 123.456789],
+      ["2026-01-31T16:00:00+04:00", noon],
+      ["2026-01-31T16:30:00+04:30", noon],
+      ["2026-01-31T07:45:00-04:15", noon],
+      ["2026-01-31T12:00:00-00:00", noon],
+      ["2024-02-29T23:59:59Z", Date.UTC(2024, 1, 29, 23, 59, 59)],
+      ["0100-01-01T00:00:00Z", -59011459200000],
+      [
+        "2026-12-31T23:59:59.999+23:59",
+        Date.UTC(2026, 11, 31, 23, 59, 59, 999) - (23 * 60 + 59) * 60_000,
+      ],
+    ] as const
+  ) {
+    assert.equal(sigTInstant(sigT), instant, sigT);
+  }
+});
+
+Deno.test("sigTInstant() refuses what names no real instant", () => {
+  for (
+    const sigT of [
+      "2026-02-29T12:00:00Z",
+      "2026-04-31T12:00:00Z",
+      "2026-13-01T12:00:00Z",
+      "2026-00-10T12:00:00Z",
+      "2026-01-00T12:00:00Z",
+      "2026-01-31T24:00:00Z",
+      "2026-01-31T12:60:00Z",
+      "2026-01-31T12:00:60Z",
+      "2026-01-31T12:00:00+24:00",
+      "2026-01-31T12:00:00+04:60",
+      "0000-01-01T00:00:00Z",
+      "2026-01-31 12:00:00Z",
+      "2026-01-31T12:00:00",
+      "2026-01-31T12:00Z",
+      "x2026-01-31T12:00:00Z",
+      "2026-01-31T12:00:00Zx",
+    ]
+  ) {
+    assert.equal(sigTInstant(sigT), undefined, sigT);
+  }
 });
