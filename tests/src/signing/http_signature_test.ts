@@ -270,3 +270,143 @@ Deno.test("HttpSignatureVerifier.verify() refuses a key that is not RSA, a signa
     "The Signature signature value does not verify over (request-target), date, digest, x-request-id with the signing certificate",
   );
 });
+
+Deno.test("signatureParams() reads a Unix time with a fraction of several digits", () => {
+  assert.deepEqual(signatureParams("created=1700000000.55,expires=1700000300"), {
+    created: "1700000000.55",
+    expires: "1700000300",
+  });
+});
+
+Deno.test("HttpSignatureVerifier.verify() takes created and expires only as Unix seconds, fractions allowed", async () => {
+  const now = Date.now();
+  const seconds = Math.floor(now / 1000);
+  const created = ["(request-target)", "(created)", "digest", "x-request-id"];
+  const headers = await signed({ headers: created, created: seconds });
+  for (const bad of [`x${seconds}`, `${seconds}x`, `${seconds}.`, `${seconds}.1234567890`]) {
+    await refused(
+      verify(headers, withParam(headers, "created", bad), now),
+      "The Signature created must be a Unix time in seconds",
+    );
+  }
+  // A well-formed created that is not the one signed: read, then the value does not verify.
+  await refused(
+    verify(headers, withParam(headers, "created", `${seconds}.25`), now),
+    "The Signature signature value does not verify over (request-target), (created), digest, x-request-id with the signing certificate",
+  );
+});
+
+Deno.test("HttpSignatureVerifier.verify() signs (expires) as a pseudo-header, and judges only the times it covers", async () => {
+  const now = Date.now();
+  const seconds = Math.floor(now / 1000);
+  await verify(
+    await signed({
+      headers: ["(request-target)", "(created)", "(expires)", "digest", "x-request-id"],
+      created: seconds,
+      expires: seconds + 60,
+    }),
+    undefined,
+    now,
+  );
+  // (created) alone: no Date needed; a created parameter not covered is not judged.
+  const createdOnly = await signed({
+    headers: ["(request-target)", "(created)", "digest", "x-request-id"],
+    created: seconds,
+  });
+  createdOnly.delete("date");
+  await verify(createdOnly, undefined, now);
+  const dateOnly = await signed({ created: seconds - 3600 });
+  await verify(dateOnly, undefined, now);
+});
+
+Deno.test("HttpSignatureVerifier.verify() allows a signed time exactly at the skew and expires exactly now", async () => {
+  const now = Math.floor(Date.now() / 1000) * 1000;
+  const created = ["(request-target)", "(created)", "digest", "x-request-id"];
+  await verify(await signed({ headers: created, created: now / 1000 - 300 }), undefined, now);
+  await verify(await signed({ expires: now / 1000 }), undefined, now);
+});
+
+Deno.test("HttpSignatureVerifier.verify() compares the keyId's issuer by its RDNs in any order, case and spacing", async () => {
+  const headers = await signed();
+  const serial = tpp.cert.serialNumber.toUpperCase();
+  // The issuer is CN=Test QTSP CA, O=Test QTSP, C=GE.
+  for (
+    const ca of [
+      "C=GE, O=Test QTSP, CN=Test QTSP CA",
+      "cn=test qtsp ca,o=test qtsp,c=ge",
+      "CN =Test QTSP CA, O= Test QTSP, C = GE",
+      "CN=Test QTSP CA, O=Test QTSP, C=GE,",
+    ]
+  ) {
+    await verify(headers, withParam(headers, "keyId", `SN=${serial},CA=${ca}`));
+  }
+  for (
+    const ca of [
+      "CN=Test QTSP CA, O=Test QTSP, CG=E",
+      "C=GECN=Test QTSP CA, O=Test QTSP",
+      "CN=Test QTSP CA, O=Test QTSP, C=GE%zz",
+    ]
+  ) {
+    const keyId = `SN=${serial},CA=${ca}`;
+    await assert.rejects(
+      verify(headers, withParam(headers, "keyId", keyId)),
+      (error) => error instanceof GatewayError && /^The Signature keyId names /.test(error.message),
+      ca,
+    );
+  }
+});
+
+Deno.test("HttpSignatureVerifier.verify() percent-decodes the keyId's DN, not the certificate's", async () => {
+  // A CA whose name holds a percent sign that looks like an escape.
+  const odd = await createCa("Probe%41 CA");
+  const signer = await issue(odd);
+  const oddStore = new TrustStore(trustSection.parse({ anchors: [odd.pem] }));
+  const oddVerifier = new HttpSignatureVerifier(oddStore, {
+    algorithms: ["rsa-sha256"],
+    coverage,
+    group: "pis",
+    skewMs: 300_000,
+  });
+  const encoded = signer.cert.issuer.split(", ").map((rdn) =>
+    rdn.replace(/%/g, "%25").replace(/ /g, "%20")
+  ).join(",");
+  const headers = await signed({ keyId: `SN=${signer.cert.serialNumber},CA=${encoded}` }, signer);
+  await oddVerifier.verify(headers.get("signature")!, {
+    method: "POST",
+    target: TARGET,
+    headers,
+    now: Date.now(),
+  });
+});
+
+Deno.test("HttpSignatureVerifier.verify() lists the algorithms it allows in its texts", async () => {
+  const two = new HttpSignatureVerifier(store, {
+    algorithms: ["rsa-sha512", "hs2019"],
+    coverage,
+    group: "pis",
+    skewMs: 300_000,
+  });
+  const headers = await signed();
+  const call = (value: string) =>
+    two.verify(value, { method: "POST", target: TARGET, headers, now: Date.now() });
+  await refused(
+    call(headers.get("signature")!),
+    'The Signature algorithm must be one of rsa-sha512, hs2019, got "rsa-sha256"',
+  );
+  await refused(
+    call(withParam(headers, "algorithm", undefined)),
+    "The Signature has no algorithm; the signing certificate's RSA key implies rsa-sha256, which is not one of rsa-sha512, hs2019",
+  );
+});
+
+Deno.test("HttpSignatureVerifier.verify() names the signing certificate and its header when it cannot be read", async () => {
+  const headers = await signed();
+  headers.set("tpp-signature-certificate", "bm90IGEgY2VydGlmaWNhdGU=");
+  await assert.rejects(verify(headers), (error) => {
+    assert.ok(error instanceof GatewayError);
+    assert.equal(error.code, "CERTIFICATE_INVALID");
+    assert.equal(error.path, "TPP-Signature-Certificate");
+    assert.match(error.message, /^The signing certificate cannot be read/);
+    return true;
+  });
+});
