@@ -217,19 +217,33 @@ function consentProblem(c: GatewayContext, id: string, scope: Scope): GatewayErr
   return undefined;
 }
 
-/** An account read: refused outside the consent, forwarded when the gateway cannot judge. */
-async function checkRead(c: GatewayContext, next: Next, config: ScopeConfig, need: Need) {
+/**
+ * The request's consent as the gateway learnt it, refused (thrown) when its state rules the read
+ * out; undefined, counted as unknown, when there is no Consent-ID or the gateway has not seen it.
+ */
+async function knownConsent(
+  c: GatewayContext,
+  config: ScopeConfig,
+): Promise<{ id: string; scope: Scope } | undefined> {
   const id = header(c, "consent-id");
   const scope = id ? await load(config, id) : undefined;
   if (!id || !scope) {
     config.counts.unknown.value++;
-    return next();
+    return undefined;
   }
   const problem = consentProblem(c, id, scope);
   if (problem) {
     config.counts.refused.value++;
     throw problem;
   }
+  return { id, scope };
+}
+
+/** An account read: refused outside the consent, forwarded when the gateway cannot judge. */
+async function checkRead(c: GatewayContext, next: Next, config: ScopeConfig, need: Need) {
+  const known = await knownConsent(c, config);
+  if (!known) return next();
+  const { id, scope } = known;
   if (scope.grant === "all" || scope.opaque) {
     config.counts.allowed.value++;
     return next();
@@ -257,17 +271,9 @@ async function checkRead(c: GatewayContext, next: Next, config: ScopeConfig, nee
  * (account id by IBAN) and filtered to the granted accounts.
  */
 async function filterList(c: GatewayContext, next: Next, config: ScopeConfig) {
-  const id = header(c, "consent-id");
-  const scope = id ? await load(config, id) : undefined;
-  if (!id || !scope) {
-    config.counts.unknown.value++;
-    return next();
-  }
-  const problem = consentProblem(c, id, scope);
-  if (problem) {
-    config.counts.refused.value++;
-    throw problem;
-  }
+  const known = await knownConsent(c, config);
+  if (!known) return next();
+  const { id, scope } = known;
   config.counts.allowed.value++;
   const seen: Record<string, string> = {};
   const removed: string[] = [];
