@@ -89,7 +89,10 @@ export class ConcurrencyLimiter {
       const algorithm = adaptive.algorithm === "aimd"
         ? new Aimd({ ...bounds, backoff: adaptive.backoff, timeoutMs: adaptive.timeoutMs })
         : new Gradient2({ ...bounds, tolerance: adaptive.tolerance });
-      this.#adaptive = new SampledLimit(algorithm, { windowMs: adaptive.windowMs });
+      this.#adaptive = new SampledLimit(algorithm, {
+        windowMs: adaptive.windowMs,
+        dropsEndWindow: adaptive.algorithm === "aimd",
+      });
     }
   }
 

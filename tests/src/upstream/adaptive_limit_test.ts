@@ -152,6 +152,24 @@ Deno.test("SampledLimit closes a window of drops alone, so AIMD backs off from a
   assert.equal(aimd.limit, 7); // 10 -> 9 -> 8 -> 7
 });
 
+Deno.test("SampledLimit with dropsEndWindow feeds a drop at once and ignores drops sent before it", () => {
+  const aimd = new Aimd({ min: 1, max: 20, initial: 10, backoff: 0.5 });
+  const sampled = new SampledLimit(aimd, { windowMs: 1000, dropsEndWindow: true });
+  sampled.sample({ start: 0, rtt: 20, inFlight: 10, dropped: false });
+  sampled.sample({ start: 0, rtt: 30, inFlight: 10, dropped: true });
+  assert.equal(aimd.limit, 5);
+  assert.equal(sampled.windows, 1);
+  sampled.sample({ start: 10, rtt: 30, inFlight: 10, dropped: true }); // sent before 30
+  assert.equal(aimd.limit, 5);
+  sampled.sample({ start: 30, rtt: 30, inFlight: 5, dropped: true });
+  assert.equal(aimd.limit, 2);
+  // Answers close a window as usual: 11 of them and the window's time
+  for (let i = 0; i < 11; i++) {
+    sampled.sample({ start: 1100, rtt: 20, inFlight: 2, dropped: false });
+  }
+  assert.equal(aimd.limit, 3);
+});
+
 Deno.test("SampledLimit ignores answers faster than 0.1 ms (never reached the core)", () => {
   const algorithm = recorder();
   const sampled = new SampledLimit(algorithm, { windowMs: 10 });

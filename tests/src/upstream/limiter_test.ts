@@ -106,14 +106,20 @@ Deno.test("ConcurrencyLimiter with adaptive hands the slots of a raised limit to
   assert.ok((await Promise.all(waiting)).every((slot) => typeof slot === "function"));
 });
 
-Deno.test("ConcurrencyLimiter with adaptive lowers its limit after drops and lets no waiter in above it", () => {
+Deno.test("ConcurrencyLimiter with adaptive aimd backs off at a drop, once for the requests sent before it", () => {
   const clock = { now: 0 };
   const pool = aimdPool(clock);
   for (let i = 0; i < 4; i++) window(pool, clock, "ok");
   assert.equal(pool.limit, 5);
-  window(pool, clock, "dropped");
-  assert.equal(pool.limit, 2); // floor(5 * 0.5)
-  window(pool, clock, "dropped");
+  const sent = Array.from({ length: 5 }, () => pool.acquire() as Release);
+  clock.now += 5;
+  sent[0]("dropped");
+  assert.equal(pool.limit, 2); // at once: floor(5 * 0.5)
+  for (const slot of sent.slice(1)) slot("dropped");
+  assert.equal(pool.limit, 2); // sent under the old limit: no second back-off
+  const later = pool.acquire() as Release;
+  clock.now += 5;
+  later("dropped");
   assert.equal(pool.limit, 1); // never below min
 });
 
@@ -122,14 +128,11 @@ Deno.test("ConcurrencyLimiter with adaptive lets no waiter in while in flight is
   const pool = aimdPool(clock);
   for (let i = 0; i < 4; i++) window(pool, clock, "ok");
   assert.equal(pool.limit, 5);
-  // Ten drops measured: the window is not closed yet (more than 10 samples are needed)
-  for (let i = 0; i < 10; i++) (pool.acquire() as Release)("dropped"); // drops count at any rtt
-  assert.equal(pool.limit, 5);
   const held = Array.from({ length: 5 }, () => pool.acquire() as Release);
   const waiting = pool.acquire();
   assert.ok(waiting instanceof Promise);
   clock.now += 50;
-  held[0]("dropped"); // the eleventh: the limit halves to 2, with 4 still in flight
+  held[0]("dropped"); // the limit halves to 2, with 4 still in flight
   assert.equal(pool.limit, 2);
   assert.equal(pool.queued, 1);
   held[1]();
