@@ -18,7 +18,14 @@ import { passthroughPolicy } from "../tests/support/policies.ts";
 
 const CAPACITY = 8;
 const SERVICE_MS = 20;
-const STEPS = [4, 16, 64, 256];
+/** Clients per step; the last step also halves the core's workers (a core degraded at peak). */
+const STEPS = [
+  { clients: 4, workers: CAPACITY },
+  { clients: 16, workers: CAPACITY },
+  { clients: 64, workers: CAPACITY },
+  { clients: 256, workers: CAPACITY },
+  { clients: 256, workers: CAPACITY / 2 },
+];
 const STEP_MS = Number(Deno.env.get("STEP_SECONDS") ?? "6") * 1000;
 const PATH = "/v1/products/deposits";
 
@@ -56,8 +63,9 @@ interface CoreStep {
   maxHeld: number;
 }
 
-/** The core on 127.0.0.1: CAPACITY workers of SERVICE_MS, a FIFO queue in front of them. */
+/** The core on 127.0.0.1: `workers` of SERVICE_MS, a FIFO queue in front of them. */
 function startCore() {
+  let workers = CAPACITY;
   let busy = 0;
   let held = 0;
   const waiting: (() => void)[] = [];
@@ -65,10 +73,10 @@ function startCore() {
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async () => {
     const arrived = performance.now();
     step.maxHeld = Math.max(step.maxHeld, ++held);
-    if (busy < CAPACITY) busy++;
+    if (busy < workers) busy++;
     else await new Promise<void>((resolve) => waiting.push(resolve));
     await new Promise((resolve) => setTimeout(resolve, SERVICE_MS));
-    const next = waiting.shift();
+    const next = busy <= workers ? waiting.shift() : undefined;
     if (next) next(); // the worker goes on to the next waiting request
     else busy--;
     held--;
@@ -77,6 +85,14 @@ function startCore() {
   });
   return {
     url: `http://127.0.0.1:${server.addr.port}`,
+    /** Sets the number of workers (those beyond it stop after their request). */
+    staff(n: number) {
+      workers = n;
+      while (busy < workers && waiting.length > 0) {
+        busy++;
+        waiting.shift()!();
+      }
+    },
     /** The step so far, and a new one begun. */
     take(): CoreStep {
       const done = { latencies: step.latencies, maxHeld: step.maxHeld };
@@ -168,23 +184,25 @@ try {
     });
     await waitForPort(port);
     const url = `http://127.0.0.1:${port}`;
-    for (const clients of STEPS) {
+    for (const { clients, workers } of STEPS) {
+      core.staff(workers);
       core.take();
       const seen = await drive(url, clients, STEP_MS);
       const at = core.take();
       const limit = await currentLimit(port);
       const total = seen.ok + seen.busy + seen.other;
       rows.push(
-        `| ${mode.name} | ${clients} | ${round(percentile(at.latencies, 0.5))} | ${
-          round(percentile(at.latencies, 0.99))
-        } | ${at.maxHeld} | ${limit ?? "-"} | ${round(seen.ok / (STEP_MS / 1000))} | ${
-          total ? (100 * seen.busy / total).toFixed(1) : "-"
-        } % | ${round(percentile(seen.latencies, 0.5))} | ${
-          round(percentile(seen.latencies, 0.99))
-        } |`,
+        `| ${mode.name} | ${clients}${workers < CAPACITY ? ` (core ${workers} workers)` : ""} | ${
+          round(percentile(at.latencies, 0.5))
+        } | ${round(percentile(at.latencies, 0.99))} | ${at.maxHeld} | ${limit ?? "-"} | ${
+          round(seen.ok / (STEP_MS / 1000))
+        } | ${total ? (100 * seen.busy / total).toFixed(1) : "-"} % | ${
+          round(percentile(seen.latencies, 0.5))
+        } | ${round(percentile(seen.latencies, 0.99))} |`,
       );
       console.error(rows.at(-1));
     }
+    core.staff(CAPACITY);
     Deno.kill(pid, "SIGTERM");
     await Deno.remove(policy);
   }
