@@ -192,13 +192,15 @@ try {
       const limit = await currentLimit(port);
       const total = seen.ok + seen.busy + seen.other;
       rows.push(
-        `| ${mode.name} | ${clients}${workers < CAPACITY ? ` (core ${workers} workers)` : ""} | ${
-          round(percentile(at.latencies, 0.5))
-        } | ${round(percentile(at.latencies, 0.99))} | ${at.maxHeld} | ${limit ?? "-"} | ${
-          round(seen.ok / (STEP_MS / 1000))
-        } | ${total ? (100 * seen.busy / total).toFixed(1) : "-"} % | ${
-          round(percentile(seen.latencies, 0.5))
-        } | ${round(percentile(seen.latencies, 0.99))} |`,
+        `| ${mode.name} | ${clients}${
+          workers < CAPACITY ? `, core /${CAPACITY / workers}` : ""
+        } | ${round(percentile(at.latencies, 0.5))} | ${
+          round(percentile(at.latencies, 0.99))
+        } | ${at.maxHeld} | ${limit ?? "-"} | ${round(seen.ok / (STEP_MS / 1000))} | ${
+          total ? (100 * seen.busy / total).toFixed(1) : "-"
+        } % | ${round(percentile(seen.latencies, 0.5))} | ${
+          round(percentile(seen.latencies, 0.99))
+        } |`,
       );
       console.error(rows.at(-1));
     }
