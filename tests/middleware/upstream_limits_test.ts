@@ -180,16 +180,18 @@ function limitsPolicy(limits: Record<string, unknown>) {
 }
 
 /** The load of both tests below: 2 clients long enough to learn the core's latency, then 40. */
-async function growingLoad(gateway: { fetch(path: string): Promise<Response> }, counts: {
-  mark(): void;
-  maxSinceMark: number;
-}) {
+async function growingLoad(
+  gateway: { fetch(path: string): Promise<Response> },
+  counts: { mark(): void; maxSinceMark: number },
+  limits: LimiterPools,
+) {
   await drive(gateway, 2, 2500);
+  const light = limits.gauges().get("core")!.limit;
   const heavy = drive(gateway, 40, 4000);
   await new Promise((resolve) => setTimeout(resolve, 2500));
   counts.mark(); // the last 1.5 s of the heavy load
   const statuses = await heavy;
-  return { statuses, settled: counts.maxSinceMark };
+  return { statuses, settled: counts.maxSinceMark, light };
 }
 
 Deno.test("upstreamLimits() with adaptive gradient holds fewer requests at a core that slows with its load", async () => {
@@ -199,18 +201,19 @@ Deno.test("upstreamLimits() with adaptive gradient holds fewer requests at a cor
   await using gateway = await startGateway({
     upstream: upstream.url,
     policy: limitsPolicy({
-      max_in_flight: 4,
+      max_in_flight: 40,
       max_queue: 100,
       queue_timeout: "20s",
       adaptive: { algorithm: "gradient", min_in_flight: 2, max_in_flight: 40, window: "100ms" },
     }),
     services: { limits },
   });
-  const { statuses, settled } = await growingLoad(gateway, counts);
+  const { statuses, settled, light } = await growingLoad(gateway, counts, limits);
   assert.ok(statuses.every((status) => status === 200));
+  assert.equal(light, 40); // 2 clients use too little of the limit to move it
   const { limit } = limits.gauges().get("core")!;
   // Latency at the core about 30 ms at 2 requests; tolerance 1.5 settles the limit near 8
-  // (about 90 ms), far from the 40 requests offered and from max_in_flight.
+  // (about 90 ms), far from the 40 requests offered and the 40 it started at.
   assert.ok(limit >= 2 && limit <= 16, `limit ${limit}`);
   assert.ok(settled <= 16, `${settled} at the core at once`);
   const metrics = await (await gateway.fetch("/metrics", {
@@ -229,7 +232,7 @@ Deno.test("upstreamLimits() with a fixed limit lets the core take every slot how
     policy: limitsPolicy({ max_in_flight: 40, max_queue: 100, queue_timeout: "20s" }),
     services: { limits },
   });
-  const { statuses, settled } = await growingLoad(gateway, counts);
+  const { statuses, settled } = await growingLoad(gateway, counts, limits);
   assert.ok(statuses.every((status) => status === 200));
   assert.equal(limits.gauges().get("core")!.limit, 40);
   assert.equal(settled, 40);
@@ -283,6 +286,45 @@ Deno.test("upstreamLimits() with adaptive aimd backs off when the core refuses, 
   assert.ok(limit <= 12, `limit ${limit}`);
   assert.ok(refused < served / 4, `${refused} refused, ${served} served`);
   assert.equal(statuses.filter((status) => status === 503).length, refused);
+});
+
+Deno.test("upstreamLimits() with adaptive aimd backs off once at the proxy's first timeout", async () => {
+  const { upstream, counts } = slowUpstream(1000);
+  await using _ = upstream;
+  const limits = new LimiterPools();
+  await using gateway = await startGateway({
+    upstream: upstream.url,
+    policy: passthroughPolicy({
+      defaults: {
+        proxy: { timeout: "100ms" },
+        upstream_limits: {
+          mode: "enforce",
+          max_in_flight: 8,
+          max_queue: 0,
+          adaptive: { algorithm: "aimd", min_in_flight: 1, max_in_flight: 8, backoff: 0.5 },
+        },
+      },
+    }),
+    services: { limits },
+  });
+  /** The Berlin Group code of each of `n` reads sent together. */
+  const codes = async (n: number) =>
+    (await Promise.all(Array.from({ length: n }, async () => {
+      const response = await read(gateway);
+      assert.equal(response.status, 503);
+      return (await response.json()).tppMessages[0].code as string;
+    }))).sort();
+  assert.deepEqual(await codes(8), Array(8).fill("UPSTREAM_TIMEOUT"));
+  // Eight timeouts of requests sent together: one back-off, 8 -> 4
+  assert.equal(limits.gauges().get("core")!.limit, 4);
+  assert.deepEqual(await codes(8), [
+    ...Array(4).fill("UPSTREAM_TIMEOUT"),
+    ...Array(4).fill("UPSTREAM_UNAVAILABLE"),
+  ]);
+  assert.equal(limits.gauges().get("core")!.limit, 2);
+  // The core still works on requests the proxy gave up on: 8 + 4 at once (why AIMD backs off)
+  assert.equal(counts.max, 12);
+  assert.equal(upstream.received.length, 12);
 });
 
 Deno.test("upstreamLimits() with adaptive sheds queued requests with 503 within queue_timeout", async () => {
