@@ -47,7 +47,7 @@ export interface Limits {
   maxQueue: number;
   /** How long a request waits for a slot, in milliseconds. */
   queueTimeoutMs: number;
-  /** The limit follows the core's latency (then `maxInFlight` is unused). */
+  /** The limit follows the core's latency, from `adaptive.initial` (`maxInFlight` is not read). */
   adaptive?: AdaptiveLimits;
 }
 
