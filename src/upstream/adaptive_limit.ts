@@ -21,6 +21,11 @@
  * upstream_limits_test.ts): waiting out 100 ms windows, 319 requests were refused for 305 served
  * in 1.5 s; reacting at once, 3 for 271.
  *
+ * Not Envoy's gradient controller: it re-measures its ideal latency (minRTT) by holding every
+ * instance's concurrency to a few requests for a while, periodically and with jitter. In front of a
+ * core shared by N gateway instances that pause throttles every TPP on the instance and measures
+ * the latency the other instances cause; Gradient2's long-term average needs no pause.
+ *
  * No clock is read here: samples carry their own start and duration, so tests drive the
  * arithmetic with plain numbers.
  *
