@@ -9,13 +9,20 @@
  * make one pool for every operation, a group or an operation that sets other limits (or another
  * `pool` name) gets its own. Limits are per instance: N instances let N times as many requests
  * reach the core.
+ *
+ * With `adaptive`, the pool's limit follows the core's latency instead of staying at
+ * `max_in_flight` (where it starts): Netflix's Gradient2 (`gradient`: the limit shrinks when the
+ * core answers more than `tolerance` times slower than its long-term average) or AIMD (`aimd`:
+ * it shrinks by `backoff` when a request times out, fails or is refused as overloaded), always
+ * within `min_in_flight` and `max_in_flight` (`src/upstream/adaptive_limit.ts`). The writes pool
+ * keeps its fixed limit. The limit of each pool is in `/metrics` (`xs2a_upstream_limit`).
  */
 import { z } from "zod";
-import { defineCheck, modal } from "../src/core/check.ts";
+import { defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
 import { GatewayError } from "../src/core/errors.ts";
 import { RETRY_AFTER_SECONDS } from "../src/core/retry_after.ts";
 import { duration, TIMER_MAX } from "../src/policy/fields.ts";
-import type { Limits, Shed } from "../src/upstream/limiter.ts";
+import type { AdaptiveLimits, Limits, Outcome, Shed } from "../src/upstream/limiter.ts";
 
 const poolName = z.string().regex(/^[a-z][a-z0-9_]*$/, "must be a name in snake_case");
 
@@ -40,6 +47,57 @@ const writesSchema = z.object({
   queue_timeout: queueTimeout(),
 }).strict();
 
+const adaptiveSchema = z.object({
+  algorithm: z.enum(["gradient", "aimd"]).default("gradient").describe(
+    "gradient: the limit shrinks as the core answers slower than its long-term average (Netflix Gradient2); aimd: it grows by one while nothing fails and shrinks by backoff after a timeout, failure or overload answer",
+  ),
+  min_in_flight: z.int({ error: "must be a whole number" }).min(1, "must be at least 1")
+    .default(1).describe("The lowest the limit goes"),
+  max_in_flight: maxInFlight().describe("The highest the limit goes, from this instance"),
+  window: duration({ min: "100ms", max: "1h" }).prefault("1s").describe(
+    "How long answers are measured (and at least 11 of them) before the limit moves",
+  ),
+  tolerance: z.number().min(1, "must be at least 1").default(1.5).describe(
+    "gradient: how many times slower than its long-term average the core may answer before the limit shrinks",
+  ),
+  backoff: z.number().min(0.5, "must be at least 0.5").lt(1, "must be less than 1").default(0.9)
+    .describe("aimd: what the limit is multiplied by after a timeout, failure or overload answer"),
+  timeout: duration({ max: TIMER_MAX }).prefault("5s").describe(
+    "aimd: an answer slower than this counts as a failure",
+  ),
+}).strict();
+
+/** The core's statuses that say it is overloaded or unreachable (a drop, as a timeout). */
+const OVERLOADED = new Set([429, 502, 503, 504]);
+
+/**
+ * How the core handled the request, for the adaptive limit: answered, dropped (the proxy's
+ * timeout, connection error or cut-off answer, or an overload status), or not sent (no measure).
+ */
+function outcome(c: GatewayContext): Outcome | undefined {
+  const upstream = c.get("upstream");
+  if (upstream) return OVERLOADED.has(upstream.status) ? "dropped" : "ok";
+  return c.get("findings").some((f) => f.check === "proxy") ? "dropped" : undefined;
+}
+
+function adaptiveOf(
+  options: z.output<typeof adaptiveSchema>,
+  start: number | undefined,
+): AdaptiveLimits {
+  const min = options.min_in_flight;
+  const max = options.max_in_flight;
+  return {
+    algorithm: options.algorithm,
+    min,
+    max,
+    initial: Math.max(min, Math.min(max, start ?? min)),
+    windowMs: options.window,
+    tolerance: options.tolerance,
+    backoff: options.backoff,
+    timeoutMs: options.timeout,
+  };
+}
+
 /** Whether the operation changes something at the core (its own pool under `writes`). */
 function isWrite(method: string): boolean {
   return method !== "GET" && method !== "HEAD";
@@ -61,19 +119,34 @@ export const upstreamLimits = defineCheck({
       "Name of the pool; operations with the same pool name and limits share its slots",
     ),
     max_in_flight: maxInFlight().optional().describe(
-      "Requests at the core at once, from this instance (unset: no limit)",
+      "Requests at the core at once, from this instance (unset: no limit); with adaptive, where the limit starts",
     ),
     max_queue: maxQueue(),
     queue_timeout: queueTimeout(),
     writes: writesSchema.optional().describe(
       "Limits of a separate pool for writes (POST, PUT, DELETE); unset: writes share the pool",
     ),
+    adaptive: adaptiveSchema.optional().describe(
+      "The pool's limit follows the core's latency within min_in_flight and max_in_flight (the writes pool stays fixed); unset: fixed at max_in_flight",
+    ),
   }),
+  validate(options) {
+    const adaptive = options.adaptive;
+    if (!adaptive || adaptive.min_in_flight <= adaptive.max_in_flight) return [];
+    return [
+      `adaptive.min_in_flight: must be at most adaptive.max_in_flight (${adaptive.max_in_flight}), got ${adaptive.min_in_flight}`,
+    ];
+  },
   create(options, { operation, services }) {
     const write = isWrite(operation.method);
     const own = write ? options.writes : undefined;
+    const adaptive = own || !options.adaptive
+      ? undefined
+      : adaptiveOf(options.adaptive, options.max_in_flight);
     const limits = own
       ? limitsOf(own)
+      : adaptive
+      ? { ...limitsOf({ ...options, max_in_flight: adaptive.initial }), adaptive }
       : options.max_in_flight === undefined
       ? undefined
       : limitsOf({ ...options, max_in_flight: options.max_in_flight });
@@ -95,14 +168,14 @@ export const upstreamLimits = defineCheck({
         { headers: { "retry-after": String(RETRY_AFTER_SECONDS.upstreamBusy) } },
       );
     };
-    return async (_c, next) => {
+    return async (c, next) => {
       const taken = pool.acquire();
       const slot = taken instanceof Promise ? await taken : taken;
       if (typeof slot !== "function") throw busy(slot);
       try {
         await next();
       } finally {
-        slot();
+        slot(adaptive ? outcome(c) : undefined);
       }
     };
   },

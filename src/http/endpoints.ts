@@ -149,6 +149,10 @@ export function localSnapshot(services: Services): MetricsSnapshot {
   metrics.storeRoundTrips.track(() => store.stats.roundTrips);
   metrics.storeFailOpen.track(() => store.stats.failOpen);
   metrics.circuitsOpen.track(() => services.breakers.openCount(services.now()));
+  const pools = () => [...services.limits.gauges()];
+  metrics.upstreamLimit.track(() => pools().map(([pool, g]) => [{ pool }, g.limit]));
+  metrics.upstreamInFlight.track(() => pools().map(([pool, g]) => [{ pool }, g.inFlight]));
+  metrics.upstreamQueued.track(() => pools().map(([pool, g]) => [{ pool }, g.queued]));
   return metrics.snapshot();
 }
 

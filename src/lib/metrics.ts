@@ -13,7 +13,14 @@ type Labels = Record<string, string>;
 /** One metric family as plain data: what workers exchange and what is rendered. */
 export type FamilySnapshot =
   | { type: "counter"; name: string; help: string; series: Record<string, number> }
-  | { type: "gauge"; name: string; help: string; value?: number }
+  | {
+    type: "gauge";
+    name: string;
+    help: string;
+    value?: number;
+    /** Per label set, for a gauge with labels. */
+    series?: Record<string, number>;
+  }
   | {
     type: "histogram";
     name: string;
@@ -40,6 +47,10 @@ export function mergeSnapshots(snapshots: MetricsSnapshot[]): MetricsSnapshot {
         }
       } else if (into.type === "gauge" && family.type === "gauge") {
         if (family.value !== undefined) into.value = (into.value ?? 0) + family.value;
+        for (const [key, value] of Object.entries(family.series ?? {})) {
+          into.series ??= {};
+          into.series[key] = (into.series[key] ?? 0) + value;
+        }
       } else if (into.type === "histogram" && family.type === "histogram") {
         for (const [key, series] of Object.entries(family.series)) {
           const sum = into.series[key] ??= {
@@ -61,6 +72,12 @@ export function mergeSnapshots(snapshots: MetricsSnapshot[]): MetricsSnapshot {
 function renderFamily(family: FamilySnapshot): string {
   const { name, help } = family;
   if (family.type === "gauge") {
+    if (family.series) {
+      const keys = Object.keys(family.series);
+      if (keys.length === 0) return "";
+      const lines = keys.map((key) => `${name}{${key}} ${family.series![key]}`);
+      return [`# HELP ${name} ${help}`, `# TYPE ${name} gauge`, ...lines].join("\n");
+    }
     if (family.value === undefined) return "";
     return `# HELP ${name} ${help}\n# TYPE ${name} gauge\n${name} ${family.value}`;
   }
@@ -258,6 +275,27 @@ export class Gauge {
   }
 }
 
+/** Values per label set, read when the metrics are rendered (nothing until a source is set). */
+export class LabeledGauge {
+  #read?: () => Iterable<[Labels, number]>;
+  constructor(readonly name: string, readonly help: string) {}
+
+  /** Reads the series from `read` at each scrape. */
+  track(read: () => Iterable<[Labels, number]>): void {
+    this.#read = read;
+  }
+
+  snapshot(): FamilySnapshot {
+    const series: Record<string, number> = {};
+    for (const [labels, value] of this.#read?.() ?? []) series[labelKey(labels)] = value;
+    return { type: "gauge", name: this.name, help: this.help, series };
+  }
+
+  render(): string {
+    return renderFamily(this.snapshot());
+  }
+}
+
 /** Every metric the gateway exports. */
 export function createMetrics() {
   const metrics = {
@@ -302,6 +340,18 @@ export function createMetrics() {
     shed: new Counter(
       "xs2a_upstream_shed_total",
       "Requests shed by a concurrency limit towards the core, by pool and reason (full, timeout)",
+    ),
+    upstreamLimit: new LabeledGauge(
+      "xs2a_upstream_limit",
+      "Requests a concurrency pool lets reach the core at once now (adaptive pools move it), by pool",
+    ),
+    upstreamInFlight: new LabeledGauge(
+      "xs2a_upstream_in_flight",
+      "Requests holding a slot of a concurrency pool now, by pool",
+    ),
+    upstreamQueued: new LabeledGauge(
+      "xs2a_upstream_queued",
+      "Requests waiting for a slot of a concurrency pool now, by pool",
     ),
     circuitTransitions: new Counter(
       "xs2a_circuit_transitions_total",

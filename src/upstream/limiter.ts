@@ -5,14 +5,39 @@
  * already at its capacity (Envoy's circuit-breaking thresholds `max_requests` and
  * `max_pending_requests`, per instance).
  *
+ * With `adaptive`, the number of slots follows the core's latency (Gradient2 or AIMD, see
+ * `adaptive_limit.ts`) within its bounds: each released slot reports how long the core took and
+ * whether it dropped the request, and a slot freed by a lower limit is not handed on.
+ *
  * Pools live in a {@link LimiterPools} registry kept by the services, so that the operations of
  * one pool share its slots and a policy reload keeps the requests in flight counted.
  *
  * @example
  * const pool = new ConcurrencyLimiter({ maxInFlight: 2, maxQueue: 4, queueTimeoutMs: 1000 });
  * const slot = await pool.acquire(); // "full" or "timeout" when shed
- * if (typeof slot === "function") try { await work(); } finally { slot(); }
+ * if (typeof slot === "function") try { await work(); } finally { slot("ok"); }
  */
+import { Aimd, Gradient2, SampledLimit } from "./adaptive_limit.ts";
+
+/** An in-flight limit that follows the core's latency, within `[min, max]`. */
+export interface AdaptiveLimits {
+  /** Gradient2 (latency against its long-term average) or AIMD (drops and timeouts). */
+  algorithm: "gradient" | "aimd";
+  /** The lowest the limit goes. */
+  min: number;
+  /** The highest the limit goes. */
+  max: number;
+  /** Where the limit starts. */
+  initial: number;
+  /** How long measurements are gathered before the limit moves, in milliseconds. */
+  windowMs: number;
+  /** Gradient: how much slower than its baseline the core may answer before the limit shrinks. */
+  tolerance: number;
+  /** AIMD: what the limit is multiplied by after a drop. */
+  backoff: number;
+  /** AIMD: an answer slower than this (ms) counts as a drop. */
+  timeoutMs: number;
+}
 
 /** The limits of one pool. */
 export interface Limits {
@@ -22,10 +47,18 @@ export interface Limits {
   maxQueue: number;
   /** How long a request waits for a slot, in milliseconds. */
   queueTimeoutMs: number;
+  /** The limit follows the core's latency, from `adaptive.initial` (`maxInFlight` is not read). */
+  adaptive?: AdaptiveLimits;
 }
 
-/** Releases a slot (idempotent). */
-export type Release = () => void;
+/**
+ * How the core handled the request: `ok` (answered), `dropped` (a timeout, a connection error or
+ * an answer that it is overloaded); nothing: it never reached the core (no measurement).
+ */
+export type Outcome = "ok" | "dropped";
+
+/** Releases a slot (idempotent), with how the core handled the request. */
+export type Release = (outcome?: Outcome) => void;
 
 /** Why a request was shed: the queue was full, or its wait ran out. */
 export type Shed = "full" | "timeout";
@@ -38,6 +71,8 @@ interface Waiter {
 /** One pool of slots with its wait queue. */
 export class ConcurrencyLimiter {
   readonly #limits: Limits;
+  readonly #adaptive?: SampledLimit;
+  readonly #now: () => number;
   #inFlight = 0;
   readonly #queue: Waiter[] = [];
   /** The most requests in flight at once since the pool was made. */
@@ -45,8 +80,25 @@ export class ConcurrencyLimiter {
   /** Requests shed, by reason. */
   readonly shed = { full: 0, timeout: 0 };
 
-  constructor(limits: Limits) {
+  constructor(limits: Limits, options: { now?: () => number } = {}) {
     this.#limits = { ...limits };
+    this.#now = options.now ?? (() => performance.now());
+    const adaptive = limits.adaptive;
+    if (adaptive) {
+      const bounds = { min: adaptive.min, max: adaptive.max, initial: adaptive.initial };
+      const algorithm = adaptive.algorithm === "aimd"
+        ? new Aimd({ ...bounds, backoff: adaptive.backoff, timeoutMs: adaptive.timeoutMs })
+        : new Gradient2({ ...bounds, tolerance: adaptive.tolerance });
+      this.#adaptive = new SampledLimit(algorithm, {
+        windowMs: adaptive.windowMs,
+        dropsEndWindow: adaptive.algorithm === "aimd",
+      });
+    }
+  }
+
+  /** Requests let through to the core at once now: `maxInFlight`, or the adaptive limit. */
+  get limit(): number {
+    return this.#adaptive?.limit ?? this.#limits.maxInFlight;
   }
 
   get limits(): Readonly<Limits> {
@@ -65,7 +117,7 @@ export class ConcurrencyLimiter {
 
   /** A slot's release, at once or after a wait, or why the request is shed. */
   acquire(): Release | Shed | Promise<Release | Shed> {
-    if (this.#inFlight < this.#limits.maxInFlight && this.#queue.length === 0) {
+    if (this.#inFlight < this.limit && this.#queue.length === 0) {
       return this.#take();
     }
     if (this.#queue.length >= this.#limits.maxQueue) {
@@ -87,20 +139,25 @@ export class ConcurrencyLimiter {
   }
 
   #take(): Release {
-    this.#inFlight++;
-    if (this.#inFlight > this.peak) this.peak = this.#inFlight;
+    const inFlight = ++this.#inFlight;
+    if (inFlight > this.peak) this.peak = inFlight;
+    const start = this.#adaptive ? this.#now() : 0;
     let released = false;
-    return () => {
+    return (outcome) => {
       if (released) return;
       released = true;
       this.#inFlight--;
+      if (this.#adaptive && outcome) {
+        const rtt = this.#now() - start;
+        this.#adaptive.sample({ start, rtt, inFlight, dropped: outcome === "dropped" });
+      }
       this.#drain();
     };
   }
 
   /** Hands free slots to the longest waiters. */
   #drain(): void {
-    while (this.#inFlight < this.#limits.maxInFlight && this.#queue.length > 0) {
+    while (this.#inFlight < this.limit && this.#queue.length > 0) {
       const waiter = this.#queue.shift()!;
       clearTimeout(waiter.timer);
       waiter.grant(this.#take());
@@ -115,14 +172,24 @@ export class ConcurrencyLimiter {
  */
 export class LimiterPools {
   readonly #pools = new Map<string, ConcurrencyLimiter>();
+  readonly #names = new Map<ConcurrencyLimiter, string>();
+  readonly #now?: () => number;
+
+  /** `now`: the clock that times the core's answers (default `performance.now`). */
+  constructor(options: { now?: () => number } = {}) {
+    this.#now = options.now;
+  }
 
   /** The pool `name` with `limits`, made on first use. */
   pool(name: string, limits: Limits): ConcurrencyLimiter {
-    const key = `${name} ${limits.maxInFlight}/${limits.maxQueue}/${limits.queueTimeoutMs}ms`;
+    const adaptive = limits.adaptive ? ` ${JSON.stringify(limits.adaptive)}` : "";
+    const key =
+      `${name} ${limits.maxInFlight}/${limits.maxQueue}/${limits.queueTimeoutMs}ms${adaptive}`;
     let pool = this.#pools.get(key);
     if (!pool) {
-      pool = new ConcurrencyLimiter(limits);
+      pool = new ConcurrencyLimiter(limits, { now: this.#now });
       this.#pools.set(key, pool);
+      this.#names.set(pool, name);
     }
     return pool;
   }
@@ -130,5 +197,22 @@ export class LimiterPools {
   /** Every pool by key. */
   entries(): IterableIterator<[string, ConcurrencyLimiter]> {
     return this.#pools.entries();
+  }
+
+  /**
+   * Per pool name: the limit of its newest pool (a reload that changed the limits made a new one)
+   * and the requests in flight and waiting in all of its pools.
+   */
+  gauges(): Map<string, { limit: number; inFlight: number; queued: number }> {
+    const byName = new Map<string, { limit: number; inFlight: number; queued: number }>();
+    for (const [pool, name] of this.#names) {
+      const seen = byName.get(name);
+      byName.set(name, {
+        limit: pool.limit,
+        inFlight: (seen?.inFlight ?? 0) + pool.inFlight,
+        queued: (seen?.queued ?? 0) + pool.queued,
+      });
+    }
+    return byName;
   }
 }

@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { Counter, Histogram } from "../../../src/lib/metrics.ts";
+import {
+  Counter,
+  Histogram,
+  LabeledGauge,
+  mergeSnapshots,
+  renderSnapshot,
+} from "../../../src/lib/metrics.ts";
 
 Deno.test("Histogram renders cumulative buckets, +Inf, sum and count per label set", () => {
   const histogram = new Histogram("t_seconds", "test", [0.01, 0.1, 1]);
@@ -53,4 +59,20 @@ Deno.test("mergeSnapshots() adds up counters, histograms and gauges of several w
   assert.match(text, /^xs2a_store_entries 11$/m);
   // One worker's snapshot renders as it always did.
   assert.equal(renderSnapshot(mergeSnapshots([one.snapshot()])), one.render());
+});
+
+Deno.test("LabeledGauge renders one line per label set, nothing without series, and sums over workers", () => {
+  const gauge = new LabeledGauge("xs2a_upstream_limit", "Limit by pool");
+  assert.equal(gauge.render(), "");
+  gauge.track(() => [[{ pool: "core" }, 7], [{ pool: "core:writes" }, 2]]);
+  assert.equal(
+    gauge.render(),
+    '# HELP xs2a_upstream_limit Limit by pool\n# TYPE xs2a_upstream_limit gauge\nxs2a_upstream_limit{pool="core"} 7\nxs2a_upstream_limit{pool="core:writes"} 2',
+  );
+  const other = new LabeledGauge("xs2a_upstream_limit", "Limit by pool");
+  other.track(() => [[{ pool: "core" }, 5]]);
+  assert.equal(
+    renderSnapshot(mergeSnapshots([[gauge.snapshot()], [other.snapshot()]])),
+    '# HELP xs2a_upstream_limit Limit by pool\n# TYPE xs2a_upstream_limit gauge\nxs2a_upstream_limit{pool="core"} 12\nxs2a_upstream_limit{pool="core:writes"} 2\n',
+  );
 });
