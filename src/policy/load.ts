@@ -14,6 +14,7 @@ import type { Check } from "../core/check.ts";
 import type { Pipeline, Terminal } from "../core/chain.ts";
 import { type PolicySections, SECTIONS } from "./sections.ts";
 import { pathTemplate } from "./fields.ts";
+import { loadX509For } from "../pki/x509.ts";
 
 /** A policy file that cannot be used; `problems` lists every problem found. */
 export class PolicyError extends Error {
@@ -332,5 +333,6 @@ export async function loadPolicy(file: string, options: LoadOptions): Promise<Po
   } catch (error) {
     throw new PolicyError(file, [`cannot read the file: ${(error as Error).message}`]);
   }
+  await loadX509For(text);
   return parsePolicy(file, text, options);
 }
