@@ -8,13 +8,19 @@
  * parsed by the check's schema (so defaults apply and the factory never sees invalid options).
  */
 import { z } from "zod";
-import { parseDocument } from "yaml";
 import { GROUPS, type Operation, OPERATIONS, templateParams } from "../core/catalogue.ts";
 import type { Check } from "../core/check.ts";
 import type { Pipeline, Terminal } from "../core/chain.ts";
 import { type PolicySections, SECTIONS } from "./sections.ts";
 import { pathTemplate } from "./fields.ts";
+import { policyDocument } from "../lib/policy_files.ts";
 import { loadX509For } from "../pki/x509.ts";
+
+/**
+ * Policy schemas are parsed once per start or reload: without zod's compiled fast path, whose
+ * code generation costs more than it saves for one parse (part of the cold start).
+ */
+const JITLESS = { jitless: true } as const;
 
 /** A policy file that cannot be used; `problems` lists every problem found. */
 export class PolicyError extends Error {
@@ -248,7 +254,7 @@ function resolveOperation(
       ...levels.group[check.key],
       ...levels.operation[check.key],
     };
-    const parsed = check.options.safeParse(merged);
+    const parsed = check.options.safeParse(merged, JITLESS);
     if (!parsed.success) {
       for (const issue of parsed.error.issues) {
         optionProblems.add(check.key, op.id, describeIssue(issue));
@@ -282,7 +288,7 @@ export function parsePolicy(file: string, text: string, options: LoadOptions): P
   const lookup = options.env ?? ((name: string) => Deno.env.get(name));
   const env = (name: string, fallback?: string) =>
     lookup(name) ?? fallback ?? options.placeholder?.(name);
-  const document = parseDocument(text);
+  const document = policyDocument(text);
   if (document.errors.length > 0) {
     throw new PolicyError(
       file,
@@ -291,7 +297,7 @@ export function parsePolicy(file: string, text: string, options: LoadOptions): P
   }
   const problems: string[] = [];
   const raw = substituteEnv(document.toJS() ?? {}, env, { path: "", problems });
-  const parsed = policySchema(options).safeParse(raw);
+  const parsed = policySchema(options).safeParse(raw, JITLESS);
   if (!parsed.success) {
     problems.push(...parsed.error.issues.map(describeIssue));
     throw new PolicyError(file, problems);
