@@ -235,6 +235,7 @@ function resolveOperation(
   levels: { defaults: Level; group: Level; operation: Level },
   problems: string[],
   optionProblems: OptionProblems,
+  parsedOptions: Map<string, z.ZodSafeParseResult<unknown>>,
 ): ResolvedOperation {
   const route = levels.operation.route as z.output<typeof routeSchema> | undefined;
   const where = `operations.${op.id}.route`;
@@ -254,7 +255,15 @@ function resolveOperation(
       ...levels.group[check.key],
       ...levels.operation[check.key],
     };
-    const parsed = check.options.safeParse(merged, JITLESS);
+    // Most operations resolve a check to the same options: each distinct set is parsed once.
+    const key = `${check.key} ${JSON.stringify(merged)}`;
+    let parsed = parsedOptions.get(key) as
+      | z.ZodSafeParseResult<Record<string, unknown>>
+      | undefined;
+    if (!parsed) {
+      parsed = check.options.safeParse(merged, JITLESS);
+      parsedOptions.set(key, parsed);
+    }
     if (!parsed.success) {
       for (const issue of parsed.error.issues) {
         optionProblems.add(check.key, op.id, describeIssue(issue));
@@ -305,6 +314,7 @@ export function parsePolicy(file: string, text: string, options: LoadOptions): P
   // Merge the raw (not defaulted) levels, so that a default never hides a less specific value.
   const input = raw as { defaults?: Level; groups?: Record<string, Level>; operations?: Level };
   const optionProblems = new OptionProblems();
+  const parsedOptions = new Map<string, z.ZodSafeParseResult<unknown>>();
   const operations = OPERATIONS.map((op) =>
     resolveOperation(
       keyed(options),
@@ -316,6 +326,7 @@ export function parsePolicy(file: string, text: string, options: LoadOptions): P
       },
       problems,
       optionProblems,
+      parsedOptions,
     )
   );
   problems.push(
