@@ -14,23 +14,23 @@ import { PolicyError } from "./src/policy/load.ts";
 import { EnvError, gatewayEnv, readEnv } from "./src/policy/env.ts";
 import { serveGateway } from "./src/http/server.ts";
 import { defaultServices } from "./src/core/services.ts";
-import { policyCheck } from "./src/cli/policy_check.ts";
-import { policyExplain } from "./src/cli/policy_explain.ts";
-import { policySchemaFile } from "./src/cli/policy_schema.ts";
-import { openApi } from "./src/cli/openapi.ts";
+import type { Pipeline } from "./src/core/chain.ts";
 import { logToStderr } from "./src/lib/log.ts";
 
-const COMMANDS = {
-  "policy:check": policyCheck,
-  "policy:explain": policyExplain,
-  "policy:schema": policySchemaFile,
-  openapi: openApi,
-} as const;
+type Command = (args: string[], pipeline: Pipeline) => Promise<number>;
+
+/** The policy tools, imported when one is asked for (a serving gateway never loads them). */
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  "policy:check": async () => (await import("./src/cli/policy_check.ts")).policyCheck,
+  "policy:explain": async () => (await import("./src/cli/policy_explain.ts")).policyExplain,
+  "policy:schema": async () => (await import("./src/cli/policy_schema.ts")).policySchemaFile,
+  openapi: async () => (await import("./src/cli/openapi.ts")).openApi,
+};
 
 /** Serves the gateway (or runs a policy tool); resolves to an exit code when it should exit. */
 export async function main(args: string[]): Promise<number | undefined> {
-  const command = COMMANDS[args[0] as keyof typeof COMMANDS];
-  if (command) return await command(args.slice(1), PIPELINE);
+  const command = Object.hasOwn(COMMANDS, args[0] ?? "") ? COMMANDS[args[0]] : undefined;
+  if (command) return await (await command())(args.slice(1), PIPELINE);
   const flag = args.indexOf("--policy");
   let file = flag >= 0 ? args[flag + 1] : undefined;
   try {

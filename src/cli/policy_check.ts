@@ -9,6 +9,7 @@
  * dotenv file (its values win over the process environment). A YAML syntax error is shown whole:
  * line, column and the excerpt.
  */
+import { loadX509For } from "../pki/x509.ts";
 import { parseDocument } from "yaml";
 import type { Pipeline } from "../core/chain.ts";
 import { policyWarnings } from "../policy/warnings.ts";
@@ -164,7 +165,7 @@ export async function policyCheck(args: string[], pipeline: Pipeline): Promise<n
     for (const [name, paths] of unset) console.log(`  - ${name} (${paths.join(", ")})`);
   }
   const paths = [...unset.values()].flat();
-  await readPolicyFiles(text, env);
+  await Promise.all([readPolicyFiles(text, env), loadX509For(text)]);
   try {
     const policy = parsePolicy(file, text, { ...pipeline, env, placeholder: standIn });
     console.log(`${file}: valid (${policy.operations.length} operations)`);

@@ -11,6 +11,7 @@ import type { Hono } from "hono";
 import type { GatewayEnv } from "../core/check.ts";
 import type { Services } from "../core/services.ts";
 import type { Policy } from "../policy/load.ts";
+import type { StoreNodeState } from "../store/types.ts";
 import { withDeadline } from "../lib/deadline.ts";
 import { mergeSnapshots, type MetricsSnapshot, renderSnapshot } from "../lib/metrics.ts";
 
@@ -36,6 +37,8 @@ export interface Readiness {
       /** Checks that answer 503 while the store is down: the store decides readiness. */
       required_by: string[];
       error?: string;
+      /** Each master of a Redis Cluster (every one is probed: each holds some callers' slots). */
+      nodes?: StoreNodeState[];
     };
     circuit: { state: CircuitState };
   };
@@ -83,7 +86,20 @@ async function probeStore(policy: Policy, services: Services, requiredBy: string
   const { store } = services;
   try {
     const ms = policy.store.timeout;
-    await withDeadline(store.delete(PROBE_KEY), ms, () => new Error(`No answer within ${ms} ms`));
+    const late = () => new Error(`No answer within ${ms} ms`);
+    if (store.probe) {
+      // Several nodes (a cluster's masters): down when any is, since its callers get 503.
+      const nodes = await withDeadline(store.probe(), 2 * ms, late);
+      const down = nodes.filter((n) => n.state === "down").map((n) => n.node);
+      return {
+        state: down.length === 0 ? "up" as const : "down" as const,
+        kind: store.kind,
+        required_by: requiredBy,
+        ...(down.length > 0 ? { error: downText(down) } : {}),
+        nodes,
+      };
+    }
+    await withDeadline(store.delete(PROBE_KEY), ms, late);
     return { state: "up" as const, kind: store.kind, required_by: requiredBy };
   } catch (error) {
     return {
@@ -93,6 +109,12 @@ async function probeStore(policy: Policy, services: Services, requiredBy: string
       error: message(error),
     };
   }
+}
+
+/** `Node "a" is down`, `Nodes "a", "b" are down`. */
+function downText(nodes: string[]): string {
+  const named = nodes.map((n) => `"${n}"`).join(", ");
+  return nodes.length === 1 ? `Node ${named} is down` : `Nodes ${named} are down`;
 }
 
 /** Probes every dependency once, now. */

@@ -14,6 +14,7 @@ import { metricsResponse } from "./endpoints.ts";
 import { serveResiliently } from "./listener.ts";
 import { watchPolicy } from "./policy_watch.ts";
 import { readPolicyFiles } from "../lib/policy_files.ts";
+import { loadX509For } from "../pki/x509.ts";
 import type { Pipeline } from "../core/chain.ts";
 import { parsePolicy, type Policy, PolicyError } from "../policy/load.ts";
 import { type Services, withPolicyClients } from "../core/services.ts";
@@ -84,7 +85,7 @@ async function readPolicyFile(file: string): Promise<{ text: string; sha256: str
   }
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   const text = new TextDecoder().decode(bytes);
-  await readPolicyFiles(text);
+  await Promise.all([readPolicyFiles(text), loadX509For(text)]);
   return { text, sha256: digest.toHex() };
 }
 

@@ -53,15 +53,20 @@ function stamped(level: "info" | "error", entry: LogEntry): LogEntry {
 
 /** A logger writing one JSON object per line: info to stdout (batched), errors to stderr. */
 export function jsonLogger(): Logger {
-  const write = batchedWriter(Deno.stdout);
-  const writeError = lineWriter(Deno.stderr);
+  const write = Deno.stdout ? batchedWriter(Deno.stdout) : consoleWriter("log");
+  const writeError = Deno.stderr ? lineWriter(Deno.stderr) : consoleWriter("error");
   return {
     info: (entry) => write(JSON.stringify(stamped("info", entry))),
     error: (entry) => writeError(JSON.stringify(stamped("error", entry))),
   };
 }
 
-const writeStderr = lineWriter(Deno.stderr);
+/** Deno Deploy (Classic) has no `Deno.stdout` and `Deno.stderr`: there lines go to the console. */
+function consoleWriter(method: "log" | "error") {
+  return (line: string) => console[method](line);
+}
+
+const writeStderr = Deno.stderr ? lineWriter(Deno.stderr) : consoleWriter("error");
 
 /** One JSON line on stderr at once (the process's start and stop, before a logger exists). */
 export function logToStderr(level: "info" | "error", entry: LogEntry): void {

@@ -7,7 +7,7 @@
  * Which strings name files is not known before parsing, so every string value of the policy that
  * looks like a path and is a regular file (under 4 MB) is read; the others cost one failed stat.
  */
-import { parse } from "yaml";
+import { type Document, parseDocument } from "yaml";
 
 /** Largest file read ahead; a policy never names larger ones. */
 const MAX_BYTES = 4 * 1024 * 1024;
@@ -15,6 +15,17 @@ const MAX_BYTES = 4 * 1024 * 1024;
 const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
 const texts = new Map<string, string>();
+
+let last: { text: string; document: Document.Parsed } | undefined;
+
+/**
+ * The YAML document of a policy text, parsed once for both the read-ahead here and the policy
+ * parser (`src/policy/load.ts`): a start-up or reload parses the file once, not twice.
+ */
+export function policyDocument(text: string): Document.Parsed {
+  if (last?.text !== text) last = { text, document: parseDocument(text) };
+  return last.document;
+}
 
 /**
  * The text of a file the policy names: read ahead by {@link readPolicyFiles}, or else now (a
@@ -52,9 +63,11 @@ export async function readPolicyFiles(
   text: string,
   env: (name: string) => string | undefined = (name) => Deno.env.get(name),
 ): Promise<void> {
+  const parsed = policyDocument(text);
+  if (parsed.errors.length > 0) return; // the parser reports them
   let document: unknown;
   try {
-    document = parse(text);
+    document = parsed.toJS();
   } catch {
     return; // the parser reports it
   }

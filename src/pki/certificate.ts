@@ -12,9 +12,20 @@ import {
   X509Certificate,
 } from "@peculiar/x509";
 import { psd2Roles, QC_STATEMENTS_OID, type QcTypeName, qcTypes } from "./qc_statement.ts";
+import {
+  certificateBytes,
+  CertificateFormatError,
+  normalSerial,
+  ORGANIZATION_IDENTIFIER_OID,
+} from "./pem.ts";
 
-/** OID of organizationIdentifier (ETSI EN 319 412-1), for example `PSDGE-NBG-123456`. */
-export const ORGANIZATION_IDENTIFIER_OID = "2.5.4.97";
+export {
+  certificateBytes,
+  CertificateFormatError,
+  normalSerial,
+  ORGANIZATION_IDENTIFIER_OID,
+  pemBodies,
+} from "./pem.ts";
 
 /** A parsed certificate with the facts the checks use. */
 export interface CertificateInfo {
@@ -41,20 +52,7 @@ export interface CertificateInfo {
   keyUsage?: number;
 }
 
-/** A certificate that cannot be read; the text says why. */
-export class CertificateFormatError extends Error {
-  constructor(text: string) {
-    super(text);
-    this.name = "CertificateFormatError";
-  }
-}
-
 const HOST_NAME = /^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}\.?$/i;
-
-/** Serial numbers compare as lower-case hex without leading zeros. */
-export function normalSerial(hex: string): string {
-  return hex.toLowerCase().replace(/^0+(?=.)/, "");
-}
 
 function hex(bytes: ArrayBuffer): string {
   return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
@@ -87,21 +85,6 @@ function statementsOf(cert: X509Certificate): { roles: string[]; qcTypes?: QcTyp
   }
 }
 
-/** The DER bytes of a certificate given as PEM, base64 (standard or url) or DER. */
-export function certificateBytes(input: string | Uint8Array): Uint8Array<ArrayBuffer> {
-  if (typeof input !== "string") return new Uint8Array(input);
-  const body = input.replace(/-----(BEGIN|END) CERTIFICATE-----/g, "").replace(/\s+/g, "");
-  if (!/^[A-Za-z0-9+/_-]+=*$/.test(body)) {
-    throw new CertificateFormatError("It is neither PEM nor base64");
-  }
-  try {
-    const binary = atob(body.replace(/-/g, "+").replace(/_/g, "/"));
-    return Uint8Array.from(binary, (c) => c.charCodeAt(0));
-  } catch {
-    throw new CertificateFormatError("Its base64 is malformed");
-  }
-}
-
 /**
  * Parses one certificate; throws {@link CertificateFormatError} when it is not an X.509
  * certificate.
@@ -127,10 +110,4 @@ export async function parseCertificate(input: string | Uint8Array): Promise<Cert
   }
   const digest = await crypto.subtle.digest("SHA-256", der);
   return { ...facts, sha256: hex(digest), x5tS256: base64url(digest) };
-}
-
-/** Splits a PEM bundle into its certificates' base64 bodies. */
-export function pemBodies(text: string): string[] {
-  return [...text.matchAll(/-----BEGIN CERTIFICATE-----([\s\S]*?)-----END CERTIFICATE-----/g)]
-    .map((m) => m[1].replace(/\s+/g, ""));
 }

@@ -10,8 +10,8 @@ import { z } from "zod";
 import { GatewayError } from "../core/errors.ts";
 import type { PolicySections } from "../policy/sections.ts";
 import type { CertificateInfo } from "./certificate.ts";
-import { QC_TYPE_LABELS, QC_TYPE_NAMES, type QcTypeName } from "./qc_statement.ts";
-import { revocationChecker } from "./revocation.ts";
+import { QC_TYPE_LABELS, QC_TYPE_NAMES, type QcTypeName } from "./qc_names.ts";
+import type { RevocationChecker } from "./revocation.ts";
 import {
   enforceRevocation,
   revocationField,
@@ -92,9 +92,12 @@ export function certificateGuard(
     ? tppRegister(sections.trust.register, services)
     : undefined;
   const mode = options.revocation;
-  const checker = mode === "off"
-    ? undefined
-    : revocationChecker(sections.trust.revocation, services, sections.trust.clock_skew);
+  // The revocation machinery (OCSP, CRLs: ASN.1 libraries) loads with its first certificate.
+  let checker: Promise<RevocationChecker> | undefined;
+  const revocation = () =>
+    checker ??= import("./revocation.ts").then(({ revocationChecker }) =>
+      revocationChecker(sections.trust.revocation, services, sections.trust.clock_skew)
+    );
   const revocationUse = mode === "off" ? undefined : { ...use, mode };
   return async (info, stapled) => {
     checkType(info, options, use);
@@ -102,10 +105,10 @@ export function certificateGuard(
     if (register && info.organizationId) {
       await register.check(info.organizationId, group, use.path);
     }
-    if (!checker || !revocationUse) return;
+    if (!revocationUse) return;
     const issuer = store.issuerOf(info);
     const outcome = issuer
-      ? await checker.check(info, issuer, stapled)
+      ? await (await revocation()).check(info, issuer, stapled)
       : { kind: "unchecked" as const };
     enforceRevocation(outcome, info, revocationUse, services);
   };

@@ -5,7 +5,7 @@
  */
 import "reflect-metadata";
 import { X509Certificate, X509Crl } from "@peculiar/x509";
-import { normalSerial } from "./certificate.ts";
+import { normalSerial } from "./pem.ts";
 
 /** A CRL, read. */
 export interface RevocationList {

@@ -2,10 +2,9 @@
  * Certificates named in the policy file: inline PEM text or the path of a PEM file, read and
  * checked when the policy is loaded, so that a missing or bad file stops start-up with its path.
  */
-import "reflect-metadata";
 import { z } from "zod";
-import { X509Certificate } from "@peculiar/x509";
-import { certificateBytes, pemBodies } from "./certificate.ts";
+import { certificateBytes, pemBodies } from "./pem.ts";
+import { x509 } from "./x509.ts";
 import { policyFileText } from "../lib/policy_files.ts";
 
 /** A policy string: inline PEM, or the path of a PEM file (one or more certificates). */
@@ -38,6 +37,7 @@ export function readPemSource(
     ctx.addIssue({ code: "custom", path, message: `${where} holds no PEM certificate` });
     return [];
   }
+  const { X509Certificate } = x509();
   const out: Uint8Array<ArrayBuffer>[] = [];
   for (const [i, body] of bodies.entries()) {
     try {

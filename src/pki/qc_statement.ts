@@ -15,6 +15,15 @@ import {
   AsnTypeTypes,
 } from "@peculiar/asn1-schema";
 import { id_pe_qcStatements, QCStatement, QCStatements } from "@peculiar/asn1-x509-qualified";
+import type { QcTypeName } from "./qc_names.ts";
+
+export {
+  QC_TYPE_LABELS,
+  QC_TYPE_NAMES,
+  type QcTypeName,
+  ROLE_NAMES,
+  type RoleName,
+} from "./qc_names.ts";
 
 /** OID of the qcStatements certificate extension. */
 export const QC_STATEMENTS_OID = id_pe_qcStatements;
@@ -39,17 +48,6 @@ export const QC_TYPES: Readonly<Record<string, QcTypeName>> = {
   "0.4.0.1862.1.6.3": "QWAC",
 };
 
-/** The QC type names a policy may accept. */
-export const QC_TYPE_NAMES = ["QWAC", "QSealC", "QESig"] as const;
-export type QcTypeName = typeof QC_TYPE_NAMES[number];
-
-/** The ETSI names of the types, for error texts. */
-export const QC_TYPE_LABELS: Readonly<Record<QcTypeName, string>> = {
-  QWAC: "id-etsi-qct-web",
-  QSealC: "id-etsi-qct-eseal",
-  QESig: "id-etsi-qct-esign",
-};
-
 /** QcType ::= SEQUENCE OF OBJECT IDENTIFIER */
 export class QcTypeList extends AsnArray<string> {
   constructor(items?: string[]) {
@@ -58,10 +56,6 @@ export class QcTypeList extends AsnArray<string> {
   }
 }
 AsnType({ type: AsnTypeTypes.Sequence, itemType: AsnPropTypes.ObjectIdentifier })(QcTypeList);
-
-/** The role names a policy may require. */
-export const ROLE_NAMES = ["PSP_AS", "PSP_PI", "PSP_AI", "PSP_IC"] as const;
-export type RoleName = typeof ROLE_NAMES[number];
 
 /** RoleOfPSP ::= SEQUENCE { roleOfPspOid OBJECT IDENTIFIER, roleOfPspName UTF8String } */
 export class RoleOfPsp {

@@ -18,6 +18,7 @@ import type { Logger } from "../lib/log.ts";
 import { errorText } from "../lib/mask.ts";
 import type { Metrics } from "../lib/metrics.ts";
 import { byteSize, duration, TIMER_MAX } from "../policy/fields.ts";
+import { policyFileText } from "../lib/policy_files.ts";
 
 /** The services a TPP can be authorised for (PSD2 Art. 4: payment initiation, account information, card-based funds confirmation). */
 export const REGISTER_SERVICES = ["PIS", "AIS", "PIIS"] as const;
@@ -126,7 +127,7 @@ export const registerSection = z.object({
   if (/^https?:\/\//i.test(register.source)) return { ...register, initial: undefined };
   let text: string;
   try {
-    text = Deno.readTextFileSync(register.source);
+    text = policyFileText(register.source); // read ahead: no synchronous read on Deno Deploy
   } catch (error) {
     context.addIssue({
       code: "custom",

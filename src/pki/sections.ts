@@ -3,12 +3,11 @@
  * certificates, clock skew, roles per group) and `tpp_keys` (TPP signing certificates named by
  * kid or x5t#S256). Certificate files are read and checked when the policy loads.
  */
-import "reflect-metadata";
 import { z } from "zod";
-import { X509Certificate } from "@peculiar/x509";
-import { ORGANIZATION_IDENTIFIER_OID } from "./certificate.ts";
+import { ORGANIZATION_IDENTIFIER_OID } from "./pem.ts";
+import { x509 } from "./x509.ts";
 import { pemList, pemSource, readPemSource } from "./pem_source.ts";
-import { ROLE_NAMES, type RoleName } from "./qc_statement.ts";
+import { ROLE_NAMES, type RoleName } from "./qc_names.ts";
 import { duration } from "../policy/fields.ts";
 import { parseRange } from "./terminators.ts";
 import { revocationSection } from "./revocation_policy.ts";
@@ -89,7 +88,8 @@ export const tppKeysSection = z.array(
   keys.map((key, i) => {
     const [der] = readPemSource(key.certificate, ctx, [i, "certificate"]);
     if (der) {
-      const id = new X509Certificate(der).subjectName.getField(ORGANIZATION_IDENTIFIER_OID)[0];
+      const id =
+        new (x509().X509Certificate)(der).subjectName.getField(ORGANIZATION_IDENTIFIER_OID)[0];
       if (id !== key.tpp) {
         ctx.addIssue({
           code: "custom",

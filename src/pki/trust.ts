@@ -8,12 +8,8 @@ import { importX509 } from "jose";
 import type { Group } from "../core/catalogue.ts";
 import { GatewayError } from "../core/errors.ts";
 import type { PolicySections } from "../policy/sections.ts";
-import {
-  CertificateFormatError,
-  type CertificateInfo,
-  normalSerial,
-  parseCertificate,
-} from "./certificate.ts";
+import type { CertificateInfo } from "./certificate.ts";
+import { CertificateFormatError, normalSerial } from "./pem.ts";
 import { BoundedCache } from "./lru.ts";
 
 type Trust = PolicySections["trust"];
@@ -30,6 +26,15 @@ export interface CertificateRole {
 type ChainResult =
   | { ok: true; notBefore: number; notAfter: number; chain: CertificateInfo[] }
   | { ok: false; reason: string };
+
+/**
+ * Parses a certificate with src/pki/certificate.ts, imported on first use: a policy without
+ * certificates never loads @peculiar/x509 until a request brings one.
+ */
+async function parseCertificate(input: string | Uint8Array): Promise<CertificateInfo> {
+  const { parseCertificate } = await import("./certificate.ts");
+  return await parseCertificate(input);
+}
 
 /** Compares DNs loosely: case, and spaces around separators, do not matter. */
 function normalDn(dn: string): string {

@@ -8,12 +8,19 @@
  * parsed by the check's schema (so defaults apply and the factory never sees invalid options).
  */
 import { z } from "zod";
-import { parseDocument } from "yaml";
 import { GROUPS, type Operation, OPERATIONS, templateParams } from "../core/catalogue.ts";
 import type { Check } from "../core/check.ts";
 import type { Pipeline, Terminal } from "../core/chain.ts";
 import { type PolicySections, SECTIONS } from "./sections.ts";
 import { pathTemplate } from "./fields.ts";
+import { policyDocument } from "../lib/policy_files.ts";
+import { loadX509For } from "../pki/x509.ts";
+
+/**
+ * Policy schemas are parsed once per start or reload: without zod's compiled fast path, whose
+ * code generation costs more than it saves for one parse (part of the cold start).
+ */
+const JITLESS = { jitless: true } as const;
 
 /** A policy file that cannot be used; `problems` lists every problem found. */
 export class PolicyError extends Error {
@@ -228,6 +235,7 @@ function resolveOperation(
   levels: { defaults: Level; group: Level; operation: Level },
   problems: string[],
   optionProblems: OptionProblems,
+  parsedOptions: Map<string, z.ZodSafeParseResult<unknown>>,
 ): ResolvedOperation {
   const route = levels.operation.route as z.output<typeof routeSchema> | undefined;
   const where = `operations.${op.id}.route`;
@@ -247,7 +255,15 @@ function resolveOperation(
       ...levels.group[check.key],
       ...levels.operation[check.key],
     };
-    const parsed = check.options.safeParse(merged);
+    // Most operations resolve a check to the same options: each distinct set is parsed once.
+    const key = `${check.key} ${JSON.stringify(merged)}`;
+    let parsed = parsedOptions.get(key) as
+      | z.ZodSafeParseResult<Record<string, unknown>>
+      | undefined;
+    if (!parsed) {
+      parsed = check.options.safeParse(merged, JITLESS);
+      parsedOptions.set(key, parsed);
+    }
     if (!parsed.success) {
       for (const issue of parsed.error.issues) {
         optionProblems.add(check.key, op.id, describeIssue(issue));
@@ -281,7 +297,7 @@ export function parsePolicy(file: string, text: string, options: LoadOptions): P
   const lookup = options.env ?? ((name: string) => Deno.env.get(name));
   const env = (name: string, fallback?: string) =>
     lookup(name) ?? fallback ?? options.placeholder?.(name);
-  const document = parseDocument(text);
+  const document = policyDocument(text);
   if (document.errors.length > 0) {
     throw new PolicyError(
       file,
@@ -290,7 +306,7 @@ export function parsePolicy(file: string, text: string, options: LoadOptions): P
   }
   const problems: string[] = [];
   const raw = substituteEnv(document.toJS() ?? {}, env, { path: "", problems });
-  const parsed = policySchema(options).safeParse(raw);
+  const parsed = policySchema(options).safeParse(raw, JITLESS);
   if (!parsed.success) {
     problems.push(...parsed.error.issues.map(describeIssue));
     throw new PolicyError(file, problems);
@@ -298,6 +314,7 @@ export function parsePolicy(file: string, text: string, options: LoadOptions): P
   // Merge the raw (not defaulted) levels, so that a default never hides a less specific value.
   const input = raw as { defaults?: Level; groups?: Record<string, Level>; operations?: Level };
   const optionProblems = new OptionProblems();
+  const parsedOptions = new Map<string, z.ZodSafeParseResult<unknown>>();
   const operations = OPERATIONS.map((op) =>
     resolveOperation(
       keyed(options),
@@ -309,6 +326,7 @@ export function parsePolicy(file: string, text: string, options: LoadOptions): P
       },
       problems,
       optionProblems,
+      parsedOptions,
     )
   );
   problems.push(
@@ -332,5 +350,6 @@ export async function loadPolicy(file: string, options: LoadOptions): Promise<Po
   } catch (error) {
     throw new PolicyError(file, [`cannot read the file: ${(error as Error).message}`]);
   }
+  await loadX509For(text);
   return parsePolicy(file, text, options);
 }

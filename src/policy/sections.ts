@@ -10,14 +10,14 @@ import { duration, httpUrl, pathPrefix, port, TIMER_MAX } from "./fields.ts";
 export const UPSTREAM_CLIENTS = ["http1", "fetch"] as const;
 
 /**
- * The upstream client when the policy names none: `fetch` on Deno Deploy, which refuses raw TCP
- * to ports 80 and 443, the gateway's own `http1` client everywhere else.
+ * True on Deno Deploy, which refuses `Deno.connect` to port 443 (TLS is required there) but allows
+ * `Deno.connectTls`, which the `http1` client uses for https URLs, and plain TCP to other ports.
  */
-function defaultClient(): typeof UPSTREAM_CLIENTS[number] {
+function onDeploy(): boolean {
   try {
-    return Deno.env.get("DENO_DEPLOYMENT_ID") ? "fetch" : "http1";
+    return Deno.env.get("DENO_DEPLOYMENT_ID") !== undefined;
   } catch {
-    return "http1";
+    return false;
   }
 }
 
@@ -29,10 +29,22 @@ export const upstreamSection = z.object({
   prefix: pathPrefix({ optional: true }).default("/psd2/v1").describe(
     "Path prefix of the Berlin Group operations on the upstream; it replaces the public /v1",
   ),
-  client: z.enum(UPSTREAM_CLIENTS).default(defaultClient).describe(
-    "http1: the gateway's own HTTP/1.1 client with keep-alive connections (about half the CPU per request; the default, except on Deno Deploy); fetch: the runtime's fetch (HTTP/2, HTTP_PROXY settings, Deno Deploy). Takes effect at the next start",
+  client: z.enum(UPSTREAM_CLIENTS).default("http1").describe(
+    "http1: the gateway's own HTTP/1.1 client with keep-alive connections (about half the CPU per request; also on Deno Deploy, over TLS for https URLs); fetch: the runtime's fetch (HTTP/2, HTTP_PROXY settings). Takes effect at the next start",
   ),
-}).strict().describe("The upstream (legacy core banking API)");
+}).strict().superRefine((upstream, context) => {
+  const url = URL.parse(upstream.url); // null when the URL was refused above
+  if (
+    upstream.client === "http1" && url?.protocol === "http:" && url.port === "443" && onDeploy()
+  ) {
+    context.addIssue({
+      code: "custom",
+      path: ["url"],
+      message:
+        "Deno Deploy refuses plain TCP to port 443: use an https URL (the http1 client then connects over TLS) or upstream.client: fetch",
+    });
+  }
+}).describe("The upstream (legacy core banking API)");
 
 /** An optional value from an environment reference: an empty string means "not set". */
 function unsetWhenEmpty<T extends z.ZodType>(schema: T) {

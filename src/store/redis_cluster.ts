@@ -9,7 +9,12 @@
  */
 import { createCluster } from "redis";
 import type { StoreSection } from "../policy/sections.ts";
-import { type Store, type StoreOptions, StoreUnavailableError } from "./types.ts";
+import {
+  type Store,
+  type StoreNodeState,
+  type StoreOptions,
+  StoreUnavailableError,
+} from "./types.ts";
 import { scriptedStore, storeDeadline } from "./script.ts";
 
 /** Longest pause between two reconnection attempts to one node, in milliseconds. */
@@ -95,9 +100,29 @@ export async function redisClusterStore(
     return await current.sendCommand(firstKey, false, args);
   }
 
+  /**
+   * PING on every master of the slot map: a decision's keys lie in the caller's slot, so a master
+   * that is down fails the callers whose slots it holds while the others still answer. One key
+   * would probe one master only.
+   */
+  async function probe(): Promise<StoreNodeState[]> {
+    const current = cluster?.isOpen ? cluster : await connect();
+    if (!current || closed) throw new StoreUnavailableError("Redis Cluster is not reachable");
+    return await Promise.all(current.masters.map(async (master): Promise<StoreNodeState> => {
+      try {
+        const client = await storeDeadline(Promise.resolve(current.nodeClient(master)), timeout);
+        await storeDeadline(client.sendCommand(["PING"]), timeout);
+        return { node: master.address, state: "up" };
+      } catch (error) {
+        const text = error instanceof Error ? error.message : String(error);
+        return { node: master.address, state: "down", error: text.slice(0, 200) };
+      }
+    }));
+  }
+
   // At start-up, give a cluster that is starting too a moment before the first requests.
   await storeDeadline(connect(), Math.max(timeout, 2000)).catch(() => {});
-  return scriptedStore({
+  const store = scriptedStore({
     evalSha: (sha, keys, args) =>
       send(keys[0], ["EVALSHA", sha, String(keys.length), ...keys, ...args]),
     eval: (script, keys, args) =>
@@ -122,4 +147,5 @@ export async function redisClusterStore(
     tagKeys: !prefixHasTag(section.prefix),
     log: options.log,
   });
+  return Object.assign(store, { probe });
 }

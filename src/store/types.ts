@@ -303,7 +303,20 @@ export interface Store {
   /** A value kept with `put`, or `undefined` when there is none (or it expired). */
   get(key: string): Promise<string | undefined>;
   delete(key: string): Promise<void>;
+  /**
+   * Probes every node that holds part of the data (a Redis Cluster's masters), each within the
+   * store's deadline; absent where one node holds it all (a write of one key probes that one).
+   */
+  probe?(): Promise<StoreNodeState[]>;
   close(): Promise<void>;
+}
+
+/** One store node's answer to a probe. */
+export interface StoreNodeState {
+  /** host:port */
+  node: string;
+  state: "up" | "down";
+  error?: string;
 }
 
 /** Options of {@link createStore}. */

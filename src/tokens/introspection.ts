@@ -11,6 +11,7 @@ import { z } from "zod";
 import { BoundedCache } from "../pki/lru.ts";
 import { duration, httpUrl, TIMER_MAX } from "../policy/fields.ts";
 import type { Metrics } from "../lib/metrics.ts";
+import { policyFileText } from "../lib/policy_files.ts";
 
 /** Algorithms of private_key_jwt client assertions. */
 const ASSERTION_ALGORITHMS = ["RS256", "PS256", "ES256"] as const;
@@ -52,7 +53,8 @@ export type IntrospectionOptions = z.output<typeof introspectionOptions>;
 
 /** The PEM text of a private_key option: inline, or read from its file. */
 export function privateKeyPem(source: string): string {
-  return source.includes("-----BEGIN") ? source : Deno.readTextFileSync(source);
+  // Read ahead with the policy (src/lib/policy_files.ts): no synchronous read on Deno Deploy.
+  return source.includes("-----BEGIN") ? source : policyFileText(source);
 }
 
 /** Problems of the options, for the check's validate(). */

@@ -6,7 +6,6 @@
  */
 import { Http1Upstream } from "./http1/client.ts";
 import { fetchUpstream } from "./fetch.ts";
-import { tracedUpstream } from "./traced.ts";
 import { TRACING } from "../lib/tracing.ts";
 import type { UPSTREAM_CLIENTS } from "../policy/sections.ts";
 
@@ -19,6 +18,9 @@ export {
 } from "./exchange.ts";
 import type { Upstream } from "./exchange.ts";
 
+/** The tracing wrapper (and @opentelemetry/api with it), loaded only when tracing is on. */
+const traced = TRACING ? await import("./traced.ts") : undefined;
+
 /** Builds the client the policy's `upstream` section names. */
 export function createUpstream(
   section: { client: typeof UPSTREAM_CLIENTS[number] },
@@ -26,5 +28,5 @@ export function createUpstream(
 ): Upstream {
   if (section.client === "fetch") return fetchUpstream(fetch);
   // Deno traces `fetch` by itself; the gateway's own client is traced here.
-  return TRACING ? tracedUpstream(new Http1Upstream()) : new Http1Upstream();
+  return traced ? traced.tracedUpstream(new Http1Upstream()) : new Http1Upstream();
 }

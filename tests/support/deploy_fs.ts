@@ -1,7 +1,8 @@
 /**
  * Preloaded (`deno run --preload`) to run a gateway as Deno Deploy (Classic) would: without the
  * synchronous file system calls, which Deploy does not offer (its file APIs are async only:
- * readFile, readTextFile, readDir, stat, lstat, realPath, readLink, open).
+ * readFile, readTextFile, readDir, stat, lstat, realPath, readLink, open), and without
+ * `Deno.stdout` and `Deno.stderr` (its log takes the console's lines).
  */
 const names = [
   "readFileSync",
@@ -19,4 +20,7 @@ for (const name of names) {
       throw new Error(`Deno.${name} is not available on Deno Deploy`);
     },
   });
+}
+for (const name of ["stdout", "stderr"] as const) {
+  Object.defineProperty(Deno, name, { value: undefined });
 }

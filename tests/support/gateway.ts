@@ -4,6 +4,7 @@
  */
 import { PIPELINE } from "../../middleware/mod.ts";
 import { parsePolicy } from "../../src/policy/load.ts";
+import { loadX509For } from "../../src/pki/x509.ts";
 import { createApp } from "../../src/http/app.ts";
 import { defaultServices, type Services } from "../../src/core/services.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
@@ -47,6 +48,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
     : (await import("../../src/sandbox/serve.ts")).serveSandbox(0);
   const upstream = options.upstream ?? sandbox!.url;
   const env = { UPSTREAM_URL: upstream, ...options.env };
+  await loadX509For(options.policy ?? DEFAULT_POLICY);
   const policy = parsePolicy("test-policy.yaml", options.policy ?? DEFAULT_POLICY, {
     ...PIPELINE,
     env: (name) => env[name as keyof typeof env] ?? Deno.env.get(name),

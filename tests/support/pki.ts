@@ -19,6 +19,11 @@ import {
   QC_STATEMENTS_OID,
   type QcTypeName,
 } from "../../src/pki/qc_statement.ts";
+import { loadX509 } from "../../src/pki/x509.ts";
+
+// The gateway loads @peculiar/x509 when a policy names certificates (src/pki/x509.ts); the tests
+// that parse policy sections by hand with this PKI's certificates get it loaded the same way.
+await loadX509();
 
 /** Key types of test certificates. */
 export type KeyType = "RSA" | "EC";

@@ -25,3 +25,29 @@ Deno.test("isTimeZone() tells IANA names from anything else", () => {
   assert.equal(isTimeZone("Asia/Tbilisi"), true);
   assert.equal(isTimeZone("Mars/Olympus"), false);
 });
+
+Deno.test("isTimeZone() and bankCalendar() build no formatter before a calendar is read", () => {
+  const original = Intl.DateTimeFormat;
+  let built = 0;
+  // Counts constructions: the first one loads the time zone data (20-60 ms of a cold start).
+  Intl.DateTimeFormat = new Proxy(original, {
+    construct(target, args) {
+      built++;
+      return Reflect.construct(target, args);
+    },
+  });
+  try {
+    assert.equal(isTimeZone("Asia/Tbilisi"), true);
+    const calendar = bankCalendar("Asia/Tbilisi");
+    assert.equal(built, 0, "a canonical name and an unread calendar need no formatter");
+    assert.equal(isTimeZone("UTC"), true, "an alias is still known (through a formatter)");
+    assert.equal(isTimeZone("europe/berlin"), true);
+    assert.equal(isTimeZone("Mars/Olympus"), false);
+    built = 0;
+    calendar.around(Date.parse("2026-03-10T21:00:00Z"));
+    calendar.startOf("2026-12-31");
+    assert.equal(built, 1, "one formatter, made on first use and reused");
+  } finally {
+    Intl.DateTimeFormat = original;
+  }
+});

@@ -10,6 +10,8 @@ import { GatewayError } from "../../../src/core/errors.ts";
 import { createMetrics } from "../../../src/lib/metrics.ts";
 import { memoryLogger } from "../../../src/lib/log.ts";
 import { startUpstream } from "../../support/upstream.ts";
+import { withoutSyncFs } from "../../support/no_sync_fs.ts";
+import { readPolicyFiles } from "../../../src/lib/policy_files.ts";
 
 const EXAMPLE = "config/tpp_register.example.json";
 
@@ -134,4 +136,16 @@ Deno.test("TppRegister.check() answers 503 while a register URL cannot be had, w
   );
   assert.equal(server.received.length, 1);
   assert.equal(await code(register.check("PSDGE-NBG-123456", "products", "h")), "passed");
+});
+
+Deno.test("trust.register: a register file is read ahead with the policy, never synchronously (Deno Deploy)", async () => {
+  const file = await Deno.makeTempFile({ suffix: ".json" });
+  try {
+    await Deno.writeTextFile(file, entries([PIS_AND_AIS]));
+    await readPolicyFiles(`trust:\n  register:\n    source: ${file}\n`);
+    const parsed = await withoutSyncFs(() => registerSection.safeParse({ source: file }));
+    assert.equal(parsed.success, true, JSON.stringify(parsed.error?.issues));
+  } finally {
+    await Deno.remove(file);
+  }
 });

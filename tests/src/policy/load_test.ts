@@ -194,23 +194,30 @@ groups:
   assert.doesNotMatch(lines[0], /getAccountList/);
 });
 
-Deno.test("parsePolicy() picks the http1 upstream client by default and fetch on Deno Deploy", () => {
+Deno.test("parsePolicy() picks the http1 upstream client by default, on Deno Deploy too", () => {
   assert.equal(parsePolicy("p.yaml", BASE, { ...PIPELINE, env }).upstream.client, "http1");
   assert.equal(
     parsePolicy("p.yaml", BASE + "  client: fetch\n", { ...PIPELINE, env }).upstream.client,
     "fetch",
   );
+  const at = (url: string, more = "") =>
+    parsePolicy("p.yaml", `upstream:\n  url: ${url}\n${more}`, { ...PIPELINE, env }).upstream
+      .client;
   Deno.env.set("DENO_DEPLOYMENT_ID", "test-deployment");
   try {
-    // Deploy refuses raw TCP to ports 80 and 443: the runtime's fetch is the default there.
-    assert.equal(parsePolicy("p.yaml", BASE, { ...PIPELINE, env }).upstream.client, "fetch");
-    assert.equal(
-      parsePolicy("p.yaml", BASE + "  client: http1\n", { ...PIPELINE, env }).upstream.client,
-      "http1",
+    // Deploy refuses Deno.connect to port 443 only; https goes over Deno.connectTls (http1).
+    assert.equal(at("https://core.bank.example"), "http1");
+    assert.equal(at("https://core.bank.example:8443"), "http1");
+    assert.equal(at("http://core.bank.example:8080"), "http1");
+    assert.equal(at("http://core.bank.example:443", "  client: fetch\n"), "fetch");
+    assert.throws(
+      () => at("http://core.bank.example:443"),
+      /upstream\.url: Deno Deploy refuses plain TCP to port 443: use an https URL/,
     );
   } finally {
     Deno.env.delete("DENO_DEPLOYMENT_ID");
   }
+  assert.equal(at("http://core.bank.example:443"), "http1", "elsewhere port 443 is a port");
   assert.deepEqual(problems(BASE + "  client: curl\n").length, 1);
 });
 

@@ -325,3 +325,53 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "redisClusterStore.probe() reaches every master: /readyz is not ready while any one is down",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    const prefix = uniquePrefix();
+    const store = clusterYaml(prefix);
+    await using core = consentCore();
+    await using gateway = await startGateway({
+      // idempotency fails closed (the default): the store decides readiness.
+      policy: `${policy(store.yaml)}readiness: { interval: 100ms }\n`,
+      upstream: core.url,
+      env: store.env,
+    });
+    const readiness = async () => {
+      await new Promise((r) => setTimeout(r, 150)); // past the interval: a fresh probe
+      const response = await gateway.fetch("/readyz");
+      const body = await response.json();
+      return { status: response.status, store: body.dependencies.store };
+    };
+    const before = await readiness();
+    assert.equal(before.status, 200, JSON.stringify(before));
+    assert.equal(before.store.state, "up");
+    // A master that does not hold the slot a one-key probe would use (nor node 0, which the
+    // test's redis-cli uses): only a probe of every master sees it down.
+    const probeKeyNode = await cluster!.nodeOf(`${prefix}health:readyz`);
+    const killed = [1, 2].find((i) => i !== probeKeyNode)!;
+    await cluster!.kill(killed);
+    try {
+      const during = await readiness();
+      assert.equal(during.status, 503, JSON.stringify(during));
+      assert.equal(during.store.state, "down");
+      assert.equal(during.store.nodes.length, 3, "three masters probed");
+      const down = during.store.nodes.filter((n: { state: string }) => n.state === "down");
+      assert.equal(down.length, 1, JSON.stringify(during.store.nodes));
+      assert.equal(during.store.error, `Node "${down[0].node}" is down`);
+      assert.ok(cluster!.urls[killed].endsWith(`:${down[0].node.split(":")[1]}`), "that node");
+    } finally {
+      await cluster!.start(killed);
+    }
+    const after = await until(async () => {
+      const result = await readiness();
+      if (result.status !== 200) throw new Error(JSON.stringify(result));
+      return result;
+    }, 10_000);
+    assert.equal(after.store.state, "up");
+    assert.deepEqual(after.store.nodes.map((n: { state: string }) => n.state), ["up", "up", "up"]);
+  },
+});

@@ -3,8 +3,11 @@ import {
   introspectionOptions,
   Introspector,
   looksLikeJwt,
+  privateKeyPem,
 } from "../../../src/tokens/introspection.ts";
 import { startUpstream } from "../../support/upstream.ts";
+import { withoutSyncFs } from "../../support/no_sync_fs.ts";
+import { readPolicyFiles } from "../../../src/lib/policy_files.ts";
 
 Deno.test("looksLikeJwt() tells a compact JWS from an opaque token", () => {
   const header = btoa(JSON.stringify({ alg: "RS256" })).replace(/=+$/, "");
@@ -30,4 +33,19 @@ Deno.test("Introspector.claims() form-encodes the client credentials in HTTP Bas
     endpoint.received[0].headers.get("authorization"),
     `Basic ${btoa("edge%3A1:a+b%2Bc")}`,
   );
+});
+
+Deno.test("privateKeyPem() reads a private_key file read ahead with the policy, never synchronously (Deno Deploy)", async () => {
+  const file = await Deno.makeTempFile({ suffix: ".pem" });
+  try {
+    const pem =
+      "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA==\n-----END PRIVATE KEY-----\n";
+    await Deno.writeTextFile(file, pem);
+    await readPolicyFiles(
+      `defaults:\n  bearer_token:\n    introspection:\n      private_key: ${file}\n`,
+    );
+    assert.equal(await withoutSyncFs(() => privateKeyPem(file)), pem);
+  } finally {
+    await Deno.remove(file);
+  }
 });
