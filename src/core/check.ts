@@ -132,9 +132,9 @@ export interface BuildContext {
 }
 
 /** A check: policy key, options schema and factory. */
-export interface Check<Shape extends z.ZodRawShape = z.ZodRawShape> {
+export interface Check<Shape extends z.ZodRawShape = z.ZodRawShape, Key extends string = string> {
   /** The policy key, also the module and test file stem. */
-  key: string;
+  key: Key;
   /** One line for `policy:explain` and the README. */
   description: string;
   /** Options; no refinements here (levels are validated field by field). */
@@ -151,8 +151,10 @@ export interface Check<Shape extends z.ZodRawShape = z.ZodRawShape> {
   ): Middleware | undefined;
 }
 
-/** Declares a check (identity function that keeps the option types). */
-export function defineCheck<Shape extends z.ZodRawShape>(check: Check<Shape>): Check<Shape> {
+/** Declares a check (identity function that keeps the option types and the key). */
+export function defineCheck<Shape extends z.ZodRawShape, Key extends string>(
+  check: Check<Shape, Key>,
+): Check<Shape, Key> {
   return check;
 }
 
