@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
-import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
+import { createCa, issue, nginxHeader } from "../support/pki.ts";
+import { buildPolicy } from "../support/policies.ts";
 
 const ca = await createCa();
 const rogueCa = await createCa("Rogue CA");
@@ -13,14 +14,10 @@ const rogueCa = await createCa("Rogue CA");
 async function refused(certificate: Awaited<ReturnType<typeof issue>>) {
   await using upstream = startUpstream();
   await using gateway = await startGateway({
-    policy: `
-upstream:
-  url: \${UPSTREAM_URL}
-trust:
-  anchors: [${yamlString(ca.pem)}]
-defaults:
-  tpp_certificate: { form: nginx, required: true }
-`,
+    policy: buildPolicy({
+      trust: { anchors: [ca.pem] },
+      defaults: { tpp_certificate: { form: "nginx", required: true } },
+    }),
     upstream: upstream.url,
   });
   const response = await gateway.fetch("/v1/accounts", {

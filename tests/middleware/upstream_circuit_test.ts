@@ -19,7 +19,8 @@ function switchableUpstream() {
 function policy(circuit: Record<string, unknown>) {
   return passthroughPolicy({
     defaults: { upstream_circuit: { mode: "enforce", ...circuit } },
-    sections: { metrics: { token: TOKEN }, readiness: { interval: "100ms" } },
+    metrics: { token: TOKEN },
+    readiness: { interval: "100ms" },
   });
 }
 
