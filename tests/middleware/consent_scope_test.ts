@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { buildPolicy, type PolicyInput } from "../support/policies.ts";
 import type { Mode } from "../../src/core/check.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+// In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
+import { gatewayApp as startGateway, type TestGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
 import { storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
 import { tokenIssuer } from "../support/tpp_tokens.ts";

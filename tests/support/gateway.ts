@@ -74,8 +74,8 @@ const FETCH_DEFAULTS = {
 
 /**
  * The request as the listener would see it from Deno's `fetch`: its default headers, `host`, and
- * `content-length` of a body that is text or bytes, or of none on POST, PUT and PATCH (`fetch`
- * sends other bodies chunked).
+ * `content-length` of a body that is text or bytes, or of none on POST, PUT and PATCH; any other
+ * body is chunked (without either header, HTTP/1.1 says there is no body).
  */
 function wireRequest(url: URL, init: RequestInit | undefined): Request {
   const request = new Request(url, init);
@@ -92,9 +92,23 @@ function wireRequest(url: URL, init: RequestInit | undefined): Request {
       headers.set("content-length", String(body.byteLength));
     } else if (body == null && ["POST", "PUT", "PATCH"].includes(request.method)) {
       headers.set("content-length", "0");
+    } else if (body != null && !headers.has("transfer-encoding")) {
+      headers.set("transfer-encoding", "chunked");
     }
   }
   return request;
+}
+
+/** The response as the client would see it from the listener, which adds a `Date`. */
+function wireResponse(response: Response): Response {
+  if (response.headers.has("date")) return response;
+  const headers = new Headers(response.headers);
+  headers.set("date", new Date().toUTCString());
+  return new Response(response.body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers,
+  });
 }
 
 async function gateway(options: GatewayOptions, listen: boolean): Promise<TestGateway> {
@@ -147,9 +161,11 @@ async function gateway(options: GatewayOptions, listen: boolean): Promise<TestGa
     fetch: listen
       ? (path, init) => fetch(new URL(path, listening()), init)
       : async (path, init) =>
-        await app.fetch(
-          wireRequest(new URL(path, server ? listening() : "http://127.0.0.1"), init),
-          loopbackPeer(),
+        wireResponse(
+          await app.fetch(
+            wireRequest(new URL(path, server ? listening() : "http://127.0.0.1"), init),
+            loopbackPeer(),
+          ),
         ),
   };
 }

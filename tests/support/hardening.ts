@@ -3,7 +3,7 @@
  * returns the Berlin Group message, and the assertion that a rejection never reached the bank.
  */
 import assert from "node:assert/strict";
-import { startGateway, type TestGateway } from "./gateway.ts";
+import { gatewayApp, type TestGateway } from "./gateway.ts";
 import { startUpstream, type TestUpstream } from "./upstream.ts";
 import { buildPolicy, type LevelInput, type PolicyInput } from "./policies.ts";
 
@@ -37,10 +37,13 @@ export interface Outcome {
   text?: string;
 }
 
-/** Starts a gateway with `policy` in front of a fresh recording upstream. */
+/**
+ * Starts a gateway with `policy` in front of a fresh recording upstream, answered in-process
+ * through the app's `fetch` (its `url` listens on first use, for raw requests).
+ */
 export async function rig(policy: PolicyInput | string): Promise<Rig> {
   const upstream = startUpstream();
-  const gateway = await startGateway({ policy, upstream: upstream.url });
+  const gateway = await gatewayApp({ policy, upstream: upstream.url });
   return {
     gateway,
     upstream,
