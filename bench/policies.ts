@@ -5,7 +5,7 @@
  * the default policy with that limit out of reach and a memory store large enough to keep every
  * answer of a long run (an X-Request-ID record is never evicted inside its retention).
  */
-import { passthroughPolicy } from "../tests/support/policies.ts";
+import { passthroughPolicy, policyYaml } from "../tests/support/policies.ts";
 import type { SignedPostFixture } from "../tests/support/signing.ts";
 
 const root = new URL("..", import.meta.url).pathname;
@@ -35,7 +35,7 @@ export async function defaultPolicyFile(): Promise<string> {
 
 /** A policy with every check that has a mode switched off and no link rewriting. */
 export async function passthroughPolicyFile(): Promise<string> {
-  return await write(passthroughPolicy({ defaults: { links: { rewrite: false } } }));
+  return await write(policyYaml(passthroughPolicy({ defaults: { links: { rewrite: false } } })));
 }
 
 /**

@@ -45,7 +45,7 @@ import { upstreamCircuit } from "./upstream_circuit.ts";
 import { upstreamLimits } from "./upstream_limits.ts";
 
 /** Every check in the order it runs. */
-export const CHECKS: readonly Check[] = [
+export const CHECKS = [
   deprecation,
   // Request hardening: header and path rules.
   headerLimits,
@@ -88,7 +88,7 @@ export const CHECKS: readonly Check[] = [
   catalogueCache,
   upstreamCircuit,
   upstreamLimits,
-] as const;
+] as const satisfies readonly Check[];
 
 /** The checks, then the terminal handler: the proxy answers with the core's answer. */
 export const PIPELINE: Pipeline = { checks: CHECKS, terminal: proxy };

@@ -317,7 +317,7 @@ Deno.test("serve.ts refuses a memory store on Deno Deploy unless the policy allo
 Deno.test("serve.ts reads the files its policy names without synchronous file calls, as on Deno Deploy", async () => {
   const { createCa, issue, nginxHeader } = await import("./support/pki.ts");
   const { exportJWK, generateKeyPair, SignJWT } = await import("jose");
-  const { passthroughPolicy } = await import("./support/policies.ts");
+  const { passthroughPolicy, policyYaml } = await import("./support/policies.ts");
   const dir = await Deno.makeTempDir();
   const ca = await createCa();
   const tpp = await issue(ca);
@@ -329,11 +329,9 @@ Deno.test("serve.ts reads the files its policy names without synchronous file ca
   );
   await Deno.writeTextFile(
     `${dir}/policy.yaml`,
-    passthroughPolicy({
-      sections: {
-        store: { kind: "memory", allow_per_instance: true },
-        trust: { anchors: ["${CA_FILE}"] },
-      },
+    policyYaml(passthroughPolicy({
+      store: { kind: "memory", allow_per_instance: true },
+      trust: { anchors: ["${CA_FILE}"] },
       defaults: {
         tpp_certificate: { mode: "enforce", required: true },
         bearer_token: {
@@ -343,7 +341,7 @@ Deno.test("serve.ts reads the files its policy names without synchronous file ca
           issuer: "https://idp.example",
         },
       },
-    }),
+    })),
   );
   const token = await new SignJWT({ iss: "https://idp.example", sub: "PSU-1" })
     .setProtectedHeader({ alg: "RS256", kid: "k1" })

@@ -75,8 +75,15 @@ function partHead(head: string): { name: string; contentType?: string } | { prob
  * Splits a multipart body into its parts.
  *
  * @example
- * parseMultipart('--b\r\nContent-Disposition: form-data; name="a"\r\n\r\nx\r\n--b--', "b");
- * // { parts: [{ name: "a", contentType: undefined, text: "x" }] }
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseMultipart } from "./multipart.ts";
+ *
+ * assert.deepEqual(
+ *   parseMultipart('--b\r\nContent-Disposition: form-data; name="a"\r\n\r\nx\r\n--b--', "b"),
+ *   { parts: [{ name: "a", contentType: undefined, text: "x" }] },
+ * );
+ * ```
  */
 export function parseMultipart(text: string, boundary: string): Multipart {
   const delimiter = `--${boundary}`;

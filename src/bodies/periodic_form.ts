@@ -89,7 +89,24 @@ function jsonPart(part: Part, options: PeriodicFormOptions): void {
  * Validates a periodic pain.001 form; throws the first problem as a Berlin Group error.
  *
  * @example
- * checkPeriodicForm(text, formBoundary(contentType), { schedule, maxJsonDepth: 16, ... });
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { z } from "zod";
+ * import { checkPeriodicForm, formBoundary } from "./periodic_form.ts";
+ * import { GatewayError } from "../core/errors.ts";
+ *
+ * const options = {
+ *   schedule: z.object({}),
+ *   maxJsonDepth: 16,
+ *   maxXmlDepth: 16,
+ *   unknown: "reject",
+ * } as const;
+ * const form = '--b\r\nContent-Disposition: form-data; name="note"\r\n\r\nx\r\n--b--\r\n';
+ * assert.throws(
+ *   () => checkPeriodicForm(form, formBoundary("multipart/form-data; boundary=b"), options),
+ *   (error) => error instanceof GatewayError && error.path === "note",
+ * );
+ * ```
  */
 export function checkPeriodicForm(
   text: string,

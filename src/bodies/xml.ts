@@ -98,7 +98,14 @@ function at(re: RegExp, text: string, index: number): RegExpExecArray | null {
  * `allowSchemaLocation` lets `xsi:schemaLocation` and `xsi:noNamespaceSchemaLocation` through.
  *
  * @example
- * xmlProblem('<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.001.001.03"/>', 64); // undefined
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { xmlProblem } from "./xml.ts";
+ *
+ * const pain001 = "urn:iso:std:iso:20022:tech:xsd:pain.001.001.03";
+ * assert.equal(xmlProblem(`<Document xmlns="${pain001}"/>`, 64), undefined);
+ * assert.equal(typeof xmlProblem(`<Document xmlns="${pain001}">`, 64), "string");
+ * ```
  */
 export function xmlProblem(
   text: string,

@@ -22,15 +22,15 @@ export type Handler = (c: GatewayContext) => Promise<Response>;
  * check's, and a factory that builds, once per operation, the handler that answers the request
  * after every check passed it on. It applies to every operation and has no mode.
  */
-export interface Terminal<Shape extends z.ZodRawShape = z.ZodRawShape>
-  extends Omit<Check<Shape>, "create"> {
+export interface Terminal<Shape extends z.ZodRawShape = z.ZodRawShape, Key extends string = string>
+  extends Omit<Check<Shape, Key>, "create"> {
   create(options: z.output<z.ZodObject<Shape>>, context: BuildContext): Handler;
 }
 
-/** Declares a terminal handler (identity function that keeps the option types). */
-export function defineTerminal<Shape extends z.ZodRawShape>(
-  terminal: Terminal<Shape>,
-): Terminal<Shape> {
+/** Declares a terminal handler (identity function that keeps the option types and the key). */
+export function defineTerminal<Shape extends z.ZodRawShape, Key extends string>(
+  terminal: Terminal<Shape, Key>,
+): Terminal<Shape, Key> {
   return terminal;
 }
 

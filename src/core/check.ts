@@ -3,12 +3,30 @@
  * middleware once at start-up (Envoy's filter factories, Kong's plugin schemas).
  *
  * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { defineCheck, modal } from "./check.ts";
+ * import { GatewayError } from "./errors.ts";
+ * import { header } from "./request.ts";
+ *
  * export const psuGeoLocation = defineCheck({
  *   key: "psu_geo_location",
  *   description: "PSU-Geo-Location must look like GEO:<lat>;<long>",
  *   options: modal({}),
- *   create: () => (c, next) => { ...; return next(); },
+ *   create: () => (c, next) => {
+ *     const value = header(c, "psu-geo-location");
+ *     if (value !== undefined && !/^GEO:-?\d+(\.\d+)?;-?\d+(\.\d+)?$/.test(value)) {
+ *       const text = 'Header "PSU-Geo-Location" must look like GEO:<lat>;<long>';
+ *       throw new GatewayError(400, "FORMAT_ERROR", text, { path: "PSU-Geo-Location" });
+ *     }
+ *     return next();
+ *   },
  * });
+ * // The options schema gives the defaults; the policy key is a literal type.
+ * assert.deepEqual(psuGeoLocation.options.parse({}), { mode: "enforce" });
+ * const key: "psu_geo_location" = psuGeoLocation.key;
+ * assert.equal(key, "psu_geo_location");
+ * ```
  */
 import { z } from "zod";
 import type { Context, MiddlewareHandler } from "hono";
@@ -91,7 +109,9 @@ export interface ForwardVariables {
 /**
  * Every per-request value, in Hono's context variables: the kernel's own, joined with one
  * `...Variables` type per feature. A module that owns values declares their type next to the
- * code that sets them and merges it into this interface (Hono's `RequestIdVariables` pattern):
+ * code that sets them and merges it into this interface (Hono's `RequestIdVariables` pattern;
+ * marked `ignore` because `deno test --doc` runs an example inside a test function, where a
+ * module augmentation cannot stand; `middleware/digest.ts` is the running instance):
  *
  * ```ts ignore
  * export interface DigestVariables { digestVerified?: boolean }
@@ -132,9 +152,9 @@ export interface BuildContext {
 }
 
 /** A check: policy key, options schema and factory. */
-export interface Check<Shape extends z.ZodRawShape = z.ZodRawShape> {
+export interface Check<Shape extends z.ZodRawShape = z.ZodRawShape, Key extends string = string> {
   /** The policy key, also the module and test file stem. */
-  key: string;
+  key: Key;
   /** One line for `policy:explain` and the README. */
   description: string;
   /** Options; no refinements here (levels are validated field by field). */
@@ -151,8 +171,10 @@ export interface Check<Shape extends z.ZodRawShape = z.ZodRawShape> {
   ): Middleware | undefined;
 }
 
-/** Declares a check (identity function that keeps the option types). */
-export function defineCheck<Shape extends z.ZodRawShape>(check: Check<Shape>): Check<Shape> {
+/** Declares a check (identity function that keeps the option types and the key). */
+export function defineCheck<Shape extends z.ZodRawShape, Key extends string>(
+  check: Check<Shape, Key>,
+): Check<Shape, Key> {
   return check;
 }
 

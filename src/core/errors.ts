@@ -101,9 +101,17 @@ export interface GatewayErrorOptions {
  * A request error with a Berlin Group code, thrown by any check.
  *
  * @example
- * throw new GatewayError(400, "FORMAT_ERROR", 'Header "X-Request-ID" must be a UUID', {
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { GatewayError, renderError } from "./errors.ts";
+ *
+ * const error = new GatewayError(400, "FORMAT_ERROR", 'Header "X-Request-ID" must be a UUID', {
  *   path: "X-Request-ID",
  * });
+ * const response = renderError(error); // the one place that builds the answer
+ * assert.equal(response.status, 400);
+ * assert.equal((await response.json()).tppMessages[0].path, "X-Request-ID");
+ * ```
  */
 export class GatewayError<S extends ErrorStatus = ErrorStatus> extends Error {
   readonly status: S;

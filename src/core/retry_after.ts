@@ -22,7 +22,13 @@ export const RETRY_AFTER_SECONDS = {
  * seconds, rounded up, at least 1.
  *
  * @example
- * retryAfter(1200); // "2"
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { retryAfter } from "./retry_after.ts";
+ *
+ * assert.equal(retryAfter(1200), "2");
+ * assert.equal(retryAfter(0), "1");
+ * ```
  */
 export function retryAfter(ms: number): string {
   return String(Math.max(1, Math.ceil(ms / 1000)));

@@ -86,10 +86,15 @@ export async function readLimited(
  * in many small pieces costs linear time.
  *
  * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { BodyBuffer } from "./body.ts";
+ *
  * const body = new BodyBuffer(1024);
  * body.add(new Uint8Array([1, 2]));
  * body.add(new Uint8Array([3]));
- * body.bytes(); // Uint8Array [1, 2, 3]
+ * assert.deepEqual(body.bytes(), new Uint8Array([1, 2, 3]));
+ * ```
  */
 export class BodyBuffer {
   /** A first piece kept as it was handed over (the common case of one piece: no copy). */

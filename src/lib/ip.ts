@@ -135,9 +135,14 @@ function ipv6Range(groups: number[]): SpecialRange | undefined {
  * `undefined` for a public address; IPv4 inside IPv6 (mapped, NAT64, 6to4) is judged as IPv4.
  *
  * @example
- * specialRange("127.0.0.1"); // "loopback"
- * specialRange("::ffff:10.0.0.1"); // "private"
- * specialRange("81.95.1.1"); // undefined
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { specialRange } from "./ip.ts";
+ *
+ * assert.equal(specialRange("127.0.0.1"), "loopback");
+ * assert.equal(specialRange("::ffff:10.0.0.1"), "private");
+ * assert.equal(specialRange("81.95.1.1"), undefined);
+ * ```
  */
 export function specialRange(value: string): SpecialRange | undefined {
   if (isIpv4(value)) return ipv4Range(ipv4Number(value));

@@ -48,8 +48,15 @@ export function maskedPath(
  * the wrong place may hold an IBAN, an account id or a PSU's identifier all the same.
  *
  * @example
- * maskedUnknownPath("/v1/accounts/GE42SB0000000101904917/x", new Set(["v1", "accounts"]));
- * // "/v1/accounts/GE***17/***"
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { maskedUnknownPath } from "./mask.ts";
+ *
+ * assert.equal(
+ *   maskedUnknownPath("/v1/accounts/GE42SB0000000101904917/x", new Set(["v1", "accounts"])),
+ *   "/v1/accounts/GE***17/***",
+ * );
+ * ```
  */
 export function maskedUnknownPath(path: string, known: ReadonlySet<string>): string {
   return path.split("/").map((part) => part === "" || known.has(part) ? part : mask(part))

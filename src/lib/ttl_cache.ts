@@ -3,9 +3,15 @@
  * entry goes first), for the public product catalogue: per gateway instance, nothing shared.
  *
  * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { TtlCache } from "./ttl_cache.ts";
+ *
  * const cache = new TtlCache<string>({ ttlMs: 60_000, maxEntries: 1000 });
- * cache.set("/v1/products/en", "...", Date.now());
- * cache.get("/v1/products/en", Date.now()); // { value, expires }
+ * cache.set("/v1/products/en", "[]", 0);
+ * assert.deepEqual(cache.get("/v1/products/en", 1000), { value: "[]", expires: 60_000 });
+ * assert.equal(cache.get("/v1/products/en", 60_000), undefined); // its time ran out
+ * ```
  */
 
 /** One entry and when it stops being fresh (ms since the epoch). */

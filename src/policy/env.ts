@@ -52,7 +52,15 @@ export class EnvError extends Error {
  * {@link EnvError} naming every variable that is not of its form.
  *
  * @example
- * const { PORT, HOST } = readEnv(gatewayEnv);
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { EnvError, gatewayEnv, readEnv } from "./env.ts";
+ *
+ * const env: Record<string, string> = { PORT: "8080" };
+ * assert.equal(readEnv(gatewayEnv, (name) => env[name]).PORT, 8080);
+ * env.PORT = "abc";
+ * assert.throws(() => readEnv(gatewayEnv, (name) => env[name]), EnvError);
+ * ```
  */
 export function readEnv<Shape extends z.ZodRawShape>(
   schema: z.ZodObject<Shape>,

@@ -10,8 +10,16 @@
  * - Ports, http(s) URLs, header names, media types and path prefixes have one field each.
  *
  * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { z } from "zod";
+ * import { duration, TIMER_MAX } from "./fields.ts";
+ *
  * const options = z.object({ timeout: duration({ max: TIMER_MAX }).prefault("10s") });
- * options.parse({}).timeout; // 10000
+ * assert.equal(options.parse({}).timeout, 10_000);
+ * assert.equal(options.parse({ timeout: "500ms" }).timeout, 500);
+ * assert.throws(() => options.parse({ timeout: 500 })); // a bare number: the unit is missing
+ * ```
  */
 import { z } from "zod";
 

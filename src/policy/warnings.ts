@@ -39,7 +39,16 @@ const hasScopes = (options: Options) => Array.isArray(options.scopes) && options
  * instance).
  *
  * @example
- * for (const warning of policyWarnings(policy)) console.warn(`warning: ${warning}`);
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { PIPELINE } from "../../middleware/mod.ts";
+ * import { parsePolicy } from "./load.ts";
+ * import { policyWarnings } from "./warnings.ts";
+ *
+ * const policy = parsePolicy("policy.yaml", "upstream: { url: http://core.internal }", PIPELINE);
+ * const [warning] = policyWarnings(policy);
+ * assert.match(warning, /^store\.kind is memory/);
+ * ```
  */
 export function policyWarnings(policy: Policy): string[] {
   const warnings: string[] = [];

@@ -29,7 +29,16 @@ export interface InstallmentOffer {
  * The offers of a merchant for an amount in tetri (ZERO first, then STANDARD, by months).
  *
  * @example
- * installmentOffers("merchant-a", 120000)[0]; // { month: 3, amount: "400.00", discount_code: "ZERO" }
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { installmentOffers } from "./installment.ts";
+ *
+ * assert.deepEqual(installmentOffers("merchant-a", 120000)[0], {
+ *   month: 3,
+ *   amount: "400.00",
+ *   discount_code: "ZERO",
+ * });
+ * ```
  */
 export function installmentOffers(clientId: string, tetri: number): InstallmentOffer[] {
   const merchant = MERCHANTS[clientId];

@@ -8,8 +8,15 @@
  * proxy, rewrite and strip.
  *
  * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createSandbox } from "./mod.ts";
+ *
  * const app = createSandbox({ now: () => new Date("2025-07-01T10:00:00Z") });
  * const res = await app.request("/v1/products/en?page=1");
+ * assert.equal(res.status, 200);
+ * await res.body?.cancel();
+ * ```
  */
 import { Hono } from "hono";
 import { mountAccounts } from "./accounts.ts";

@@ -19,7 +19,18 @@ export function isObject(value: unknown): value is JsonObject {
  * Reads the body as a JSON object; with `optional`, an empty body or `null` reads as `{}`.
  *
  * @example
- * const body = await readJsonObject(c, { optional: true });
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Hono } from "hono";
+ * import { readJsonObject } from "./request.ts";
+ *
+ * const app = new Hono();
+ * app.post("/", async (c) => c.json(await readJsonObject(c, { optional: true })));
+ * const empty = await app.request("/", { method: "POST", body: "" });
+ * assert.deepEqual(await empty.json(), {});
+ * const sent = await app.request("/", { method: "POST", body: '{"a":1}' });
+ * assert.deepEqual(await sent.json(), { a: 1 });
+ * ```
  */
 export async function readJsonObject(
   c: Context,

@@ -185,7 +185,13 @@ export function langOf(value: string | undefined): Lang | undefined {
  * English); English when it names neither.
  *
  * @example
- * pickLanguage("ka-GE,ka;q=0.9,en;q=0.5"); // "ka"
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { pickLanguage } from "./sca_texts.ts";
+ *
+ * assert.equal(pickLanguage("ka-GE,ka;q=0.9,en;q=0.5"), "ka");
+ * assert.equal(pickLanguage("de"), "en");
+ * ```
  */
 export function pickLanguage(header: string | undefined): Lang {
   let best: { lang: Lang; q: number } = { lang: "en", q: 0 };

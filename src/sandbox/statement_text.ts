@@ -16,7 +16,15 @@ export const STATEMENT_SYMBOLS = 25;
  * The statement text of an order request body.
  *
  * @example
- * statementText({ items: [{ description: "Phone" }, { description: "Case" }] }); // "Phone,Case"
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { statementText } from "./statement_text.ts";
+ *
+ * assert.equal(
+ *   statementText({ items: [{ description: "Phone" }, { description: "Case" }] }),
+ *   "Phone,Case",
+ * );
+ * ```
  */
 export function statementText(order: Record<string, unknown>): string {
   const items = Array.isArray(order.items) ? order.items : [];

@@ -11,8 +11,19 @@
  * one origin shares one breaker, `/readyz` and `/metrics` can see them and a reload keeps them.
  *
  * @example
- * const breaker = new CircuitBreaker({ failures: 5, windowMs: 10_000, minRequests: 10, openMs: 5000 });
- * const ticket = breaker.admit(Date.now()); // { probe } or { retryMs } while open
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { CircuitBreaker } from "./breaker.ts";
+ *
+ * const config = { failures: 2, windowMs: 10_000, minRequests: 10, openMs: 5000 };
+ * const breaker = new CircuitBreaker(config);
+ * breaker.record(0, true, false);
+ * breaker.record(0, true, false); // two failures in a row open the circuit
+ * assert.deepEqual(breaker.admit(1000), { retryMs: 4000 }); // open: nothing goes to the core
+ * assert.deepEqual(breaker.admit(5001), { probe: true }); // half-open: one probe
+ * breaker.record(5002, false, true); // the probe succeeded
+ * assert.equal(breaker.state(5003), "closed");
+ * ```
  */
 
 /** When a breaker opens and how long it stays open. */

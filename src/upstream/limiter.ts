@@ -13,9 +13,19 @@
  * one pool share its slots and a policy reload keeps the requests in flight counted.
  *
  * @example
- * const pool = new ConcurrencyLimiter({ maxInFlight: 2, maxQueue: 4, queueTimeoutMs: 1000 });
- * const slot = await pool.acquire(); // "full" or "timeout" when shed
- * if (typeof slot === "function") try { await work(); } finally { slot("ok"); }
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ConcurrencyLimiter } from "./limiter.ts";
+ *
+ * const pool = new ConcurrencyLimiter({ maxInFlight: 1, maxQueue: 1, queueTimeoutMs: 50 });
+ * const slot = await pool.acquire(); // a release, or "full" / "timeout" when shed
+ * assert.equal(typeof slot, "function");
+ * const waiting = pool.acquire(); // queued behind the slot in use
+ * assert.equal(await pool.acquire(), "full"); // no slot and the queue is full: shed at once
+ * assert.equal(await waiting, "timeout"); // the slot was not released within 50 ms
+ * if (typeof slot === "function") slot();
+ * assert.equal(pool.inFlight, 0);
+ * ```
  */
 import { Aimd, Gradient2, SampledLimit } from "./adaptive_limit.ts";
 

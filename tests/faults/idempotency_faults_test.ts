@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { passthroughPolicy } from "../support/policies.ts";
+import { passthroughPolicy, type PolicyInput } from "../support/policies.ts";
 import {
   type Fault,
   type FaultyUpstream,
@@ -23,7 +23,7 @@ const TPP = await issuer.headers("PSDGE-NBG-123456");
 const PAYMENTS = "/v1/payments/sepa-credit-transfers";
 const TIMEOUT_MS = 300;
 
-function policy(): string {
+function policy(): PolicyInput {
   return passthroughPolicy({
     defaults: {
       proxy: { timeout: `${TIMEOUT_MS}ms`, max_response_bytes: 100_000 },

@@ -13,7 +13,6 @@
  * Redis answers PING again succeeds within 1 s, and so do the ones after it.
  */
 import assert from "node:assert/strict";
-import { parse } from "yaml";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { passthroughPolicy } from "../support/policies.ts";
 import { startRedisServer, storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
@@ -82,8 +81,7 @@ async function underLoad(outage: Outage) {
     return Response.json({ transactionStatus: "RCVD", paymentId }, { status: 201 });
   });
 
-  const policy = passthroughPolicy({
-    sections: parse(store.yaml),
+  const policy = passthroughPolicy(store.policy, {
     defaults: {
       // X-Test-Phase marks each request for the assertions: forwarded on purpose.
       proxy: { timeout: "2s", forward_headers: ["X-Test-Phase"] },
@@ -257,8 +255,7 @@ Deno.test({
       await answered;
       return Response.json({ transactionStatus: "RCVD", paymentId: "pay-1" }, { status: 201 });
     });
-    const policy = passthroughPolicy({
-      sections: parse(store.yaml),
+    const policy = passthroughPolicy(store.policy, {
       defaults: {
         bearer_token: issuer.options,
         idempotency: { mode: "enforce", wait: "200ms", poll: "20ms", inflight: "2s" },
@@ -324,8 +321,7 @@ async function restartScenario(
   await using upstream = startUpstream(() =>
     Response.json({ transactionStatus: "RCVD", paymentId: "pay-1" }, { status: 201 })
   );
-  const policy = passthroughPolicy({
-    sections: parse(store.yaml),
+  const policy = passthroughPolicy(store.policy, {
     defaults: { idempotency: { mode: "enforce", fail: "closed" } },
   });
   await using gateway = await startGateway({ policy, upstream: upstream.url, env: store.env });

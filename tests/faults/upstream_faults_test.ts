@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { passthroughPolicy } from "../support/policies.ts";
+import { passthroughPolicy, type PolicyInput } from "../support/policies.ts";
 import {
   type Fault,
   type FaultyUpstream,
@@ -27,7 +27,7 @@ const SLACK_MS = 2000;
 
 const PAYMENTS = "/v1/payments/sepa-credit-transfers";
 
-function policy(proxy: Record<string, unknown> = {}): string {
+function policy(proxy: Record<string, unknown> = {}): PolicyInput {
   return passthroughPolicy({
     defaults: {
       proxy: { timeout: `${TIMEOUT_MS}ms`, max_response_bytes: MAX_RESPONSE_BYTES, ...proxy },

@@ -9,7 +9,8 @@ import { exportJWK, generateKeyPair } from "jose";
 import { CHECKS } from "../../middleware/mod.ts";
 import { digestOf } from "../../src/signing/digest.ts";
 import { policy, rig } from "../support/hardening.ts";
-import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
+import { createCa, issue, nginxHeader } from "../support/pki.ts";
+import type { LevelInput, PolicyInput } from "../support/policies.ts";
 import { consentBody, initiationHeaders, REQUEST_ID, singlePayment } from "../support/requests.ts";
 import { signHttpSignature, signJws } from "../support/signing.ts";
 
@@ -264,26 +265,26 @@ const CASES: Case[] = [
 ];
 
 /** Options besides the mode, so that a check can run (bearer_token) or rejects what it judges. */
-const OPTIONS: Record<string, string> = {
-  bearer_token: `jwks_file: ${yamlString(jwksFile)}`,
-  tpp_uris: "redirect: reject",
-  digest: "algorithms: [SHA-256]",
+const OPTIONS: Record<string, Record<string, unknown>> = {
+  bearer_token: { jwks_file: jwksFile },
+  tpp_uris: { redirect: "reject" },
+  digest: { algorithms: ["SHA-256"] },
 };
 
 /**
  * Every check with a mode, in the given mode; ignorable headers rejected so enforce rejects.
  * Idempotency stays off: the cases send one X-Request-ID many times on purpose.
  */
-function everyCheck(mode: "report" | "enforce"): string {
+function everyCheck(mode: "report" | "enforce"): PolicyInput {
   const modal = CHECKS.filter((check) =>
     "mode" in check.options.shape && check.key !== "idempotency"
   );
-  const lines = modal.map((check) => {
-    const ignorable = "ignorable" in check.options.shape ? ", ignorable: reject" : "";
-    const options = OPTIONS[check.key] ? `, ${OPTIONS[check.key]}` : "";
-    return `  ${check.key}: { mode: ${mode}${ignorable}${options} }`;
-  });
-  return policy(lines.join("\n"), `trust:\n  anchors: [${yamlString(ca.pem)}]\n`);
+  const defaults = Object.fromEntries(modal.map((check) => {
+    const ignorable = "ignorable" in check.options.shape ? { ignorable: "reject" } : {};
+    return [check.key, { mode, ...ignorable, ...OPTIONS[check.key] }];
+  }));
+  // The options are built from the checks' list, so their type is checked by the policy's load.
+  return policy(defaults as LevelInput, { trust: { anchors: [ca.pem] } });
 }
 
 Deno.test("report mode forwards every request enforce rejects, and logs the finding", async () => {

@@ -7,7 +7,8 @@ import fc from "fast-check";
 import { exportJWK, generateKeyPair } from "jose";
 import { startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
-import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
+import { createCa, issue, nginxHeader } from "../support/pki.ts";
+import { buildPolicy } from "../support/policies.ts";
 import { initiationHeaders } from "../support/requests.ts";
 import { PAYMENT_BODY, PAYMENT_TARGET, signHttpSignature, signJws } from "../support/signing.ts";
 import { digestOf } from "../../src/signing/digest.ts";
@@ -22,18 +23,16 @@ await Deno.writeTextFile(
   JSON.stringify({ keys: [{ ...await exportJWK(publicKey), kid: "k1" }] }),
 );
 
-const POLICY = `
-upstream:
-  url: \${UPSTREAM_URL}
-trust:
-  anchors: [${yamlString(ca.pem)}]
-defaults:
-  tpp_certificate: { form: nginx }
-  bearer_token: { mode: enforce, jwks_file: ${yamlString(jwksFile)} }
-  digest: {}
-  jws_signature: {}
-  http_signature: {}
-`;
+const POLICY = buildPolicy({
+  trust: { anchors: [ca.pem] },
+  defaults: {
+    tpp_certificate: { form: "nginx" },
+    bearer_token: { mode: "enforce", jwks_file: jwksFile },
+    digest: {},
+    jws_signature: {},
+    http_signature: {},
+  },
+});
 
 const TARGET = PAYMENT_TARGET;
 const DIGEST = await digestOf(new TextEncoder().encode(PAYMENT_BODY));

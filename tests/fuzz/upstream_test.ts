@@ -12,6 +12,7 @@ import fc from "fast-check";
 import { type RawPart, startFaultyUpstream } from "../support/faulty_upstream.ts";
 import { startGateway } from "../support/gateway.ts";
 import { fuzzParameters, runs } from "../support/fuzz.ts";
+import { buildPolicy } from "../support/policies.ts";
 
 /** An answer to generate, as a function of the X-Request-ID it answers (and the one before). */
 interface Plan {
@@ -191,8 +192,10 @@ for (const client of ["http1", "fetch"] as const) {
       return { kind: "raw", ...rendered };
     });
     await using gateway = await startGateway({
-      policy: `upstream:\n  url: \${UPSTREAM_URL}\n  client: ${client}\n` +
-        "defaults:\n  proxy: { timeout: 400ms }\n",
+      policy: buildPolicy({
+        upstream: { url: "${UPSTREAM_URL}", client },
+        defaults: { proxy: { timeout: "400ms" } },
+      }),
       upstream: core.url,
     });
     await fc.assert(

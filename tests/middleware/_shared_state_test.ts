@@ -1,18 +1,21 @@
 import assert from "node:assert/strict";
-import { startGateway } from "../support/gateway.ts";
+// In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
+import { gatewayApp as startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
+import { buildPolicy } from "../support/policies.ts";
 
-const POLICY = `
-upstream:
-  url: \${UPSTREAM_URL}
-defaults:
-  idempotency: { reads: unique }
-  rate_limit:
-    limits:
-      per_tpp: { key: [tpp], limit: 100, window: 1m }
-      per_operation: { key: [tpp, operation], limit: 50, window: 1m }
-  consent_frequency: { unknown_consent_limit: 10 }
-`;
+const POLICY = buildPolicy({
+  defaults: {
+    idempotency: { reads: "unique" },
+    rate_limit: {
+      limits: {
+        per_tpp: { key: ["tpp"], limit: 100, window: "1m" },
+        per_operation: { key: ["tpp", "operation"], limit: 50, window: "1m" },
+      },
+    },
+    consent_frequency: { unknown_consent_limit: 10 },
+  },
+});
 
 Deno.test("decide() asks the store once per request for idempotency, every limit and the consent counter", async () => {
   await using upstream = startUpstream();

@@ -37,7 +37,7 @@ Deno.test("accept() lets through Accept values that allow JSON", async () => {
 
 Deno.test("accept() allows XML when reading a pain.001 payment", async () => {
   await using t = await rig(
-    policy("  path_params: { offered_products: [domestic, pain.001-sepa-credit-transfers] }"),
+    policy({ path_params: { offered_products: ["domestic", "pain.001-sepa-credit-transfers"] } }),
   );
   const headers = { "x-request-id": REQUEST_ID, accept: "application/xml" };
   assertForwarded(

@@ -1,18 +1,16 @@
 import assert from "node:assert/strict";
-import { startGateway } from "../support/gateway.ts";
+// In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
+import { gatewayApp as startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
 import { checkoutOrderBody } from "../support/requests.ts";
+import { buildPolicy, type LevelInput } from "../support/policies.ts";
 
-const POLICY = (bearer: string) => `
-upstream:
-  url: \${UPSTREAM_URL}
-defaults:
-  bearer_token: ${bearer}
-`;
+type BearerOptions = LevelInput["bearer_token"];
 
-async function call(path: string, init: RequestInit, bearer = '{ mode: "off" }') {
+async function call(path: string, init: RequestInit, bearer: BearerOptions = { mode: "off" }) {
   await using upstream = startUpstream();
-  await using gateway = await startGateway({ policy: POLICY(bearer), upstream: upstream.url });
+  const policy = buildPolicy({ defaults: { bearer_token: bearer } });
+  await using gateway = await startGateway({ policy, upstream: upstream.url });
   const response = await gateway.fetch(path, init);
   return { response, body: await response.json(), reached: upstream.received.length };
 }
@@ -49,12 +47,12 @@ Deno.test("authorization() passes a request with Authorization, and operations t
 Deno.test("authorization() applies with bearer_token in report mode and where it says required: false", async () => {
   for (
     const bearer of [
-      '{ mode: report, jwks_url: "https://auth.example/jwks" }',
-      "{ required: false }",
-    ]
+      { mode: "report", jwks_url: "https://auth.example/jwks" },
+      { required: false },
+    ] as BearerOptions[]
   ) {
     const { response, body, reached } = await call("/api/v1/checkout/orders", CHECKOUT, bearer);
-    assert.equal(response.status, 401, bearer);
+    assert.equal(response.status, 401, JSON.stringify(bearer));
     assert.equal(body.tppMessages[0].code, "TOKEN_UNKNOWN");
     assert.equal(reached, 0);
   }

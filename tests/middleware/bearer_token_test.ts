@@ -8,9 +8,11 @@ import {
   jwtVerify,
   SignJWT,
 } from "jose";
-import { startGateway } from "../support/gateway.ts";
+// In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
+import { gatewayApp as startGateway } from "../support/gateway.ts";
 import { closedPort, startUpstream } from "../support/upstream.ts";
 import { checkoutOrderBody } from "../support/requests.ts";
+import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
 
 const ISSUER = "https://auth.bank.example";
 const first = await generateKeyPair("RS256");
@@ -34,22 +36,23 @@ function jwksServer(keys: JWK[]) {
   return { state, server, url: `${server.url}/jwks.json` };
 }
 
-function policy(extra = "", bearer = "") {
-  return `
-upstream:
-  url: \${UPSTREAM_URL}
-defaults:
-  bearer_token:
-    mode: enforce
-    jwks_url: \${JWKS_URL}
-    issuer: ${ISSUER}
-    audience: [xs2a]
-    refetch_interval: 60s
-${bearer}
-groups:
-  ais:
-    bearer_token: { scopes: [accounts] }
-${extra}`;
+type BearerOptions = NonNullable<LevelInput["bearer_token"]>;
+
+/** A policy with bearer tokens enforced (these options over the test's own), scopes for ais. */
+function policy(bearer: BearerOptions = {}) {
+  return buildPolicy({
+    defaults: {
+      bearer_token: {
+        mode: "enforce",
+        jwks_url: "${JWKS_URL}",
+        issuer: ISSUER,
+        audience: ["xs2a"],
+        refetch_interval: "60s",
+        ...bearer,
+      },
+    },
+    groups: { ais: { bearer_token: { scopes: ["accounts"] } } },
+  });
 }
 
 async function token(
@@ -87,7 +90,7 @@ const INSTALLMENT = {
 const ACCOUNTS = { path: "/v1/accounts", init: { headers: { "consent-id": "c-1" } } };
 
 interface Setup {
-  policy?: string;
+  policy?: PolicyInput;
   jwks?: ReturnType<typeof jwksServer>;
 }
 
@@ -260,7 +263,7 @@ Deno.test("bearerToken() requires the group's scopes", async () => {
 Deno.test("bearerToken() refetches the JWKS on an unknown kid at most once per interval", async () => {
   const jwks = jwksServer([k1]);
   try {
-    const fast = policy().replace("refetch_interval: 60s", "refetch_interval: 1s");
+    const fast = policy({ refetch_interval: "1s" });
     await withGateway({ jwks, policy: fast }, async (call) => {
       assert.equal(
         (await call(CHECKOUT, { authorization: `Bearer ${await token()}` })).response.status,
@@ -297,7 +300,7 @@ Deno.test("bearerToken() refetches the JWKS on an unknown kid at most once per i
 });
 
 Deno.test("bearerToken() checks PSU-ID against a claim when the policy says so", async () => {
-  const strict = policy("", "    psu_id_claim: sub");
+  const strict = policy({ psu_id_claim: "sub" });
   await withGateway({ policy: strict }, async (call) => {
     const bearer = { authorization: `Bearer ${await token({ sub: "PSU-1" })}` };
     assert.equal((await call(CHECKOUT, { ...bearer, "psu-id": "PSU-1" })).response.status, 200);
@@ -322,14 +325,14 @@ Deno.test("bearerToken() reads a JWKS file; a missing file is a policy error nam
   const file = await Deno.makeTempFile({ suffix: ".json" });
   try {
     await Deno.writeTextFile(file, JSON.stringify({ keys: [k1] }));
-    const fromFile = policy().replace("jwks_url: ${JWKS_URL}", `jwks_file: ${file}`);
+    const fromFile = policy({ jwks_url: undefined, jwks_file: file });
     await withGateway({ policy: fromFile }, async (call) => {
       assert.equal(
         (await call(CHECKOUT, { authorization: `Bearer ${await token()}` })).response.status,
         200,
       );
     });
-    const missing = policy().replace("jwks_url: ${JWKS_URL}", "jwks_file: /nonexistent/jwks.json");
+    const missing = policy({ jwks_url: undefined, jwks_file: "/nonexistent/jwks.json" });
     await assert.rejects(
       () => startGateway({ policy: missing, upstream: "http://127.0.0.1:9" }),
       // The file is named once for all the operations that share it (defaults level).
@@ -398,31 +401,38 @@ function introspectionServer(
 
 const SECRET_AUTH = `Basic ${btoa("xs2a-edge:s3cret")}`;
 
-function introspectionPolicy(url: string, extra = "", verification = "introspection") {
-  return `
-upstream:
-  url: \${UPSTREAM_URL}
-defaults:
-  bearer_token:
-    mode: enforce
-    verification: ${verification}
-    jwks_url: \${JWKS_URL}
-    issuer: ${ISSUER}
-    introspection: { url: "${url}", client_id: xs2a-edge, client_secret: s3cret${extra} }
-groups:
-  ais:
-    bearer_token: { scopes: [accounts] }
-`;
+type Introspection = NonNullable<BearerOptions["introspection"]>;
+
+/** A policy with token introspection at `url` (these options over the test's own). */
+function introspectionPolicy(
+  url: string,
+  introspection: Partial<Introspection> = {},
+  verification: BearerOptions["verification"] = "introspection",
+  bearer: BearerOptions = {},
+) {
+  return buildPolicy({
+    defaults: {
+      bearer_token: {
+        mode: "enforce",
+        verification,
+        jwks_url: "${JWKS_URL}",
+        issuer: ISSUER,
+        introspection: { url, client_id: "xs2a-edge", client_secret: "s3cret", ...introspection },
+        ...bearer,
+      },
+    },
+    groups: { ais: { bearer_token: { scopes: ["accounts"] } } },
+  });
 }
 
 async function introspected(
-  policyText: string,
+  policy: PolicyInput,
   tokens: string[],
   options: { request?: typeof ACCOUNTS; now?: () => number } = {},
 ) {
   await using upstream = startUpstream();
   await using gateway = await startGateway({
-    policy: policyText,
+    policy,
     upstream: upstream.url,
     env: { JWKS_URL: `http://127.0.0.1:${closedPort()}/jwks.json` },
     services: options.now ? { now: options.now } : {},
@@ -479,7 +489,7 @@ Deno.test("bearerToken() refuses an inactive token with 401 TOKEN_INVALID and ca
   await using endpoint = introspectionServer({});
   let now = Date.now();
   const { answers, upstream } = await introspected(
-    introspectionPolicy(endpoint.url, ", negative_cache_ttl: 10s"),
+    introspectionPolicy(endpoint.url, { negative_cache_ttl: "10s" }),
     ["revoked-token", "revoked-token"],
     { now: () => now },
   );
@@ -504,7 +514,7 @@ Deno.test("bearerToken() asks again once the policy's TTL or the token's exp has
   let now = Date.now();
   await using upstream = startUpstream();
   await using gateway = await startGateway({
-    policy: introspectionPolicy(endpoint.url, ", cache_ttl: 20s"),
+    policy: introspectionPolicy(endpoint.url, { cache_ttl: "20s" }),
     upstream: upstream.url,
     env: { JWKS_URL: `http://127.0.0.1:${closedPort()}/jwks.json` },
     services: { now: () => now },
@@ -544,10 +554,9 @@ Deno.test("bearerToken() checks an introspected token's scopes, issuer and audie
   assert.match(answers[0].body.tppMessages[0].text, /lacks the scope accounts/);
   assert.equal(answers[1].body.tppMessages[0].code, "TOKEN_UNKNOWN");
   assert.equal(upstream.length, 0);
-  const withAudience = introspectionPolicy(endpoint.url).replace(
-    "    issuer:",
-    "    audience: [xs2a]\n    issuer:",
-  );
+  const withAudience = introspectionPolicy(endpoint.url, {}, "introspection", {
+    audience: ["xs2a"],
+  });
   const aud = await introspected(withAudience, ["no-aud"]);
   assert.equal(aud.answers[0].body.tppMessages[0].code, "TOKEN_INVALID");
   assert.match(aud.answers[0].body.tppMessages[0].text, /"aud"/);
@@ -571,7 +580,7 @@ Deno.test("bearerToken() verification auto: JWTs against the JWKS, other tokens 
   await using endpoint = introspectionServer({ "opaque-1": { ...ACTIVE, aud: "xs2a" } });
   await using upstream = startUpstream();
   await using gateway = await startGateway({
-    policy: introspectionPolicy(endpoint.url, "", "auto"),
+    policy: introspectionPolicy(endpoint.url, {}, "auto"),
     upstream: upstream.url,
     env: { JWKS_URL: url },
   });
@@ -603,10 +612,12 @@ Deno.test("bearerToken() authenticates to the introspection endpoint with privat
     },
   });
   const { answers } = await introspected(
-    introspectionPolicy(endpoint.url).replace(
-      "client_secret: s3cret",
-      `client_auth: private_key_jwt, private_key: ${JSON.stringify(pem)}, key_id: edge-1`,
-    ),
+    introspectionPolicy(endpoint.url, {
+      client_secret: undefined,
+      client_auth: "private_key_jwt",
+      private_key: pem,
+      key_id: "edge-1",
+    }),
     ["opaque-1"],
   );
   assert.equal(answers[0].status, 200, JSON.stringify(answers[0].body));
@@ -620,10 +631,9 @@ Deno.test("bearerToken() refuses a policy with introspection but no endpoint or 
   await assert.rejects(
     () =>
       startGateway({
-        policy: introspectionPolicy("http://127.0.0.1:9/i").replace(
-          / {4}introspection: .*\n/,
-          "",
-        ),
+        policy: introspectionPolicy("http://127.0.0.1:9/i", {}, "introspection", {
+          introspection: undefined,
+        }),
         upstream: "http://127.0.0.1:9",
         env: { JWKS_URL: "http://127.0.0.1:9/jwks.json" },
       }),
@@ -632,7 +642,7 @@ Deno.test("bearerToken() refuses a policy with introspection but no endpoint or 
   await assert.rejects(
     () =>
       startGateway({
-        policy: introspectionPolicy("http://127.0.0.1:9/i").replace(", client_secret: s3cret", ""),
+        policy: introspectionPolicy("http://127.0.0.1:9/i", { client_secret: undefined }),
         upstream: "http://127.0.0.1:9",
         env: { JWKS_URL: "http://127.0.0.1:9/jwks.json" },
       }),

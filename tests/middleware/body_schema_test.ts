@@ -2,6 +2,7 @@ import { TEST_SECTIONS } from "../support/sections.ts";
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
+import type { LevelInput } from "../support/policies.ts";
 import {
   checkoutOrderBody,
   consentBody,
@@ -50,7 +51,7 @@ interface Case {
   code?: string;
 }
 
-async function assertCases(path: string, cases: Case[], extra = "") {
+async function assertCases(path: string, cases: Case[], extra: LevelInput = {}) {
   await using t = await rig(policy(extra));
   for (const c of cases) {
     const outcome = await t.call(path, post(c.body));
@@ -289,7 +290,7 @@ Deno.test("bodySchema() holds free text to the interface character set when the 
       text: /interface character set/,
     },
   ]);
-  await using t = await rig(policy("  body_schema: { interface_charset: false }"));
+  await using t = await rig(policy({ body_schema: { interface_charset: false } }));
   assertForwarded(
     await t.call("/v1/payments/domestic", post({ ...payment, creditorName: "Müller & Söhne" })),
     t.upstream,
@@ -311,7 +312,7 @@ Deno.test("bodySchema() rejects unknown fields, or forwards them when the policy
       text: /is not a field/,
     },
   ]);
-  await using t = await rig(policy("  body_schema: { unknown_fields: forward }"));
+  await using t = await rig(policy({ body_schema: { unknown_fields: "forward" } }));
   assertForwarded(
     await t.call("/v1/payments/domestic", post({ ...payment, serviceLevel: "SEPA" })),
     t.upstream,
@@ -357,7 +358,7 @@ Deno.test("bodySchema() checks bulk payments: a non-empty list of payments witho
       text: /must not be in the past/,
       code: "EXECUTION_DATE_INVALID",
     },
-  ], "  body_schema: { max_bulk_payments: 2 }");
+  ], { body_schema: { max_bulk_payments: 2 } });
 });
 
 Deno.test("bodySchema() checks periodic payments' Berlin Group schedule fields", async () => {
@@ -429,7 +430,7 @@ Deno.test("bodySchema() checks periodic payments' Berlin Group schedule fields",
 
 Deno.test("bodySchema() wants well-formed XML for pain.001 products", async () => {
   await using t = await rig(
-    policy("  path_params: { offered_products: [pain.001-sepa-credit-transfers] }"),
+    policy({ path_params: { offered_products: ["pain.001-sepa-credit-transfers"] } }),
   );
   const path = "/v1/payments/pain.001-sepa-credit-transfers";
   const xml = initiationHeaders({ "content-type": "application/xml" });
@@ -457,7 +458,7 @@ Deno.test("bodySchema() wants well-formed XML for pain.001 products", async () =
 
 Deno.test("bodySchema() accepts a periodic pain.001 as multipart/form-data, byte for byte", async () => {
   await using t = await rig(
-    policy("  path_params: { offered_products: [pain.001-sepa-credit-transfers] }"),
+    policy({ path_params: { offered_products: ["pain.001-sepa-credit-transfers"] } }),
   );
   const path = "/v1/periodic-payments/pain.001-sepa-credit-transfers";
   const headers = initiationHeaders({ "content-type": FORM_TYPE });
@@ -472,7 +473,7 @@ Deno.test("bodySchema() accepts a periodic pain.001 as multipart/form-data, byte
 
 Deno.test("bodySchema() judges each part of a periodic pain.001 form as the single forms are", async () => {
   await using t = await rig(
-    policy("  path_params: { offered_products: [pain.001-sepa-credit-transfers] }"),
+    policy({ path_params: { offered_products: ["pain.001-sepa-credit-transfers"] } }),
   );
   const path = "/v1/periodic-payments/pain.001-sepa-credit-transfers";
   const headers = initiationHeaders({ "content-type": FORM_TYPE });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
-import { startGateway } from "../support/gateway.ts";
-import { passthroughPolicy } from "../support/policies.ts";
+// In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
+import { gatewayApp as startGateway } from "../support/gateway.ts";
+import { passthroughPolicy, type PolicyInput, policyYaml } from "../support/policies.ts";
 import { startUpstream } from "../support/upstream.ts";
 import { PIPELINE } from "../../middleware/mod.ts";
 import { parsePolicy } from "../../src/policy/load.ts";
@@ -99,8 +100,8 @@ Deno.test("catalogueCache() does not cache without a ttl", async () => {
 });
 
 Deno.test("catalogueCache() is refused at policy load for account, payment, consent and checkout operations", () => {
-  const load = (parts: Parameters<typeof passthroughPolicy>[0]) =>
-    parsePolicy("cache.yaml", passthroughPolicy(parts), {
+  const load = (parts: PolicyInput) =>
+    parsePolicy("cache.yaml", policyYaml(passthroughPolicy(parts)), {
       ...PIPELINE,
       env: () => "http://127.0.0.1:1",
     });

@@ -1,20 +1,14 @@
 import assert from "node:assert/strict";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+// In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
+import { gatewayApp as startGateway, type TestGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
 import { storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
 import { MemoryStore } from "../../src/store/memory.ts";
 import type { Services } from "../../src/core/services.ts";
+import { buildPolicy, type PolicyInput } from "../support/policies.ts";
 
-function policy(options = "", store = "") {
-  return `
-upstream:
-  url: \${UPSTREAM_URL}
-${store}
-defaults:
-  consent_frequency:
-    time_zone: Asia/Tbilisi
-${options}
-`;
+function policy(...parts: PolicyInput[]) {
+  return buildPolicy({ defaults: { consent_frequency: { time_zone: "Asia/Tbilisi" } } }, ...parts);
 }
 
 /** A core that creates consents (c-1, c-2, ...) and answers their reads from what it was sent. */
@@ -128,14 +122,16 @@ Deno.test("consentFrequency() counts TPP-initiated reads per consent and resourc
 Deno.test("consentFrequency() caps frequencyPerDay at the TPP's maximum, bilateral agreements aside", async () => {
   await using core = consentCore();
   // The body rules refuse frequencyPerDay above 4; the bank may still grant more (read back).
-  const noBodyRules = '  body_schema: { mode: "off" }';
+  const noBodyRules: PolicyInput = { defaults: { body_schema: { mode: "off" } } };
   {
     await using gateway = await startGateway({ policy: policy(noBodyRules), upstream: core.url });
     const consent = await createConsent(gateway, { recurringIndicator: true, frequencyPerDay: 10 });
     assert.deepEqual(await times(5, () => read(gateway, consent)), [200, 200, 200, 200, 429]);
   }
   await using gateway = await startGateway({
-    policy: policy(`    bilateral: { "ip:127.0.0.1": 6 }\n${noBodyRules}`),
+    policy: policy(noBodyRules, {
+      defaults: { consent_frequency: { bilateral: { "ip:127.0.0.1": 6 } } },
+    }),
     upstream: core.url,
   });
   const consent = await createConsent(gateway, { recurringIndicator: true, frequencyPerDay: 10 });
@@ -184,7 +180,7 @@ Deno.test("consentFrequency() forwards reads on consents it never saw, unless a 
     ]);
   }
   await using gateway = await startGateway({
-    policy: policy("    unknown_consent_limit: 2"),
+    policy: policy({ defaults: { consent_frequency: { unknown_consent_limit: 2 } } }),
     upstream: core.url,
   });
   const statusList = await times(3, () => read(gateway, "never-seen"));
@@ -216,7 +212,7 @@ Deno.test("consentFrequency() does not learn a consent whose validUntil has pass
   await using core = consentCore();
   // The body rules refuse a past validUntil; the core might not.
   await using gateway = await startGateway({
-    policy: policy('  body_schema: { mode: "off" }'),
+    policy: policy({ defaults: { body_schema: { mode: "off" } } }),
     upstream: core.url,
   });
   const consent = await createConsent(gateway, {
@@ -251,7 +247,7 @@ Deno.test({
   async fn() {
     await using store = await storeSetup("redis");
     await using core = consentCore();
-    const options = { policy: policy("", store.yaml), upstream: core.url, env: store.env };
+    const options = { policy: policy(store.policy), upstream: core.url, env: store.env };
     await using one = await startGateway(options);
     await using two = await startGateway(options);
     const consent = await createConsent(one, { recurringIndicator: true, frequencyPerDay: 3 });
@@ -270,7 +266,10 @@ Deno.test({
 Deno.test("consentFrequency() refuses an unknown time zone at start-up", async () => {
   await using core = consentCore();
   await assert.rejects(
-    startGateway({ policy: policy().replace("Asia/Tbilisi", "Asia/Atlantis"), upstream: core.url }),
+    startGateway({
+      policy: policy({ defaults: { consent_frequency: { time_zone: "Asia/Atlantis" } } }),
+      upstream: core.url,
+    }),
     /time_zone "Asia\/Atlantis" is not a known IANA time zone/,
   );
 });

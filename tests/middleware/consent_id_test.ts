@@ -39,7 +39,7 @@ Deno.test("consentId() is optional on payment initiation", async () => {
 });
 
 Deno.test("consentId() rejects a Consent-ID with unsafe characters or too long", async () => {
-  await using t = await rig(policy("  consent_id: { max_length: 20 }"));
+  await using t = await rig(policy({ consent_id: { max_length: 20 } }));
   for (const bad of ["../accounts", "a/b", "c%2F1", "x".repeat(21), ".."]) {
     assertRejected(
       await t.call("/v1/accounts", { headers: { "x-request-id": REQUEST_ID, "consent-id": bad } }),

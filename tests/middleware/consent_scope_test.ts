@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
-import { stringify } from "yaml";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { buildPolicy, type PolicyInput } from "../support/policies.ts";
+import type { Mode } from "../../src/core/check.ts";
+// In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
+import { gatewayApp as startGateway, type TestGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
 import { storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
 import { tokenIssuer } from "../support/tpp_tokens.ts";
@@ -44,12 +46,11 @@ function looseCore() {
   return { upstream, statuses };
 }
 
-function policy(store = "", mode = "enforce") {
-  return stringify({
-    upstream: { url: "${UPSTREAM_URL}" },
+function policy(store: PolicyInput = {}, mode: Mode = "enforce") {
+  return buildPolicy({
     metrics: { token: TOKEN },
     defaults: { bearer_token: issuer.options, consent_scope: { mode } },
-  }) + store;
+  }, store);
 }
 
 async function createConsent(
@@ -99,7 +100,7 @@ function coreReads(upstream: ReturnType<typeof startUpstream>): string[] {
 function onEveryStore(
   name: string,
   fn: (gateway: TestGateway, core: ReturnType<typeof looseCore>) => Promise<void>,
-  mode = "enforce",
+  mode: Mode = "enforce",
 ) {
   for (const kind of ["memory", "redis"] as const) {
     Deno.test({
@@ -110,7 +111,7 @@ function onEveryStore(
         const core = looseCore();
         await using _ = core.upstream;
         await using gateway = await startGateway({
-          policy: policy(store.yaml, mode),
+          policy: policy(store.policy, mode),
           upstream: core.upstream.url,
           env: store.env,
         });

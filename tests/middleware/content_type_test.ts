@@ -1,8 +1,11 @@
 import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
 import { initiationHeaders, PAIN_001, REQUEST_ID, singlePayment } from "../support/requests.ts";
 import { FORM_TYPE, periodicForm } from "../support/periodic_form.ts";
+import type { LevelInput } from "../support/policies.ts";
 
-const OFFERED = "  path_params: { offered_products: [domestic, pain.001-sepa-credit-transfers] }";
+const OFFERED: LevelInput = {
+  path_params: { offered_products: ["domestic", "pain.001-sepa-credit-transfers"] },
+};
 const PAYMENT = JSON.stringify(singlePayment());
 
 function post(contentType: string | undefined, body: string) {

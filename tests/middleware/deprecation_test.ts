@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { startGateway } from "../support/gateway.ts";
+// In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
+import { gatewayApp as startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
 import { passthroughPolicy } from "../support/policies.ts";
 

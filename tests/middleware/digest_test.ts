@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
-import { startGateway } from "../support/gateway.ts";
+// In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
+import { gatewayApp as startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
-import { createCa, issue, yamlString } from "../support/pki.ts";
+import { createCa, issue } from "../support/pki.ts";
+import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
 import { signJws } from "../support/signing.ts";
 import { digestOf } from "../../src/signing/digest.ts";
@@ -14,15 +16,8 @@ const AUTHORISATIONS = "/v1/payments/domestic/p-1/authorisations";
 const ca = await createCa();
 const tpp = await issue(ca);
 
-function policy(digest = "{}") {
-  return `
-upstream:
-  url: \${UPSTREAM_URL}
-trust:
-  anchors: [${yamlString(ca.pem)}]
-defaults:
-  digest: ${digest}
-`;
+function policy(digest: LevelInput["digest"] = {}) {
+  return buildPolicy({ trust: { anchors: [ca.pem] }, defaults: { digest } });
 }
 
 /**
@@ -31,7 +26,7 @@ defaults:
  */
 async function post(
   digest: string | undefined,
-  options: { body?: string; policy?: string; path?: string } = {},
+  options: { body?: string; policy?: PolicyInput; path?: string } = {},
 ) {
   await using upstream = startUpstream(() => Response.json({ ok: true }, { status: 201 }));
   await using gateway = await startGateway({
@@ -89,7 +84,7 @@ Deno.test("digest() rejects an unknown algorithm", async () => {
     /unsupported algorithm "MD5"; supported: SHA-256, SHA-512/,
   );
   await rejected(await digestOf(bytes, "SHA-512"), /unsupported algorithm "SHA-512"/, {
-    policy: policy("{ algorithms: [SHA-256] }"),
+    policy: policy({ algorithms: ["SHA-256"] }),
   });
 });
 
@@ -100,7 +95,7 @@ Deno.test("digest() rejects a malformed header", async () => {
 
 Deno.test("digest() requires the header where the policy says, and passes without it elsewhere", async () => {
   await rejected(undefined, /is required for this operation/, {
-    policy: policy("{ required: true }"),
+    policy: policy({ required: true }),
   });
   assert.equal((await post(undefined)).response.status, 201);
 });

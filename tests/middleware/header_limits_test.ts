@@ -54,7 +54,7 @@ Deno.test("headerLimits() drops an over-long TPP-Brand-Logging-Information inste
 
 Deno.test("headerLimits() caps any header and all headers together", async () => {
   await using t = await rig(
-    policy("  header_limits: { max_header_bytes: 1000, max_total_bytes: 3000 }"),
+    policy({ header_limits: { max_header_bytes: 1000, max_total_bytes: 3000 } }),
   );
   assertRejected(
     await t.call("/v1/accounts", { headers: { ...READ, "x-anything": "v".repeat(1001) } }),
@@ -102,7 +102,7 @@ Deno.test("headerLimits() lets UTF-8 text through unless the policy wants ASCII 
       t.upstream,
     );
   }
-  await using t = await rig(policy("  header_limits: { ascii_only: true }"));
+  await using t = await rig(policy({ header_limits: { ascii_only: true } }));
   assertRejected(await t.call("/v1/accounts", { headers: { ...READ, "psu-user-agent": cafe } }), {
     status: 400,
     code: "FORMAT_ERROR",

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
-import { startGateway } from "../support/gateway.ts";
+// In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
+import { gatewayApp as startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
-import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
+import { createCa, issue, nginxHeader } from "../support/pki.ts";
+import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
 import {
   type HttpSignatureOptions,
   keyIdOf,
@@ -28,16 +30,16 @@ const otherTpp = await issue(ca, { orgId: "PSDGE-NBG-999999" });
 const example = await issue(ca, { serial: "9fa1" });
 const tppEc = await issue(ca, { keyType: "EC" });
 
-function policy(defaults = "") {
-  return `
-upstream:
-  url: \${UPSTREAM_URL}
-trust:
-  anchors: [${yamlString(ca.pem)}]
-  blocked: [{ serial: "0badc0de" }]
-defaults:
-  http_signature: { required: true }
-${defaults}`;
+function policy(...parts: PolicyInput[]) {
+  return buildPolicy({
+    trust: { anchors: [ca.pem], blocked: [{ serial: "0badc0de" }] },
+    defaults: { http_signature: { required: true } },
+  }, ...parts);
+}
+
+/** The policy with these http_signature options for initiatePayment. */
+function forPayments(options: LevelInput["http_signature"]) {
+  return policy({ operations: { initiatePayment: { http_signature: options } } });
 }
 
 function input(headers: Record<string, string> = {}): SignInput {
@@ -58,7 +60,7 @@ function input(headers: Record<string, string> = {}): SignInput {
 
 async function run(
   headers: Record<string, string>,
-  options: { policy?: string; body?: string } = {},
+  options: { policy?: PolicyInput; body?: string } = {},
 ) {
   await using upstream = startUpstream(() => Response.json({ paymentId: "p-1" }, { status: 201 }));
   await using gateway = await startGateway({
@@ -81,7 +83,7 @@ async function run(
 async function rejected(
   headers: Record<string, string>,
   expected: { status?: number; code: string; text?: RegExp; path?: string },
-  options: { policy?: string; body?: string } = {},
+  options: { policy?: PolicyInput; body?: string } = {},
 ) {
   const { response, body, reached } = await run(headers, options);
   assert.equal(response.status, expected.status ?? 401, JSON.stringify(body));
@@ -212,9 +214,7 @@ Deno.test("httpSignature() requires a signed date or (created) within the skew",
     await signed({ headers: created, expires: Math.floor(Date.now() / 1000) - 1 }),
     { code: "SIGNATURE_INVALID", text: /The Signature has expired/ },
   );
-  const tighter = policy(
-    "operations:\n  initiatePayment:\n    http_signature: { time_skew: 10s }",
-  );
+  const tighter = forPayments({ time_skew: "10s" });
   const late = new Date(Date.now() - 20_000).toUTCString();
   await rejected(await signHttpSignature(tpp, input({ date: late })), {
     code: "SIGNATURE_INVALID",
@@ -303,9 +303,7 @@ Deno.test("httpSignature() without algorithm takes rsa-sha256 from an RSA certif
     code: "SIGNATURE_INVALID",
     text: /RSA key implies rsa-sha256, which is not one of rsa-sha512/,
   }, {
-    policy: policy(
-      "operations:\n  initiatePayment:\n    http_signature: { algorithms: [rsa-sha512] }",
-    ),
+    policy: forPayments({ algorithms: ["rsa-sha512"] }),
   });
 });
 
@@ -317,9 +315,7 @@ Deno.test("httpSignature() without algorithm refuses an EC certificate key", asy
 });
 
 Deno.test("httpSignature() accepts hs2019 (RSASSA-PSS SHA-512) only when the policy allows it", async () => {
-  const withHs2019 = policy(
-    "operations:\n  initiatePayment:\n    http_signature: { algorithms: [rsa-sha256, hs2019] }",
-  );
+  const withHs2019 = forPayments({ algorithms: ["rsa-sha256", "hs2019"] });
   const headers = await signed({ algorithm: "hs2019" });
   await rejected(headers, {
     code: "SIGNATURE_INVALID",

@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+// In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
+import { gatewayApp as startGateway, type TestGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
 import { startRedisServer, storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
 import { MemoryStore } from "../../src/store/memory.ts";
 import { tokenIssuer } from "../support/tpp_tokens.ts";
+import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
 
 // Answers are kept for a replay to an identified TPP only (see tests/security/ for the others).
 const issuer = await tokenIssuer();
@@ -17,18 +19,17 @@ const BODY = JSON.stringify({
   creditorName: "Merchant",
 });
 
-function policy(options = "", store = "") {
-  return `
-upstream:
-  url: \${UPSTREAM_URL}
-${store}
-defaults:
-  bearer_token: ${JSON.stringify(issuer.options)}
-  idempotency:
-    wait: 2s
-    poll: 20ms
-${options}
-`;
+const BASE: PolicyInput = {
+  defaults: { bearer_token: issuer.options, idempotency: { wait: "2s", poll: "20ms" } },
+};
+
+function policy(...parts: PolicyInput[]) {
+  return buildPolicy(BASE, ...parts);
+}
+
+/** The test policy with these idempotency options over its own. */
+function idempotency(options: LevelInput["idempotency"], ...parts: PolicyInput[]) {
+  return policy({ defaults: { idempotency: options } }, ...parts);
 }
 
 function post(id: string, body = BODY, headers: Record<string, string> = {}): RequestInit {
@@ -116,7 +117,7 @@ Deno.test("idempotency() rejects the same X-Request-ID with another query", asyn
   // The query is part of the request: a write repeated with another query is another request.
   await using upstream = paymentUpstream();
   await using gateway = await startGateway({
-    policy: policy("  query_params: { unknown_params: forward }"),
+    policy: policy({ defaults: { query_params: { unknown_params: "forward" } } }),
     upstream: upstream.url,
   });
   const id = crypto.randomUUID();
@@ -166,9 +167,11 @@ Deno.test("idempotency() keeps an upstream 4xx, but releases the id after a 5xx"
 Deno.test("idempotency() does not keep the gateway's own rejections: the client may retry with the id", async () => {
   await using upstream = paymentUpstream();
   await using gateway = await startGateway({
-    policy: policy(`  rate_limit:
-    limits:
-      per_psu: { key: [psu_id], limit: 1, window: 1h }`),
+    policy: policy({
+      defaults: {
+        rate_limit: { limits: { per_psu: { key: ["psu_id"], limit: 1, window: "1h" } } },
+      },
+    }),
     upstream: upstream.url,
   });
   assert.equal(
@@ -204,7 +207,7 @@ Deno.test("idempotency() makes a repeat wait for the first request in flight", a
 Deno.test("idempotency() answers 409 STATUS_INVALID when the first request stays in flight past wait", async () => {
   await using upstream = paymentUpstream(800);
   await using gateway = await startGateway({
-    policy: policy().replace("wait: 2s", "wait: 200ms"),
+    policy: idempotency({ wait: "200ms" }),
     upstream: upstream.url,
   });
   const id = crypto.randomUUID();
@@ -227,7 +230,7 @@ Deno.test("idempotency() answers 409 STATUS_INVALID when the first request stays
 Deno.test("idempotency() answers 409 for a repeat whose answer was too large to keep", async () => {
   await using upstream = paymentUpstream();
   await using gateway = await startGateway({
-    policy: policy("    max_body_bytes: 16"),
+    policy: idempotency({ max_body_bytes: 16 }),
     upstream: upstream.url,
   });
   const id = crypto.randomUUID();
@@ -249,7 +252,7 @@ Deno.test("idempotency() requires plain uniqueness on reads only when the policy
     assert.equal((await read(gateway, id)).status, 200, "reads are not checked by default");
   }
   await using gateway = await startGateway({
-    policy: policy("    reads: unique"),
+    policy: idempotency({ reads: "unique" }),
     upstream: upstream.url,
   });
   const id = crypto.randomUUID();
@@ -268,7 +271,7 @@ Deno.test("idempotency() requires plain uniqueness on reads only when the policy
 Deno.test("idempotency() in report mode forwards a reused id and records the finding", async () => {
   await using upstream = paymentUpstream();
   await using gateway = await startGateway({
-    policy: policy("    mode: report"),
+    policy: idempotency({ mode: "report" }),
     upstream: upstream.url,
   });
   const id = crypto.randomUUID();
@@ -292,10 +295,10 @@ for (const kind of ["memory", "redis", "upstash"] as const) {
     async fn() {
       await using store = await storeSetup(kind, { timeoutMs: 2000 });
       await using upstream = paymentUpstream(200);
-      const yaml = policy("", store.yaml).replace("wait: 2s", "wait: 10s");
       // Two gateway instances on one store (in-process instances share one memory store).
       const shared = kind === "memory" ? { store: new MemoryStore() } : undefined;
-      const options = { policy: yaml, upstream: upstream.url, env: store.env, services: shared };
+      const policy = idempotency({ wait: "10s" }, store.policy);
+      const options = { policy, upstream: upstream.url, env: store.env, services: shared };
       await using one = await startGateway(options);
       await using two = await startGateway(options);
       const id = crypto.randomUUID();
@@ -323,7 +326,7 @@ for (const fail of ["closed", "open"] as const) {
       await using store = await storeSetup("redis", { url: redis.url, timeoutMs: 300 });
       await using upstream = paymentUpstream();
       await using gateway = await startGateway({
-        policy: policy(`    fail: ${fail}`, store.yaml),
+        policy: idempotency({ fail }, store.policy),
         upstream: upstream.url,
         env: store.env,
       });
@@ -376,7 +379,7 @@ function findings(gateway: TestGateway) {
 Deno.test("idempotency() keeps the outcome-unknown answer of a write that timed out: a retry never executes it again", async () => {
   await using upstream = paymentUpstream(1500);
   await using gateway = await startGateway({
-    policy: policy("  proxy:\n    timeout: 300ms"),
+    policy: policy({ defaults: { proxy: { timeout: "300ms" } } }),
     upstream: upstream.url,
   });
   const id = crypto.randomUUID();
@@ -481,23 +484,23 @@ Deno.test("idempotency() refuses inconsistent times: poll over wait, inflight un
   await using upstream = startUpstream();
   for (
     const [options, problem] of [
-      ["    wait: 1s\n    poll: 2s", "poll must not be longer than wait"],
-      ["    inflight: 1s", "inflight must not be shorter than wait"],
-      ["    retention: 30s", "retention must not be shorter than inflight"],
-    ]
+      [{ wait: "1s", poll: "2s" }, "poll must not be longer than wait"],
+      [{ inflight: "1s" }, "inflight must not be shorter than wait"],
+      [{ retention: "30s" }, "retention must not be shorter than inflight"],
+    ] as const
   ) {
     await assert.rejects(
       startGateway({
-        policy: policy(options).replace("    wait: 2s\n    poll: 20ms\n", ""),
+        policy: buildPolicy({ defaults: { bearer_token: issuer.options, idempotency: options } }),
         upstream: upstream.url,
       }),
       new RegExp(problem),
-      options,
+      JSON.stringify(options),
     );
   }
   // Equal is fine.
   await using gateway = await startGateway({
-    policy: policy("    inflight: 2s\n    retention: 2s").replace("poll: 20ms", "poll: 2s"),
+    policy: idempotency({ inflight: "2s", retention: "2s", poll: "2s" }),
     upstream: upstream.url,
   });
   assert.ok(gateway.url);
@@ -506,9 +509,9 @@ Deno.test("idempotency() refuses inconsistent times: poll over wait, inflight un
 Deno.test("idempotency() consumes no rate limit for a reused X-Request-ID it refuses", async () => {
   await using upstream = paymentUpstream();
   await using gateway = await startGateway({
-    policy: policy(`  rate_limit:
-    limits:
-      per_tpp: { key: [tpp], limit: 2, window: 1h }`),
+    policy: policy({
+      defaults: { rate_limit: { limits: { per_tpp: { key: ["tpp"], limit: 2, window: "1h" } } } },
+    }),
     upstream: upstream.url,
   });
   const id = crypto.randomUUID();
@@ -523,7 +526,7 @@ Deno.test("idempotency() consumes no rate limit for a reused X-Request-ID it ref
 Deno.test("idempotency() never replays requests without an X-Request-ID (request_id off)", async () => {
   await using upstream = paymentUpstream();
   await using gateway = await startGateway({
-    policy: policy("  request_id: { mode: off }"),
+    policy: policy({ defaults: { request_id: { mode: "off" } } }),
     upstream: upstream.url,
   });
   const { "x-request-id": _, ...headers } = post("").headers as Record<string, string>;
@@ -539,7 +542,7 @@ Deno.test("idempotency() never replays requests without an X-Request-ID (request
 Deno.test("idempotency() answers 409 with the X-Request-ID path for an id still in flight or gone", async () => {
   await using slow = paymentUpstream(600);
   await using gateway = await startGateway({
-    policy: policy().replace("wait: 2s", "wait: 100ms"),
+    policy: idempotency({ wait: "100ms" }),
     upstream: slow.url,
   });
   const id = crypto.randomUUID();
@@ -551,7 +554,7 @@ Deno.test("idempotency() answers 409 with the X-Request-ID path for an id still 
   await (await first).body?.cancel();
 
   await using small = await startGateway({
-    policy: policy("    max_body_bytes: 16"),
+    policy: idempotency({ max_body_bytes: 16 }),
     upstream: slow.url,
   });
   const big = crypto.randomUUID();
@@ -572,7 +575,7 @@ Deno.test("idempotency() keeps an answer of exactly max_body_bytes", async () =>
     new Response(body, { status: 201, headers: { "content-type": "application/json" } })
   );
   await using gateway = await startGateway({
-    policy: policy(`    max_body_bytes: ${new TextEncoder().encode(body).byteLength}`),
+    policy: idempotency({ max_body_bytes: new TextEncoder().encode(body).byteLength }),
     upstream: upstream.url,
   });
   const id = crypto.randomUUID();
@@ -585,7 +588,7 @@ Deno.test("idempotency() keeps an answer of exactly max_body_bytes", async () =>
 Deno.test("idempotency() answers 409 'not seen to finish' once a request outlived its in-flight time", async () => {
   await using upstream = paymentUpstream(1500);
   await using gateway = await startGateway({
-    policy: policy("    inflight: 1s").replace("wait: 2s", "wait: 200ms"),
+    policy: idempotency({ inflight: "1s", wait: "200ms" }),
     upstream: upstream.url,
   });
   const id = crypto.randomUUID();
@@ -619,7 +622,7 @@ Deno.test("idempotency() logs the release of an id with the request and the bank
 Deno.test("idempotency() replays a write with a query through another gateway instance", async () => {
   await using upstream = paymentUpstream();
   const options = {
-    policy: policy("  query_params: { unknown_params: forward }"),
+    policy: policy({ defaults: { query_params: { unknown_params: "forward" } } }),
     upstream: upstream.url,
     services: { store: new MemoryStore() },
   };
@@ -646,7 +649,7 @@ Deno.test({
       return Response.json({ paymentId: "p-1" }, { status: 201 });
     });
     await using gateway = await startGateway({
-      policy: policy("", store.yaml),
+      policy: policy(store.policy),
       upstream: upstream.url,
       env: store.env,
     });

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
-import { startGateway } from "../support/gateway.ts";
+// In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
+import { gatewayApp as startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
-import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
+import { createCa, issue, nginxHeader } from "../support/pki.ts";
+import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
 import {
   type JwsOptions,
   PAYMENT_BODY,
@@ -28,20 +30,17 @@ const blocked = await issue(ca, { serial: "0badc0de" });
 const intermediate = await issue(ca, { ca: true, name: "Test Issuing CA 2" });
 const viaIntermediate = await issue(intermediate);
 
-function policy(defaults = "") {
-  return `
-upstream:
-  url: \${UPSTREAM_URL}
-trust:
-  anchors: [${yamlString(ca.pem)}]
-  blocked:
-    - { serial: "0BADC0DE", note: "compromised key" }
-tpp_keys:
-  - { tpp: PSDGE-NBG-123456, kid: tpp-key-1, certificate: ${yamlString(tpp.pem)} }
-defaults:
-  tpp_certificate: { form: nginx }
-  jws_signature: { required: true }
-${defaults}`;
+function policy(...parts: PolicyInput[]) {
+  return buildPolicy({
+    trust: { anchors: [ca.pem], blocked: [{ serial: "0BADC0DE", note: "compromised key" }] },
+    tpp_keys: [{ tpp: "PSDGE-NBG-123456", kid: "tpp-key-1", certificate: tpp.pem }],
+    defaults: { tpp_certificate: { form: "nginx" }, jws_signature: { required: true } },
+  }, ...parts);
+}
+
+/** The policy with these jws_signature options for initiatePayment. */
+function forPayments(options: LevelInput["jws_signature"]) {
+  return policy({ operations: { initiatePayment: { jws_signature: options } } });
 }
 
 function input(headers: Record<string, string> = {}): SignInput {
@@ -62,7 +61,7 @@ function input(headers: Record<string, string> = {}): SignInput {
 
 async function run(
   headers: Record<string, string>,
-  options: { policy?: string; body?: string; target?: string } = {},
+  options: { policy?: PolicyInput; body?: string; target?: string } = {},
 ) {
   await using upstream = startUpstream(() => Response.json({ paymentId: "p-1" }, { status: 201 }));
   await using gateway = await startGateway({
@@ -81,7 +80,7 @@ async function run(
 async function rejected(
   headers: Record<string, string>,
   expected: { status?: number; code: string; text?: RegExp; path?: string },
-  options: { policy?: string; body?: string; target?: string } = {},
+  options: { policy?: PolicyInput; body?: string; target?: string } = {},
 ) {
   const { response, body, received } = await run(headers, options);
   assert.equal(response.status, expected.status ?? 401, JSON.stringify(body));
@@ -150,9 +149,7 @@ Deno.test("jwsSignature() answers SIGNATURE_MISSING where required, and passes w
     path: "x-jws-signature",
     text: /^Header "x-jws-signature" is required for this operation$/,
   });
-  const optional = policy(
-    "operations:\n  initiatePayment:\n    jws_signature: { required: false }",
-  );
+  const optional = forPayments({ required: false });
   assert.equal((await run(headers, { policy: optional })).response.status, 201);
 });
 
@@ -252,7 +249,7 @@ Deno.test("jwsSignature() rejects a body changed after signing (Digest mismatch)
     code: "SIGNATURE_INVALID",
     path: "x-jws-signature",
     text: /signed "digest" header does not match the request body/,
-  }, { body: changed, policy: policy("  digest: { mode: off }") });
+  }, { body: changed, policy: policy({ defaults: { digest: { mode: "off" } } }) });
 });
 
 Deno.test("jwsSignature() rejects a stale sigT and a malformed one", async () => {
@@ -422,9 +419,7 @@ Deno.test("jwsSignature() refuses a policy whose cover list leaves out digest", 
   await assert.rejects(
     () =>
       startGateway({
-        policy: policy(
-          "operations:\n  initiatePayment:\n    jws_signature: { cover: [(request-target), x-request-id] }",
-        ),
+        policy: forPayments({ cover: ["(request-target)", "x-request-id"] }),
       }),
     /cover must include "digest"/,
   );
@@ -434,9 +429,7 @@ Deno.test("jwsSignature() refuses a policy whose cover_when_present leaves out c
   await assert.rejects(
     () =>
       startGateway({
-        policy: policy(
-          "operations:\n  initiatePayment:\n    jws_signature: { cover_when_present: [psu-id] }",
-        ),
+        policy: forPayments({ cover_when_present: ["psu-id"] }),
       }),
     /cover_when_present must include "consent-id"/,
   );

@@ -6,6 +6,7 @@ import { operation } from "../../src/core/catalogue.ts";
 import type { GatewayContext } from "../../src/core/check.ts";
 import { parsePolicy } from "../../src/policy/load.ts";
 import { buildContext } from "../support/sections.ts";
+import { buildPolicy, policyYaml } from "../support/policies.ts";
 
 const rewrite = hrefRewriter({
   prefixes: ["/psd2/v1", "/v1", "/0.8/v1"],
@@ -170,7 +171,10 @@ Deno.test("links() options refuse a prefix that is no path", () => {
     () =>
       parsePolicy(
         "p.yaml",
-        "upstream:\n  url: http://127.0.0.1:9\ndefaults:\n  links: { public_prefix: v1 }\n",
+        policyYaml(buildPolicy({
+          upstream: { url: "http://127.0.0.1:9" },
+          defaults: { links: { public_prefix: "v1" } },
+        })),
         { ...PIPELINE, env: () => undefined },
       ),
     /defaults\.links\.public_prefix: must be a path prefix such as \/psd2\/v1/,

@@ -33,7 +33,7 @@ Deno.test("pathParams() rejects an unknown payment-product with 404 PRODUCT_UNKN
 });
 
 Deno.test("pathParams() rejects a known product the bank does not offer with 403 PRODUCT_INVALID", async () => {
-  await using t = await rig(policy("  path_params: { offered_products: [domestic] }"));
+  await using t = await rig(policy({ path_params: { offered_products: ["domestic"] } }));
   assertRejected(await t.call("/v1/payments/foreign", initiate()), {
     status: 403,
     code: "PRODUCT_INVALID",
@@ -73,7 +73,7 @@ Deno.test("pathParams() rejects ids with encoded slashes, dot segments and other
 });
 
 Deno.test("pathParams() bounds the length of ids", async () => {
-  await using t = await rig(policy("  path_params: { max_id_length: 36 }"));
+  await using t = await rig(policy({ path_params: { max_id_length: 36 } }));
   assertRejected(
     await t.call(`/v1/accounts/${"a".repeat(37)}/balances`, {
       headers: { ...ID, "consent-id": "c-1" },
@@ -101,7 +101,7 @@ Deno.test("pathParams() rejects a product catalogue locale other than ge or en",
 });
 
 Deno.test("pathParams() in report mode still never lets an encoded slash change the path", async () => {
-  await using t = await rig(policy("  path_params: { mode: report }"));
+  await using t = await rig(policy({ path_params: { mode: "report" } }));
   const outcome = await t.call("/v1/consents/a%2F..%2F..%2Faccounts/status", { headers: ID });
   assertForwarded(outcome, t.upstream);
   assert.equal(t.upstream.received[0].path, "/psd2/v1/consents/a%2F..%2F..%2Faccounts/status");

@@ -2,19 +2,15 @@ import assert from "node:assert/strict";
 import { startGateway } from "../support/gateway.ts";
 import { closedPort, startUpstream } from "../support/upstream.ts";
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
+import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
 
 const ID = "9b2f3c1e-4d5a-4b6c-8d7e-0f1a2b3c4d5e";
 
-function policy(proxy = "") {
-  return `
-upstream:
-  url: \${UPSTREAM_URL}
-  prefix: /psd2/v1
-defaults:
-  proxy:
-    timeout: 400ms
-${proxy}
-`;
+function policy(proxy: LevelInput["proxy"] = {}, ...parts: PolicyInput[]) {
+  return buildPolicy({
+    upstream: { url: "${UPSTREAM_URL}", prefix: "/psd2/v1" },
+    defaults: { proxy: { timeout: "400ms", ...proxy } },
+  }, ...parts);
 }
 
 /** A TCP server that accepts connections and closes them at once, counting them. */
@@ -48,7 +44,7 @@ Deno.test("proxy() forwards to the upstream path under the prefix, with the quer
 });
 
 Deno.test("proxy() forwards through either upstream client; http1 keeps its connection alive", async () => {
-  for (const client of ["http1", "fetch"]) {
+  for (const client of ["http1", "fetch"] as const) {
     const ports: number[] = [];
     const server = Deno.serve(
       { hostname: "127.0.0.1", port: 0, onListen: () => {} },
@@ -58,7 +54,7 @@ Deno.test("proxy() forwards through either upstream client; http1 keeps its conn
       },
     );
     await using gateway = await startGateway({
-      policy: policy().replace("prefix: /psd2/v1", `prefix: /psd2/v1\n  client: ${client}`),
+      policy: policy({}, { upstream: { url: "${UPSTREAM_URL}", prefix: "/psd2/v1", client } }),
       upstream: `http://127.0.0.1:${server.addr.port}`,
     });
     for (let i = 0; i < 3; i++) {
@@ -97,9 +93,10 @@ Deno.test("proxy() strips hop-by-hop and internal headers and adds security head
     })
   );
   await using gateway = await startGateway({
-    policy: policy(
-      "    hide_headers: [X-Internal-Node]\n    answer_headers: [X-Kept, X-Internal-Node]",
-    ),
+    policy: policy({
+      hide_headers: ["X-Internal-Node"],
+      answer_headers: ["X-Kept", "X-Internal-Node"],
+    }),
     upstream: upstream.url,
   });
   const response = await gateway.fetch("/v1/consents/c-1", {
@@ -189,7 +186,7 @@ Deno.test("proxy() does not retry reads when the policy says so", async () => {
   const server = slammingServer();
   try {
     await using gateway = await startGateway({
-      policy: policy("    retry_reads: false"),
+      policy: policy({ retry_reads: false }),
       upstream: server.url,
     });
     const read = await gateway.fetch("/v1/consents/c-1", { headers: { "x-request-id": ID } });
@@ -237,7 +234,7 @@ Deno.test("proxy() passes a JSON answer that is not UTF-8 byte for byte, links a
 Deno.test("proxy() refuses an upstream answer larger than max_response_bytes", async () => {
   await using upstream = startUpstream(() => new Response("x".repeat(5000)));
   await using gateway = await startGateway({
-    policy: policy("    max_response_bytes: 1000"),
+    policy: policy({ max_response_bytes: 1000 }),
     upstream: upstream.url,
   });
   const response = await gateway.fetch("/v1/consents/c-1", { headers: { "x-request-id": ID } });
@@ -249,7 +246,7 @@ Deno.test("proxy() keeps an encoded slash inside one path parameter", async () =
   await using upstream = startUpstream();
   // path_params would refuse this id; the proxy must stay safe on its own.
   await using gateway = await startGateway({
-    policy: policy() + "  path_params: { mode: off }\n",
+    policy: policy({}, { defaults: { path_params: { mode: "off" } } }),
     upstream: upstream.url,
   });
   const response = await gateway.fetch("/v1/consents/a%2F..%2Fb/status", {
@@ -262,7 +259,7 @@ Deno.test("proxy() keeps an encoded slash inside one path parameter", async () =
 Deno.test("proxy() refuses a dot-segment path parameter whatever path_params says", async () => {
   await using upstream = startUpstream();
   await using gateway = await startGateway({
-    policy: policy() + "  path_params: { mode: off }\n",
+    policy: policy({}, { defaults: { path_params: { mode: "off" } } }),
     upstream: upstream.url,
   });
   for (const id of ["..", "%2e%2e", ".", "%2E"]) {

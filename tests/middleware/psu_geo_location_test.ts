@@ -60,7 +60,7 @@ Deno.test("psuGeoLocation() rejects a latitude or longitude out of range", async
 });
 
 Deno.test("psuGeoLocation() requires six longitude decimals when the policy says so", async () => {
-  await using t = await rig(policy("  psu_geo_location: { longitude_six_decimals: true }"));
+  await using t = await rig(policy({ psu_geo_location: { longitude_six_decimals: true } }));
   assertRejected(await t.call("/v1/accounts", geo("GEO:41.716667;44.7833")), {
     status: 400,
     code: "FORMAT_ERROR",

@@ -58,7 +58,7 @@ Deno.test("psuIpAddress() accepts IPv6 only when the policy allows it", async ()
       t.upstream,
     );
   }
-  await using t = await rig(policy("  psu_ip_address: { allow_ipv6: true }"));
+  await using t = await rig(policy({ psu_ip_address: { allow_ipv6: true } }));
   for (const good of ["2001:db8::1", "::ffff:192.0.2.1", "192.0.2.1"]) {
     const outcome = await t.call(
       "/v1/payments/domestic",

@@ -115,12 +115,12 @@ Deno.test("queryParams() rejects parameters the operation does not define, unles
       t.upstream,
     );
   }
-  await using t = await rig(policy("  query_params: { unknown_params: forward }"));
+  await using t = await rig(policy({ query_params: { unknown_params: "forward" } }));
   assertForwarded(await t.call(`${LIST}?bookingStatus=information&limit=5`, READ), t.upstream);
 });
 
 Deno.test("queryParams() checks product paging: page from 0, page-size up to the maximum", async () => {
-  await using t = await rig(policy("  query_params: { max_page_size: 50 }"));
+  await using t = await rig(policy({ query_params: { max_page_size: 50 } }));
   const bad: [string, string][] = [
     ["page=-1", "page"],
     ["page=1.5", "page"],

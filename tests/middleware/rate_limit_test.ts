@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { tokenIssuer } from "../support/tpp_tokens.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+// In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
+import { gatewayApp as startGateway, type TestGateway } from "../support/gateway.ts";
 import { closedPort, startUpstream } from "../support/upstream.ts";
 import { startRedisServer, storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
 import { MemoryStore } from "../../src/store/memory.ts";
@@ -8,18 +9,17 @@ import { rateLimit } from "../../middleware/rate_limit.ts";
 import { operation } from "../../src/core/catalogue.ts";
 import { createMetrics } from "../../src/lib/metrics.ts";
 import { buildContext } from "../support/sections.ts";
+import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
 
-function policy(limits: string, store = "", extra = "") {
-  return `
-upstream:
-  url: \${UPSTREAM_URL}
-${store}
-defaults:
-  rate_limit:
-${extra}
-    limits:
-${limits}
-`;
+type RateLimitOptions = NonNullable<LevelInput["rate_limit"]>;
+
+/** A policy with these rate limits and rate_limit options, and the parts over it. */
+function policy(
+  limits: RateLimitOptions["limits"],
+  options: RateLimitOptions = {},
+  ...parts: PolicyInput[]
+) {
+  return buildPolicy({ defaults: { rate_limit: { ...options, limits } } }, ...parts);
 }
 
 function read(gateway: TestGateway, headers: Record<string, string> = {}) {
@@ -49,7 +49,7 @@ async function settle(responses: Response[]): Promise<number[]> {
 Deno.test("rateLimit() lets the limit through with RateLimit headers, then answers 429 ACCESS_EXCEEDED", async () => {
   await using upstream = startUpstream();
   await using gateway = await startGateway({
-    policy: policy("      per_tpp: { key: [tpp], limit: 3, window: 1m }"),
+    policy: policy({ per_tpp: { key: ["tpp"], limit: 3, window: "1m" } }),
     upstream: upstream.url,
   });
   // GCRA: each request moves the full refill 20 s (a minute / 3) further away.
@@ -78,8 +78,10 @@ Deno.test("rateLimit() lets the limit through with RateLimit headers, then answe
 Deno.test("rateLimit() does not count rejected requests against other limits", async () => {
   await using upstream = startUpstream();
   await using gateway = await startGateway({
-    policy: policy(`      per_tpp: { key: [tpp], limit: 3, window: 1h }
-      per_psu: { key: [psu_id], limit: 1, window: 1h }`),
+    policy: policy({
+      per_tpp: { key: ["tpp"], limit: 3, window: "1h" },
+      per_psu: { key: ["psu_id"], limit: 1, window: "1h" },
+    }),
     upstream: upstream.url,
   });
   const psu = (id: string) => read(gateway, { "psu-id": id });
@@ -102,9 +104,8 @@ Deno.test("rateLimit() counts by the configured key and skips requests without i
   await using upstream = startUpstream();
   await using gateway = await startGateway({
     policy: policy(
-      "      per_client: { key: [client_ip, operation], limit: 1, window: 1h }",
-      "",
-      "    client_ip_header: X-Real-IP",
+      { per_client: { key: ["client_ip", "operation"], limit: 1, window: "1h" } },
+      { client_ip_header: "X-Real-IP" },
     ),
     upstream: upstream.url,
   });
@@ -133,9 +134,8 @@ Deno.test("rateLimit() counts by the last value of client_ip_header", async () =
   await using upstream = startUpstream();
   await using gateway = await startGateway({
     policy: policy(
-      "      per_client: { key: [client_ip], limit: 1, window: 1h }",
-      "",
-      "    client_ip_header: X-Forwarded-For",
+      { per_client: { key: ["client_ip"], limit: 1, window: "1h" } },
+      { client_ip_header: "X-Forwarded-For" },
     ),
     upstream: upstream.url,
   });
@@ -163,7 +163,7 @@ Deno.test("rateLimit() counts by the last value of client_ip_header", async () =
 Deno.test("rateLimit() counts by the connection's address without client_ip_header", async () => {
   await using upstream = startUpstream();
   await using gateway = await startGateway({
-    policy: policy("      per_client: { key: [client_ip], limit: 1, window: 1h }"),
+    policy: policy({ per_client: { key: ["client_ip"], limit: 1, window: "1h" } }),
     upstream: upstream.url,
   });
   assert.deepEqual(await statuses([() => read(gateway), () => read(gateway)]), [200, 429]);
@@ -172,7 +172,7 @@ Deno.test("rateLimit() counts by the connection's address without client_ip_head
 Deno.test("rateLimit() counts a missing PSU-ID as the caller's unknown PSU, and keeps the parts of a key apart", async () => {
   await using upstream = startUpstream();
   await using gateway = await startGateway({
-    policy: policy("      per_psu_consent: { key: [psu_id, consent], limit: 1, window: 1h }"),
+    policy: policy({ per_psu_consent: { key: ["psu_id", "consent"], limit: 1, window: "1h" } }),
     upstream: upstream.url,
   });
   assert.deepEqual(
@@ -193,7 +193,7 @@ Deno.test("rateLimit() counts its decisions in xs2a_rate_limit_decisions_total b
   await using upstream = startUpstream();
   const metrics = createMetrics();
   await using gateway = await startGateway({
-    policy: policy("      per_tpp: { key: [tpp], limit: 2, window: 1h }"),
+    policy: policy({ per_tpp: { key: ["tpp"], limit: 2, window: "1h" } }),
     upstream: upstream.url,
     services: { metrics },
   });
@@ -224,7 +224,7 @@ Deno.test("rateLimit() refuses limit and tier names that are not snake_case", as
   await using upstream = startUpstream();
   await assert.rejects(
     startGateway({
-      policy: policy("      PerTpp: { key: [tpp], limit: 1, window: 1h }"),
+      policy: policy({ PerTpp: { key: ["tpp"], limit: 1, window: "1h" } }),
       upstream: upstream.url,
     }),
     /defaults\.rate_limit\.limits\.PerTpp: Invalid key/,
@@ -232,9 +232,8 @@ Deno.test("rateLimit() refuses limit and tier names that are not snake_case", as
   await assert.rejects(
     startGateway({
       policy: policy(
-        "      per_tpp: { key: [tpp], limit: 1, window: 1h }",
-        "",
-        "    tpps: { TPP-1: Gold }",
+        { per_tpp: { key: ["tpp"], limit: 1, window: "1h" } },
+        { tpps: { "TPP-1": "Gold" } },
       ),
       upstream: upstream.url,
     }),
@@ -248,8 +247,9 @@ Deno.test("rateLimit() in report mode still lets the request's other parts throu
   const issuer = await tokenIssuer();
   const tpp = await issuer.headers("PSDGE-NBG-123456");
   await using gateway = await startGateway({
-    policy: policy("      per_tpp: { key: [tpp], limit: 1, window: 1h }", "", "    mode: report") +
-      `  bearer_token: ${JSON.stringify(issuer.options)}\n`,
+    policy: policy({ per_tpp: { key: ["tpp"], limit: 1, window: "1h" } }, { mode: "report" }, {
+      defaults: { bearer_token: issuer.options },
+    }),
     upstream: upstream.url,
   });
   const pay = (id: string) =>
@@ -282,8 +282,9 @@ Deno.test("rateLimit() in report mode still lets the request's other parts throu
 Deno.test("rateLimit() adds no RateLimit headers to a request a later check refused (nothing was counted)", async () => {
   await using upstream = startUpstream();
   await using gateway = await startGateway({
-    policy: policy("      per_tpp: { key: [tpp], limit: 5, window: 1h }") +
-      "  consent_frequency:\n    unknown_consent_limit: 1\n",
+    policy: policy({ per_tpp: { key: ["tpp"], limit: 5, window: "1h" } }, {}, {
+      defaults: { consent_frequency: { unknown_consent_limit: 1 } },
+    }),
     upstream: upstream.url,
   });
   const first = await read(gateway, { "consent-id": "never-seen" });
@@ -301,13 +302,13 @@ Deno.test("rateLimit() adds no RateLimit headers to a request a later check refu
 
 Deno.test("rateLimit() answers with the longest wait when several limits reject at once", async () => {
   await using upstream = startUpstream();
-  const minute = "      per_minute: { key: [tpp], limit: 1, window: 1m }";
-  const hour = "      per_hour: { key: [tpp], limit: 1, window: 1h }";
-  const second = "      per_second: { key: [tpp], limit: 1, window: 10s }";
+  const minute = { per_minute: { key: ["tpp"], limit: 1, window: "1m" } };
+  const hour = { per_hour: { key: ["tpp"], limit: 1, window: "1h" } };
+  const second = { per_second: { key: ["tpp"], limit: 1, window: "10s" } };
   // The longest wait in the middle, and first: the answer does not depend on the order.
   for (const limits of [[minute, hour, second], [hour, minute, second]]) {
     await using gateway = await startGateway({
-      policy: policy(limits.join("\n")),
+      policy: policy(Object.assign({}, ...limits)),
       upstream: upstream.url,
     });
     assert.deepEqual(await statuses([() => read(gateway)]), [200]);
@@ -324,8 +325,10 @@ Deno.test("rateLimit() answers with the longest wait when several limits reject 
 Deno.test("rateLimit() names the first of two limits that reject with the same wait", async () => {
   await using upstream = startUpstream();
   await using gateway = await startGateway({
-    policy: policy(`      hourly: { key: [tpp], limit: 1, window: 1h }
-      two_hourly: { key: [tpp], limit: 2, window: 2h, burst: 1 }`),
+    policy: policy({
+      hourly: { key: ["tpp"], limit: 1, window: "1h" },
+      two_hourly: { key: ["tpp"], limit: 2, window: "2h", burst: 1 },
+    }),
     upstream: upstream.url,
   });
   assert.deepEqual(await statuses([() => read(gateway)]), [200]);
@@ -336,20 +339,29 @@ Deno.test("rateLimit() names the first of two limits that reject with the same w
 
 Deno.test("rateLimit() gives a forwarded request the RateLimit headers of the limit with the least left", async () => {
   await using upstream = startUpstream();
-  const cases: [string, string, string][] = [
+  const cases: [RateLimitOptions["limits"], string, string][] = [
     [
-      "      wide: { key: [tpp], limit: 5, window: 1m }\n      narrow: { key: [tpp], limit: 2, window: 1h }",
+      {
+        wide: { key: ["tpp"], limit: 5, window: "1m" },
+        narrow: { key: ["tpp"], limit: 2, window: "1h" },
+      },
       "2",
       "1",
     ],
     [
-      "      narrow: { key: [tpp], limit: 2, window: 1h }\n      wide: { key: [tpp], limit: 5, window: 1m }",
+      {
+        narrow: { key: ["tpp"], limit: 2, window: "1h" },
+        wide: { key: ["tpp"], limit: 5, window: "1m" },
+      },
       "2",
       "1",
     ],
     // Equal room left: the first of them.
     [
-      "      three: { key: [tpp], limit: 3, window: 1m }\n      five: { key: [tpp], limit: 5, window: 1h, burst: 3 }",
+      {
+        three: { key: ["tpp"], limit: 3, window: "1m" },
+        five: { key: ["tpp"], limit: 5, window: "1h", burst: 3 },
+      },
       "3",
       "2",
     ],
@@ -358,8 +370,8 @@ Deno.test("rateLimit() gives a forwarded request the RateLimit headers of the li
     await using gateway = await startGateway({ policy: policy(limits), upstream: upstream.url });
     const response = await read(gateway);
     await response.body?.cancel();
-    assert.equal(response.headers.get("ratelimit-limit"), limit, limits);
-    assert.equal(response.headers.get("ratelimit-remaining"), remaining, limits);
+    assert.equal(response.headers.get("ratelimit-limit"), limit, JSON.stringify(limits));
+    assert.equal(response.headers.get("ratelimit-remaining"), remaining, JSON.stringify(limits));
   }
 });
 
@@ -367,9 +379,8 @@ Deno.test("rateLimit() applies a caller's tier", async () => {
   await using upstream = startUpstream();
   await using gateway = await startGateway({
     policy: policy(
-      "      per_tpp: { key: [tpp], limit: 1, window: 1h }",
-      "",
-      '    tiers:\n      gold: { per_tpp: { limit: 3 } }\n    tpps:\n      "ip:127.0.0.1": gold',
+      { per_tpp: { key: ["tpp"], limit: 1, window: "1h" } },
+      { tiers: { gold: { per_tpp: { limit: 3 } } }, tpps: { "ip:127.0.0.1": "gold" } },
     ),
     upstream: upstream.url,
   });
@@ -392,7 +403,7 @@ Deno.test("rateLimit() applies a caller's tier", async () => {
 Deno.test("rateLimit() lets a burst through at once, then refills at the limit's pace", async () => {
   await using upstream = startUpstream();
   await using gateway = await startGateway({
-    policy: policy("      per_tpp: { key: [tpp], limit: 1, window: 1h, burst: 3 }"),
+    policy: policy({ per_tpp: { key: ["tpp"], limit: 1, window: "1h", burst: 3 } }),
     upstream: upstream.url,
   });
   const four = Array.from({ length: 4 }, () => () => read(gateway));
@@ -407,10 +418,11 @@ Deno.test("rateLimit() tier overrides: a limit without burst allows that many at
   await using upstream = startUpstream();
   await using gateway = await startGateway({
     policy: policy(
-      "      per_tpp: { key: [tpp], limit: 1, window: 1h, burst: 5 }",
-      "",
-      "    tiers:\n      small: { per_tpp: { limit: 2, window: 1d } }\n" +
-        '    tpps:\n      "ip:127.0.0.1": small',
+      { per_tpp: { key: ["tpp"], limit: 1, window: "1h", burst: 5 } },
+      {
+        tiers: { small: { per_tpp: { limit: 2, window: "1d" } } },
+        tpps: { "ip:127.0.0.1": "small" },
+      },
     ),
     upstream: upstream.url,
   });
@@ -424,7 +436,7 @@ Deno.test("rateLimit() tier overrides: a limit without burst allows that many at
 Deno.test("rateLimit() counts a consent by Consent-ID or by the consent in the path", async () => {
   await using upstream = startUpstream();
   await using gateway = await startGateway({
-    policy: policy("      per_consent: { key: [consent], limit: 2, window: 1h }"),
+    policy: policy({ per_consent: { key: ["consent"], limit: 2, window: "1h" } }),
     upstream: upstream.url,
   });
   const byHeader = (consent: string) => () => read(gateway, { "consent-id": consent });
@@ -450,7 +462,7 @@ Deno.test("rateLimit() names the window of the limit in its 429 text", async () 
     ]
   ) {
     await using gateway = await startGateway({
-      policy: policy(`      per_tpp: { key: [tpp], limit: 1, window: ${window} }`),
+      policy: policy({ per_tpp: { key: ["tpp"], limit: 1, window } }),
       upstream: upstream.url,
     });
     await (await read(gateway)).body?.cancel();
@@ -463,7 +475,7 @@ Deno.test("rateLimit() names the window of the limit in its 429 text", async () 
 Deno.test("rateLimit() in report mode forwards over the limit and records the finding", async () => {
   await using upstream = startUpstream();
   await using gateway = await startGateway({
-    policy: policy("      per_tpp: { key: [tpp], limit: 1, window: 1h }", "", "    mode: report"),
+    policy: policy({ per_tpp: { key: ["tpp"], limit: 1, window: "1h" } }, { mode: "report" }),
     upstream: upstream.url,
   });
   assert.deepEqual(await statuses([() => read(gateway), () => read(gateway)]), [200, 200]);
@@ -477,9 +489,8 @@ Deno.test("rateLimit() refuses a tier that is not defined", async () => {
   await assert.rejects(
     startGateway({
       policy: policy(
-        "      per_tpp: { key: [tpp], limit: 1, window: 1h }",
-        "",
-        "    tpps: { TPP-1: gold }",
+        { per_tpp: { key: ["tpp"], limit: 1, window: "1h" } },
+        { tpps: { "TPP-1": "gold" } },
       ),
       upstream: upstream.url,
     }),
@@ -496,7 +507,7 @@ for (const kind of ["memory", "redis", "upstash"] as const) {
       await using upstream = startUpstream();
       const services = kind === "memory" ? { store: new MemoryStore() } : undefined;
       const options = {
-        policy: policy("      per_tpp: { key: [tpp], limit: 10, window: 1h }", store.yaml),
+        policy: policy({ per_tpp: { key: ["tpp"], limit: 10, window: "1h" } }, {}, store.policy),
         upstream: upstream.url,
         env: store.env,
         services,
@@ -524,7 +535,7 @@ Deno.test({
     await using store = await storeSetup("redis", { url: redis.url, timeoutMs: 300 });
     await using upstream = startUpstream();
     await using gateway = await startGateway({
-      policy: policy("      per_tpp: { key: [tpp], limit: 2, window: 1h }", store.yaml),
+      policy: policy({ per_tpp: { key: ["tpp"], limit: 2, window: "1h" } }, {}, store.policy),
       upstream: upstream.url,
       env: store.env,
     });
@@ -562,9 +573,9 @@ Deno.test({
     await using upstream = startUpstream();
     await using gateway = await startGateway({
       policy: policy(
-        "      per_tpp: { key: [tpp], limit: 2, window: 1h }",
-        store.yaml,
-        "    fail: closed",
+        { per_tpp: { key: ["tpp"], limit: 2, window: "1h" } },
+        { fail: "closed" },
+        store.policy,
       ),
       upstream: upstream.url,
       env: store.env,
@@ -597,8 +608,9 @@ Deno.test("rateLimit() headers replace the upstream's own and reach the errors o
     })
   );
   await using gateway = await startGateway({
-    policy: policy("      per_tpp: { key: [tpp], limit: 5, window: 1m }") +
-      "  consent_id:\n    max_length: 4\n",
+    policy: policy({ per_tpp: { key: ["tpp"], limit: 5, window: "1m" } }, {}, {
+      defaults: { consent_id: { max_length: 4 } },
+    }),
     upstream: upstream.url,
   });
   const id = crypto.randomUUID();
@@ -619,7 +631,7 @@ Deno.test("rateLimit() headers replace the upstream's own and reach the errors o
   assert.equal(early.headers.get("x-request-id"), id);
   // The proxy runs after rate_limit: its 503 for an unreachable core carries both.
   await using unreachable = await startGateway({
-    policy: policy("      per_tpp: { key: [tpp], limit: 5, window: 1m }"),
+    policy: policy({ per_tpp: { key: ["tpp"], limit: 5, window: "1m" } }),
     upstream: `http://127.0.0.1:${closedPort()}`,
   });
   const late = await read(unreachable, { "x-request-id": id });

@@ -86,7 +86,7 @@ Deno.test("requestId() does not require the id where the catalogue does not, but
 });
 
 Deno.test("requestId() in report mode forwards and logs the finding", async () => {
-  await using t = await rig(policy("  request_id: { mode: report }"));
+  await using t = await rig(policy({ request_id: { mode: "report" } }));
   assertForwarded(await t.call("/v1/accounts", { headers: READ }), t.upstream);
   const line = t.gateway.log.lines.find((l) => l.findings);
   assert.deepEqual(line?.findings, [{

@@ -1,6 +1,6 @@
 import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
-import { createCa, issue, yamlString } from "../support/pki.ts";
+import { createCa, issue } from "../support/pki.ts";
 import { signHttpSignature, signJws } from "../support/signing.ts";
 import { digestOf } from "../../src/signing/digest.ts";
 
@@ -11,7 +11,7 @@ const DIGEST = await digestOf(new TextEncoder().encode(BODY));
 const ca = await createCa();
 const tpp = await issue(ca);
 /** Trusts the test CA, so that the signatures of the forwarded requests verify. */
-const POLICY = policy("", `trust:\n  anchors: [${yamlString(ca.pem)}]\n`);
+const POLICY = policy({}, { trust: { anchors: [ca.pem] } });
 
 function initiate(headers: Record<string, string>) {
   return { method: "POST", headers, body: BODY };

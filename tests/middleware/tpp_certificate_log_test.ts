@@ -3,9 +3,11 @@
  * that an operator can tell which TPP failed and why; the TPP itself learns only the code.
  */
 import assert from "node:assert/strict";
-import { startGateway } from "../support/gateway.ts";
+// In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
+import { gatewayApp as startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
-import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
+import { createCa, issue, nginxHeader } from "../support/pki.ts";
+import { buildPolicy } from "../support/policies.ts";
 
 const ca = await createCa();
 const rogueCa = await createCa("Rogue CA");
@@ -13,14 +15,10 @@ const rogueCa = await createCa("Rogue CA");
 async function refused(certificate: Awaited<ReturnType<typeof issue>>) {
   await using upstream = startUpstream();
   await using gateway = await startGateway({
-    policy: `
-upstream:
-  url: \${UPSTREAM_URL}
-trust:
-  anchors: [${yamlString(ca.pem)}]
-defaults:
-  tpp_certificate: { form: nginx, required: true }
-`,
+    policy: buildPolicy({
+      trust: { anchors: [ca.pem] },
+      defaults: { tpp_certificate: { form: "nginx", required: true } },
+    }),
     upstream: upstream.url,
   });
   const response = await gateway.fetch("/v1/accounts", {

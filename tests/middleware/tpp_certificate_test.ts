@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import "reflect-metadata";
 import { ExtendedKeyUsage, ExtendedKeyUsageExtension } from "@peculiar/x509";
-import { startGateway } from "../support/gateway.ts";
+// In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
+import { gatewayApp as startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
-import { createCa, issue, type Issued, nginxHeader, yamlString } from "../support/pki.ts";
+import { createCa, issue, type Issued, nginxHeader } from "../support/pki.ts";
+import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
 import { freePort, opensslCa, serveBytes } from "../support/openssl_ca.ts";
 import { createMetrics } from "../../src/lib/metrics.ts";
 import { parseCertificate } from "../../src/pki/certificate.ts";
@@ -34,19 +36,28 @@ const blockedSha = Array.from(
   (b) => b.toString(16).padStart(2, "0"),
 ).join(":");
 
-function policy(extra = "", trust = "") {
-  return `
-upstream:
-  url: \${UPSTREAM_URL}
-trust:
-  anchors: [${yamlString(ca.pem)}]
-  blocked:
-    - { sha256: "${blockedSha}" }
-    - { serial: "0A0B0C", issuer: "${ca.cert.subject}" }
-${trust}
-defaults:
-  tpp_certificate: { form: nginx, required: true }
-${extra}`;
+type Trust = NonNullable<PolicyInput["trust"]>;
+
+/** The test CA's trust with these fields over it, a required certificate, and the parts over it. */
+function policy(trust: Partial<Trust> = {}, ...parts: PolicyInput[]) {
+  return buildPolicy({
+    trust: {
+      anchors: [ca.pem],
+      blocked: [{ sha256: blockedSha }, { serial: "0A0B0C", issuer: ca.cert.subject }],
+      ...trust,
+    },
+    defaults: { tpp_certificate: { form: "nginx", required: true } },
+  }, ...parts);
+}
+
+/** The policy with these tpp_certificate options, for every operation or for the pis group. */
+function certificate(
+  options: LevelInput["tpp_certificate"],
+  level: "defaults" | "pis" = "defaults",
+) {
+  return level === "defaults"
+    ? policy({}, { defaults: { tpp_certificate: options } })
+    : policy({}, { groups: { pis: { tpp_certificate: options } } });
 }
 
 /** A payment initiation that passes every request-hardening rule: the certificate decides. */
@@ -58,7 +69,7 @@ const ACCOUNTS = { path: "/v1/accounts", init: { headers: { "consent-id": "c-1" 
 
 async function call(
   headers: Record<string, string>,
-  options: { policy?: string; request?: { path: string; init: RequestInit } } = {},
+  options: { policy?: PolicyInput; request?: { path: string; init: RequestInit } } = {},
 ) {
   const request = options.request ?? PAYMENT;
   await using upstream = startUpstream();
@@ -77,7 +88,7 @@ async function call(
 async function rejected(
   headers: Record<string, string>,
   expected: { code: string; text?: RegExp; path?: string },
-  options: { policy?: string; request?: { path: string; init: RequestInit } } = {},
+  options: { policy?: PolicyInput; request?: { path: string; init: RequestInit } } = {},
 ) {
   const { response, body, upstream } = await call(headers, options);
   assert.equal(response.status, 401, JSON.stringify(body));
@@ -96,7 +107,7 @@ Deno.test("tppCertificate() accepts an nginx URL-encoded PEM and keys the TPP id
 
 Deno.test("tppCertificate() reads Envoy's X-Forwarded-Client-Cert", async () => {
   const xfcc = `By=spiffe://bank/edge;Hash=abc;Cert="${nginxHeader(tpp)}";Subject="CN=tpp.example"`;
-  const envoy = policy().replace("form: nginx", "form: envoy");
+  const envoy = certificate({ form: "envoy" });
   const ok = await call({ "x-forwarded-client-cert": xfcc }, { policy: envoy });
   assert.equal(ok.response.status, 200);
   await rejected({ "x-forwarded-client-cert": "By=spiffe://bank/edge;Hash=abc" }, {
@@ -106,7 +117,7 @@ Deno.test("tppCertificate() reads Envoy's X-Forwarded-Client-Cert", async () => 
 });
 
 Deno.test("tppCertificate() reads RFC 9440 Client-Cert", async () => {
-  const rfc = policy().replace("form: nginx", "form: rfc9440");
+  const rfc = certificate({ form: "rfc9440" });
   const ok = await call({ "client-cert": `:${tpp.base64}:` }, { policy: rfc });
   assert.equal(ok.response.status, 200);
   await rejected({ "client-cert": tpp.base64 }, {
@@ -121,7 +132,7 @@ Deno.test("tppCertificate() answers CERTIFICATE_MISSING where required, and pass
     text: /^Header "X-SSL-Client-Cert" must carry the TPP's certificate$/,
     path: "X-SSL-Client-Cert",
   });
-  const optional = policy().replace("required: true", "required: false");
+  const optional = certificate({ required: false });
   assert.equal((await call({}, { policy: optional })).response.status, 200);
 });
 
@@ -159,7 +170,7 @@ Deno.test("tppCertificate() allows the policy's clock skew on validity dates", a
   assert.equal(ok.response.status, 200);
   await rejected({ "x-ssl-client-cert": nginxHeader(justExpired) }, {
     code: "CERTIFICATE_EXPIRED",
-  }, { policy: policy("", "  clock_skew: 0s") });
+  }, { policy: policy({ clock_skew: "0s" }) });
 });
 
 Deno.test("tppCertificate() rejects certificates blocked by fingerprint or by serial and issuer", async () => {
@@ -200,16 +211,13 @@ Deno.test("tppCertificate() requires PSP_PI for payments and PSP_AI for accounts
 });
 
 Deno.test("tppCertificate() takes the role mapping from the policy", async () => {
-  const relaxed = policy("", "  roles: { pis: [PSP_PI, PSP_AI] }");
+  const relaxed = policy({ roles: { pis: ["PSP_PI", "PSP_AI"] } });
   const ok = await call({ "x-ssl-client-cert": nginxHeader(aisOnly) }, { policy: relaxed });
   assert.equal(ok.response.status, 200);
 });
 
 Deno.test("trust section: a missing anchor file is a policy error naming the path", async () => {
-  const broken = policy().replace(
-    `anchors: [${yamlString(ca.pem)}]`,
-    "anchors: [/nonexistent/qtsp-ca.pem]",
-  );
+  const broken = policy({ anchors: ["/nonexistent/qtsp-ca.pem"] });
   await assert.rejects(
     () => startGateway({ policy: broken, upstream: "http://127.0.0.1:9" }),
     /trust\.anchors\.0: cannot read file "\/nonexistent\/qtsp-ca\.pem"/,
@@ -218,7 +226,7 @@ Deno.test("trust section: a missing anchor file is a policy error naming the pat
 
 Deno.test("tppCertificate() refuses a policy whose terminators are no addresses", async () => {
   await assert.rejects(
-    () => startGateway({ policy: policy("", "  terminators: [10.0.0.0/8, nginx.internal]") }),
+    () => startGateway({ policy: policy({ terminators: ["10.0.0.0/8", "nginx.internal"] }) }),
     /trust\.terminators\.1: an IP address or CIDR/,
   );
 });
@@ -233,21 +241,24 @@ const unknownTpp = await issue(openCa.ca);
 await openCa.valid(goodTpp);
 await openCa.revoke(revokedTpp);
 
-function revocationPolicy(mode: string, revocation: string, extra = "") {
-  return `
-upstream:
-  url: \${UPSTREAM_URL}
-trust:
-  anchors: [${yamlString(openCa.ca.pem)}]
-  revocation: { ${revocation} }
-defaults:
-  tpp_certificate: { form: nginx, required: true, revocation: ${mode}${extra} }
-`;
+type CertificateOptions = NonNullable<LevelInput["tpp_certificate"]>;
+
+function revocationPolicy(
+  mode: CertificateOptions["revocation"],
+  revocation: Trust["revocation"],
+  options: CertificateOptions = {},
+) {
+  return buildPolicy({
+    trust: { anchors: [openCa.ca.pem], revocation },
+    defaults: {
+      tpp_certificate: { form: "nginx", required: true, revocation: mode, ...options },
+    },
+  });
 }
 
 async function revocationCall(
   cert: Issued,
-  policy: string,
+  policy: PolicyInput,
   options: { now?: () => number; headers?: Record<string, string> } = {},
 ) {
   await using upstream = startUpstream();
@@ -272,7 +283,7 @@ async function revocationCall(
 
 Deno.test("tppCertificate() revocation: a good certificate passes, a revoked one is 401 CERTIFICATE_REVOKED (OCSP)", async () => {
   await using responder = await openCa.responder();
-  const policy = revocationPolicy("hard", `ocsp_responder: "${responder.url}"`);
+  const policy = revocationPolicy("hard", { ocsp_responder: responder.url });
   const ok = await revocationCall(goodTpp, policy);
   assert.equal(ok.response.status, 200, JSON.stringify(ok.body));
   const no = await revocationCall(revokedTpp, policy);
@@ -287,10 +298,10 @@ Deno.test("tppCertificate() revocation: a good certificate passes, a revoked one
 
 Deno.test("tppCertificate() revocation: a certificate unknown to the responder is 401 CERTIFICATE_INVALID, soft or hard", async () => {
   await using responder = await openCa.responder();
-  for (const mode of ["soft", "hard"]) {
+  for (const mode of ["soft", "hard"] as const) {
     const no = await revocationCall(
       unknownTpp,
-      revocationPolicy(mode, `ocsp_responder: "${responder.url}"`),
+      revocationPolicy(mode, { ocsp_responder: responder.url }),
     );
     assert.equal(no.response.status, 401);
     assert.equal(no.body.tppMessages[0].code, "CERTIFICATE_INVALID");
@@ -300,7 +311,7 @@ Deno.test("tppCertificate() revocation: a certificate unknown to the responder i
 });
 
 Deno.test("tppCertificate() revocation: a responder that is down passes under soft (counted) and is 503 under hard", async () => {
-  const down = `ocsp_responder: "http://127.0.0.1:${freePort()}", methods: [ocsp]`;
+  const down = { ocsp_responder: `http://127.0.0.1:${freePort()}`, methods: ["ocsp" as const] };
   const soft = await revocationCall(goodTpp, revocationPolicy("soft", down));
   assert.equal(soft.response.status, 200);
   assert.equal(soft.upstream.length, 1);
@@ -319,7 +330,7 @@ Deno.test("tppCertificate() revocation: an expired response and one signed by a 
   const later = () => Date.now() + HOUR;
   const expired = await revocationCall(
     revokedTpp,
-    revocationPolicy("hard", `ocsp_responder: "${shortLived.url}", methods: [ocsp]`),
+    revocationPolicy("hard", { ocsp_responder: shortLived.url, methods: ["ocsp"] }),
     { now: later },
   );
   assert.equal(expired.response.status, 503, "an expired response was believed");
@@ -328,7 +339,7 @@ Deno.test("tppCertificate() revocation: an expired response and one signed by a 
   await using stranger = await openCa.responder({ signer: "stranger" });
   const forged = await revocationCall(
     revokedTpp,
-    revocationPolicy("hard", `ocsp_responder: "${stranger.url}", methods: [ocsp]`),
+    revocationPolicy("hard", { ocsp_responder: stranger.url, methods: ["ocsp"] }),
   );
   assert.equal(forged.response.status, 503, "a stranger's response was believed");
   assert.equal(forged.upstream.length, 0);
@@ -338,7 +349,7 @@ Deno.test("tppCertificate() revocation: an expired response and one signed by a 
 Deno.test("tppCertificate() revocation: a CRL made by openssl ca -gencrl and served over HTTP", async () => {
   const crl = await openCa.crl();
   await using server = serveBytes(() => crl);
-  const policy = revocationPolicy("hard", `crls: ["${server.url}"], methods: [crl]`);
+  const policy = revocationPolicy("hard", { crls: [server.url], methods: ["crl"] });
   assert.equal((await revocationCall(goodTpp, policy)).response.status, 200);
   const no = await revocationCall(revokedTpp, policy);
   assert.equal(no.response.status, 401);
@@ -357,8 +368,8 @@ Deno.test("tppCertificate() revocation: an OCSP response stapled by the terminat
   // The responder is down: only the staple can answer.
   const policy = revocationPolicy(
     "hard",
-    `ocsp_responder: "http://127.0.0.1:${freePort()}", methods: [ocsp]`,
-    ", ocsp_header: X-SSL-Client-OCSP",
+    { ocsp_responder: `http://127.0.0.1:${freePort()}`, methods: ["ocsp"] },
+    { ocsp_header: "X-SSL-Client-OCSP" },
   );
   const ok = await revocationCall(goodTpp, policy, {
     headers: { "x-ssl-client-ocsp": await stapled(goodTpp) },
@@ -398,13 +409,13 @@ Deno.test("tppCertificate() accepts a QWAC and refuses a QSealC as transport cer
 });
 
 Deno.test("tppCertificate() takes the accepted types from the policy, and can require a declared type", async () => {
-  const both = policy("groups:\n  pis:\n    tpp_certificate: { types: [QWAC, QSealC] }");
+  const both = certificate({ types: ["QWAC", "QSealC"] }, "pis");
   assert.equal(
     (await call({ "x-ssl-client-cert": nginxHeader(qsealc) }, { policy: both })).response.status,
     200,
   );
   // The test certificates of the other tests declare no type: they pass unless it is required.
-  const strict = policy("groups:\n  pis:\n    tpp_certificate: { require_type: true }");
+  const strict = certificate({ require_type: true }, "pis");
   await rejected({ "x-ssl-client-cert": nginxHeader(tpp) }, {
     code: "CERTIFICATE_INVALID",
     text: /declares no QC type .* accepts QWAC/,
@@ -416,7 +427,7 @@ Deno.test("tppCertificate() takes the accepted types from the policy, and can re
 });
 
 Deno.test("tppCertificate() requires the extended key usage clientAuth when the policy asks", async () => {
-  const strict = policy("groups:\n  pis:\n    tpp_certificate: { require_key_usage: true }");
+  const strict = certificate({ require_key_usage: true }, "pis");
   assert.equal(
     (await call({ "x-ssl-client-cert": nginxHeader(clientAuth) }, { policy: strict })).response
       .status,

@@ -65,7 +65,7 @@ Deno.test("tppFlags() drops a malformed ignorable flag instead of rejecting", as
 });
 
 Deno.test("tppFlags() rejects a malformed ignorable flag when the policy says reject", async () => {
-  await using t = await rig(policy("  tpp_flags: { ignorable: reject }"));
+  await using t = await rig(policy({ tpp_flags: { ignorable: "reject" } }));
   assertRejected(
     await t.call("/v1/payments/domestic", initiate({ "tpp-decoupled-preferred": "maybe" })),
     { status: 400, code: "FORMAT_ERROR", path: "TPP-Decoupled-Preferred" },
@@ -74,7 +74,7 @@ Deno.test("tppFlags() rejects a malformed ignorable flag when the policy says re
 });
 
 Deno.test("tppFlags() in report mode forwards a malformed ignorable flag unchanged", async () => {
-  await using t = await rig(policy("  tpp_flags: { mode: report }"));
+  await using t = await rig(policy({ tpp_flags: { mode: "report" } }));
   const outcome = await t.call(
     "/v1/payments/domestic",
     initiate({ "tpp-decoupled-preferred": "maybe" }),

@@ -48,7 +48,7 @@ Deno.test("tppNotificationContent() forwards a good header and rejects a bad one
     assertForwarded(await t.call("/v1/consents", consent("status=SCA, LAST")), t.upstream);
     assert.equal(t.upstream.received[0].headers.get(NAME), "status=SCA, LAST");
   }
-  await using t = await rig(policy("  tpp_notification_content: { ignorable: reject }"));
+  await using t = await rig(policy({ tpp_notification_content: { ignorable: "reject" } }));
   assertRejected(await t.call("/v1/consents", consent("status=NEVER")), {
     status: 400,
     code: "FORMAT_ERROR",

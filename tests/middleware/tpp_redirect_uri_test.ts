@@ -22,7 +22,7 @@ Deno.test("tppRedirectUri() requires TPP-Redirect-URI when TPP-Redirect-Preferre
 });
 
 Deno.test("tppRedirectUri() requires TPP-Redirect-URI always when the bank is redirect-only", async () => {
-  await using t = await rig(policy("  tpp_redirect_uri: { redirect_only: true }"));
+  await using t = await rig(policy({ tpp_redirect_uri: { redirect_only: true } }));
   assertRejected(await t.call("/v1/consents", consent({})), {
     status: 400,
     code: "FORMAT_ERROR",
@@ -57,7 +57,7 @@ Deno.test("tppRedirectUri() rejects a TPP-Redirect-URI that is not an absolute h
 });
 
 Deno.test("tppRedirectUri() accepts http URIs only when the policy allows them", async () => {
-  await using t = await rig(policy("  tpp_redirect_uri: { allow_http: true }"));
+  await using t = await rig(policy({ tpp_redirect_uri: { allow_http: true } }));
   assertForwarded(
     await t.call("/v1/consents", consent({ "tpp-redirect-uri": "http://localhost:3000/cb" })),
     t.upstream,
@@ -89,7 +89,7 @@ Deno.test("tppRedirectUri() drops a malformed TPP-Notification-URI and says noti
 });
 
 Deno.test("tppRedirectUri() rejects malformed ignorable URIs when the policy says reject", async () => {
-  await using t = await rig(policy("  tpp_redirect_uri: { ignorable: reject }"));
+  await using t = await rig(policy({ tpp_redirect_uri: { ignorable: "reject" } }));
   assertRejected(await t.call("/v1/consents", consent({ "tpp-notification-uri": "notify-me" })), {
     status: 400,
     code: "FORMAT_ERROR",

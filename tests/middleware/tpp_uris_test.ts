@@ -1,25 +1,22 @@
 import assert from "node:assert/strict";
-import { startGateway } from "../support/gateway.ts";
+// In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
+import { gatewayApp as startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
-import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
+import { createCa, issue, nginxHeader } from "../support/pki.ts";
+import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
 import { consentBody, initiationHeaders } from "../support/requests.ts";
 
 const ca = await createCa();
 const tpp = await issue(ca, { domains: ["tpp.example", "*.api.tpp.example"] });
 
-function policy(redirect = "warn") {
-  return `
-upstream:
-  url: \${UPSTREAM_URL}
-trust:
-  anchors: [${yamlString(ca.pem)}]
-defaults:
-  tpp_certificate: { form: nginx }
-  tpp_uris: { redirect: ${redirect} }
-`;
+function policy(tppUris: LevelInput["tpp_uris"] = {}) {
+  return buildPolicy({
+    trust: { anchors: [ca.pem] },
+    defaults: { tpp_certificate: { form: "nginx" }, tpp_uris: { redirect: "warn", ...tppUris } },
+  });
 }
 
-async function consent(headers: Record<string, string>, options: { policy?: string } = {}) {
+async function consent(headers: Record<string, string>, options: { policy?: PolicyInput } = {}) {
   await using upstream = startUpstream(() => Response.json({ consentId: "c-1" }, { status: 201 }));
   await using gateway = await startGateway({
     policy: options.policy ?? policy(),
@@ -67,7 +64,7 @@ Deno.test("tppUris() strips a notification URI outside the domains and says ASPS
 Deno.test("tppUris() rejects a redirect URI outside the domains when the policy says reject", async () => {
   const { response, body, received } = await consent(
     { "tpp-redirect-uri": "https://phish.example/cb" },
-    { policy: policy("reject") },
+    { policy: policy({ redirect: "reject" }) },
   );
   assert.equal(response.status, 400);
   assert.equal(body.tppMessages[0].code, "FORMAT_ERROR");
@@ -78,7 +75,7 @@ Deno.test("tppUris() rejects a redirect URI outside the domains when the policy 
   );
   assert.equal(received.length, 0);
   const nok = await consent({ "tpp-nok-redirect-uri": "https://phish.example/nok" }, {
-    policy: policy("reject"),
+    policy: policy({ redirect: "reject" }),
   });
   assert.equal(nok.body.tppMessages[0].path, "TPP-Nok-Redirect-URI");
 });
@@ -94,7 +91,7 @@ Deno.test("tppUris() forwards a redirect URI outside the domains with a finding 
   };
   assert.deepEqual(line.findings?.map((f) => [f.check, f.code]), [["tpp_uris", "FORMAT_ERROR"]]);
   const inside = await consent({ "tpp-redirect-uri": "https://tpp.example/cb" }, {
-    policy: policy("reject"),
+    policy: policy({ redirect: "reject" }),
   });
   assert.equal(inside.response.status, 201);
 });
@@ -103,16 +100,13 @@ Deno.test("tppUris() judges nothing without a verified transport certificate", a
   const { response, received } = await consent({
     "x-ssl-client-cert": "",
     "tpp-notification-uri": "https://evil.example/n",
-  }, { policy: policy("reject") });
+  }, { policy: policy({ redirect: "reject" }) });
   assert.equal(response.status, 201);
   assert.equal(received[0].headers.get("tpp-notification-uri"), "https://evil.example/n");
 });
 
 Deno.test("tppUris() in report mode forwards the notification URI unchanged and logs the finding", async () => {
-  const reportPolicy = policy().replace(
-    "tpp_uris: { redirect: warn }",
-    "tpp_uris: { redirect: warn, mode: report }",
-  );
+  const reportPolicy = policy({ mode: "report" });
   const { response, received, log } = await consent({
     "tpp-notification-uri": "https://evil.example/n",
     "tpp-redirect-uri": "https://evil.example/r",

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { startGateway } from "../support/gateway.ts";
+// In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
+import { gatewayApp as startGateway } from "../support/gateway.ts";
 import { passthroughPolicy } from "../support/policies.ts";
 import { closedPort, startUpstream } from "../support/upstream.ts";
 import { Breakers } from "../../src/upstream/breaker.ts";
@@ -19,7 +20,8 @@ function switchableUpstream() {
 function policy(circuit: Record<string, unknown>) {
   return passthroughPolicy({
     defaults: { upstream_circuit: { mode: "enforce", ...circuit } },
-    sections: { metrics: { token: TOKEN }, readiness: { interval: "100ms" } },
+    metrics: { token: TOKEN },
+    readiness: { interval: "100ms" },
   });
 }
 

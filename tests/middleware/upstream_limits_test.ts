@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { startGateway } from "../support/gateway.ts";
+// In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
+import { gatewayApp as startGateway } from "../support/gateway.ts";
 import { passthroughPolicy } from "../support/policies.ts";
 import { startUpstream } from "../support/upstream.ts";
 import { upstreamLimits } from "../../middleware/upstream_limits.ts";
@@ -175,7 +176,7 @@ async function drive(gateway: { fetch(path: string): Promise<Response> }, n: num
 function limitsPolicy(limits: Record<string, unknown>) {
   return passthroughPolicy({
     defaults: { upstream_limits: { mode: "enforce", ...limits } },
-    sections: { metrics: { token: TOKEN } },
+    metrics: { token: TOKEN },
   });
 }
 

@@ -10,7 +10,7 @@ import { startUpstream } from "../support/upstream.ts";
 Deno.test("operations: a flood of /readyz probes the core at most once per interval", async () => {
   await using upstream = startUpstream();
   await using gateway = await startGateway({
-    policy: passthroughPolicy({ sections: { readiness: { interval: "400ms" } } }),
+    policy: passthroughPolicy({ readiness: { interval: "400ms" } }),
     upstream: upstream.url,
   });
   const probes = () => upstream.received.filter((r) => r.path === "/").length;

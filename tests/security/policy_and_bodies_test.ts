@@ -11,9 +11,10 @@ import { startGateway } from "../support/gateway.ts";
 import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
 import { IBAN, initiationHeaders, PAIN_001 } from "../support/requests.ts";
 import { startUpstream } from "../support/upstream.ts";
+import { type PolicyInput, policyYaml } from "../support/policies.ts";
 
 /** The problems of a policy that must not load; a recording core shows nothing was served. */
-async function refused(text: string): Promise<string[]> {
+async function refused(text: PolicyInput): Promise<string[]> {
   await using core = startUpstream();
   const problems = await startGateway({ policy: text, upstream: core.url }).then(
     async (gateway) => {
@@ -40,7 +41,7 @@ Deno.test("policy: an upstream_path with a dot segment, in any spelling, is refu
     ]
   ) {
     const problems = await refused(
-      policy("", `operations:\n  getBalances:\n    route: { upstream_path: "${path}" }\n`),
+      policy({}, { operations: { getBalances: { route: { upstream_path: path } } } }),
     );
     assert.deepEqual(problems, [
       `operations.getBalances.route.upstream_path: must not contain a . or .. segment (also percent-encoded), got "${path}"`,
@@ -51,10 +52,9 @@ Deno.test("policy: an upstream_path with a dot segment, in any spelling, is refu
 Deno.test("policy: two operations on one method and public path are refused at load", async () => {
   // getTransactionList moved onto getBalances' path: one of the two would never be served.
   const problems = await refused(
-    policy(
-      "",
-      'operations:\n  getTransactionList:\n    route: { path: "/v1/accounts/{account-id}/balances" }\n',
-    ),
+    policy({}, {
+      operations: { getTransactionList: { route: { path: "/v1/accounts/{account-id}/balances" } } },
+    }),
   );
   assert.deepEqual(problems, [
     'operations.getTransactionList.route.path: GET "/v1/accounts/{account-id}/balances" is already the route of getBalances',
@@ -65,10 +65,9 @@ Deno.test("policy: two operations on one method and public path are refused at l
     () =>
       parsePolicy(
         "p.yaml",
-        policy(
-          "",
-          'operations:\n  getConsentInformation:\n    route: { path: "/v1/accounts/{consentId}" }\n',
-        ),
+        policyYaml(policy({}, {
+          operations: { getConsentInformation: { route: { path: "/v1/accounts/{consentId}" } } },
+        })),
         { ...PIPELINE, env: () => "http://127.0.0.1:9" },
       ),
     (error: unknown) =>
@@ -80,7 +79,9 @@ Deno.test("policy: two operations on one method and public path are refused at l
 });
 
 const PAIN = "/v1/payments/pain.001-sepa-credit-transfers";
-const PAIN_POLICY = policy("  path_params: { offered_products: [pain.001-sepa-credit-transfers] }");
+const PAIN_POLICY = policy({
+  path_params: { offered_products: ["pain.001-sepa-credit-transfers"] },
+});
 
 function postXml(body: string): RequestInit {
   return {
@@ -141,10 +142,10 @@ Deno.test("xml: a pain.001 body with a schema location is refused unless the pol
     }
   }
   await using allowed = await rig(
-    policy(
-      "  path_params: { offered_products: [pain.001-sepa-credit-transfers] }\n" +
-        "  body_schema: { allow_xml_schema_location: true }",
-    ),
+    policy({
+      path_params: { offered_products: ["pain.001-sepa-credit-transfers"] },
+      body_schema: { allow_xml_schema_location: true },
+    }),
   );
   for (const [i, body] of bodies.entries()) {
     assertForwarded(await allowed.call(PAIN, postXml(body)), allowed.upstream, i + 1);

@@ -4,9 +4,8 @@
  * made-up PSU-IP-Address making TPP-initiated reads look PSU-initiated (never counted).
  */
 import assert from "node:assert/strict";
-import { parse } from "yaml";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { passthroughPolicy } from "../support/policies.ts";
+import { type LevelInput, passthroughPolicy, type PolicyInput } from "../support/policies.ts";
 import { startUpstream, type TestUpstream } from "../support/upstream.ts";
 import { consentBody } from "../support/requests.ts";
 import { storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
@@ -37,12 +36,8 @@ function consentCore(readStatus: () => number = () => 200): TestUpstream {
   });
 }
 
-function policy(
-  sections: Record<string, unknown> = {},
-  defaults: Record<string, unknown> = {},
-) {
-  return passthroughPolicy({
-    sections,
+function policy(sections: PolicyInput = {}, defaults: LevelInput = {}) {
+  return passthroughPolicy(sections, {
     defaults: {
       bearer_token: issuer.options,
       consent_frequency: { mode: "enforce", time_zone: "Asia/Tbilisi", max_per_day: 4 },
@@ -113,7 +108,7 @@ function onEachStore(
         try {
           await fn(async (core) => {
             const gateway = await startGateway({
-              policy: policy(parse(store.yaml)),
+              policy: policy(store.policy),
               upstream: core.url,
               env: store.env,
             });

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { passthroughPolicy } from "../support/policies.ts";
+import { passthroughPolicy, type PolicyInput } from "../support/policies.ts";
 import { startUpstream, type TestUpstream } from "../support/upstream.ts";
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
 import { tokenIssuer } from "../support/tpp_tokens.ts";
@@ -30,9 +30,9 @@ function executions(core: TestUpstream, id: string): number {
   return core.received.filter((r) => r.headers.get("x-request-id") === id).length;
 }
 
-function policy(store: Record<string, unknown>) {
+function policy(store: Omit<NonNullable<PolicyInput["store"]>, "kind">) {
   return passthroughPolicy({
-    sections: { store: { kind: "memory", ...store } },
+    store: { kind: "memory", ...store },
     defaults: {
       bearer_token: issuer.options,
       idempotency: { mode: "enforce", fail: "closed", wait: "50ms", poll: "10ms" },

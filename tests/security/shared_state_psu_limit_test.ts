@@ -3,7 +3,6 @@
  * PSU is the bearer token's subject, and without a subject one shared "unknown PSU" of the TPP.
  */
 import assert from "node:assert/strict";
-import { parse } from "yaml";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { passthroughPolicy } from "../support/policies.ts";
 import { startUpstream, type TestUpstream } from "../support/upstream.ts";
@@ -40,8 +39,7 @@ function onEachStore(
         await using store = await storeSetup(kind);
         await using core = startUpstream();
         await using gateway = await startGateway({
-          policy: passthroughPolicy({
-            sections: parse(store.yaml),
+          policy: passthroughPolicy(store.policy, {
             defaults: {
               bearer_token: issuer.options,
               rate_limit: {

@@ -11,7 +11,6 @@ import { startUpstream, type TestUpstream } from "../support/upstream.ts";
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
 import { storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
 import { tokenIssuer } from "../support/tpp_tokens.ts";
-import { parse } from "yaml";
 
 const PAYMENTS = "/v1/payments/sepa-credit-transfers";
 const issuer = await tokenIssuer();
@@ -56,8 +55,7 @@ function onEachStore(
         await using store = await storeSetup(kind);
         await using core = paymentCore();
         await using gateway = await startGateway({
-          policy: passthroughPolicy({
-            sections: parse(store.yaml),
+          policy: passthroughPolicy(store.policy, {
             defaults: {
               bearer_token: issuer.options,
               idempotency: { mode: "enforce", writes: "replay" },

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { passthroughPolicy } from "../support/policies.ts";
+import { type LevelInput, passthroughPolicy, type PolicyInput } from "../support/policies.ts";
 import { type FaultyUpstream, startFaultyUpstream } from "../support/faulty_upstream.ts";
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
 import { redisUrl, uniquePrefix, WITHOUT_REDIS } from "../support/redis.ts";
@@ -18,9 +18,8 @@ const PAYMENTS = "/v1/payments/sepa-credit-transfers";
 const TPP = "PSDGE-NBG-123456";
 const issuer = await tokenIssuer();
 
-function policy(sections: Record<string, unknown> = {}, defaults: Record<string, unknown> = {}) {
-  return passthroughPolicy({
-    sections,
+function policy(sections: PolicyInput = {}, defaults: LevelInput = {}) {
+  return passthroughPolicy(sections, {
     defaults: {
       bearer_token: issuer.options,
       idempotency: { mode: "enforce", fail: "closed" },
@@ -49,7 +48,7 @@ async function onIgnoringServer(fn: (gateway: TestGateway, core: FaultyUpstream)
   await using server = await startUpstashServer(redisUrl(), { encoding: "ignore" });
   await using core = startFaultyUpstream();
   const store = {
-    kind: "upstash",
+    kind: "upstash" as const,
     url: server.url,
     token: server.token,
     prefix: uniquePrefix(),

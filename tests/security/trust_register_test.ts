@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
-import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
+import { createCa, issue, nginxHeader } from "../support/pki.ts";
+import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
 import { initiationHeaders } from "../support/requests.ts";
 import { PAYMENT_BODY, PAYMENT_TARGET, signJws } from "../support/signing.ts";
 
@@ -23,22 +24,19 @@ const registerFile = await Deno.makeTempFile({ suffix: ".json" });
 globalThis.addEventListener("unload", () => Deno.removeSync(registerFile));
 await Deno.copyFile("config/tpp_register.example.json", registerFile);
 
-function policy(register: string, defaults = "  tpp_certificate: { required: true }"): string {
-  return `
-upstream:
-  url: \${UPSTREAM_URL}
-trust:
-  anchors: [${yamlString(ca.pem)}]
-  register: { ${register} }
-defaults:
-${defaults}
-`;
+type Register = NonNullable<PolicyInput["trust"]>["register"];
+
+function policy(
+  register: Register,
+  defaults: LevelInput = { tpp_certificate: { required: true } },
+): PolicyInput {
+  return buildPolicy({ trust: { anchors: [ca.pem], register }, defaults });
 }
 
-const FILE = `source: ${yamlString(registerFile)}, country: GE`;
+const FILE: Register = { source: registerFile, country: "GE" };
 
 async function send(
-  policyText: string,
+  policyText: PolicyInput,
   headers: Record<string, string>,
   request: { path: string; method: string; body?: string } = {
     path: PAYMENT_TARGET,
@@ -116,7 +114,7 @@ Deno.test("register: a foreign TPP may use only the services passported into the
 });
 
 Deno.test("register: a TPP identified only by its signing certificate is checked too", async () => {
-  const text = policy(FILE, "  jws_signature: { required: true }");
+  const text = policy(FILE, { jws_signature: { required: true } });
   const input = {
     method: "POST",
     target: PAYMENT_TARGET,
@@ -131,7 +129,7 @@ Deno.test("register: a TPP identified only by its signing certificate is checked
 
 Deno.test("register: a register URL that cannot be had refuses with 503, never lets the TPP through", async () => {
   await using down = startUpstream(() => new Response("maintenance", { status: 503 }));
-  const { status, body, received } = await send(policy(`source: "${down.url}/register.json"`), {
+  const { status, body, received } = await send(policy({ source: `${down.url}/register.json` }), {
     "x-ssl-client-cert": nginxHeader(authorised),
   });
   assert.equal(status, 503);
@@ -140,7 +138,7 @@ Deno.test("register: a register URL that cannot be had refuses with 503, never l
   await using served = startUpstream(() =>
     new Response(Deno.readTextFileSync("config/tpp_register.example.json"))
   );
-  const ok = await send(policy(`source: "${served.url}/register.json"`), {
+  const ok = await send(policy({ source: `${served.url}/register.json` }), {
     "x-ssl-client-cert": nginxHeader(authorised),
   });
   assert.equal(ok.status, 200);

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
-import { issue, type Issued, nginxHeader, yamlString } from "../support/pki.ts";
+import { issue, type Issued, nginxHeader } from "../support/pki.ts";
+import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
 import { initiationHeaders } from "../support/requests.ts";
 import { PAYMENT_BODY, PAYMENT_TARGET, signHttpSignature, signJws } from "../support/signing.ts";
 import { freePort, opensslCa } from "../support/openssl_ca.ts";
@@ -19,19 +20,14 @@ const stolen = await issue(ca.ca);
 await ca.valid(tpp);
 await ca.revoke(stolen);
 
-function policy(revocation: string, defaults: string): string {
-  return `
-upstream:
-  url: \${UPSTREAM_URL}
-trust:
-  anchors: [${yamlString(ca.ca.pem)}]
-  revocation: { ${revocation} }
-defaults:
-${defaults}
-`;
+function policy(
+  revocation: NonNullable<PolicyInput["trust"]>["revocation"],
+  defaults: LevelInput,
+): PolicyInput {
+  return buildPolicy({ trust: { anchors: [ca.ca.pem], revocation }, defaults });
 }
 
-async function send(policyText: string, headers: Record<string, string>) {
+async function send(policyText: PolicyInput, headers: Record<string, string>) {
   await using upstream = startUpstream();
   await using gateway = await startGateway({ policy: policyText, upstream: upstream.url });
   const response = await gateway.fetch(PAYMENT_TARGET, {
@@ -55,8 +51,8 @@ async function staple(cert: Issued, url: string): Promise<string> {
 Deno.test("revocation: a payment signed (JWS) with a revoked signing certificate is refused", async () => {
   await using responder = await ca.responder();
   const text = policy(
-    `ocsp_responder: "${responder.url}"`,
-    "  jws_signature: { required: true, revocation: soft }",
+    { ocsp_responder: responder.url },
+    { jws_signature: { required: true, revocation: "soft" } },
   );
   const input = {
     method: "POST",
@@ -77,8 +73,8 @@ Deno.test("revocation: a payment signed (JWS) with a revoked signing certificate
 Deno.test("revocation: a payment with an HTTP signature by a revoked certificate is refused", async () => {
   await using responder = await ca.responder();
   const text = policy(
-    `ocsp_responder: "${responder.url}"`,
-    "  http_signature: { required: true, revocation: hard }",
+    { ocsp_responder: responder.url },
+    { http_signature: { required: true, revocation: "hard" } },
   );
   const input = {
     method: "POST",
@@ -96,8 +92,10 @@ Deno.test("revocation: a good staple of another certificate does not clear a rev
   await using responder = await ca.responder();
   const goodStaple = await staple(tpp, responder.url);
   const text = policy(
-    `ocsp_responder: "${responder.url}"`,
-    "  tpp_certificate: { required: true, revocation: hard, ocsp_header: X-SSL-Client-OCSP }",
+    { ocsp_responder: responder.url },
+    {
+      tpp_certificate: { required: true, revocation: "hard", ocsp_header: "X-SSL-Client-OCSP" },
+    },
   );
   const { status, body, received } = await send(text, {
     ...paymentHeaders(),
@@ -113,8 +111,10 @@ Deno.test("revocation: a staple signed by a stranger does not clear a certificat
   await using stranger = await ca.responder({ signer: "stranger" });
   const forged = await staple(stolen, stranger.url);
   const text = policy(
-    `ocsp_responder: "http://127.0.0.1:${freePort()}", methods: [ocsp]`,
-    "  tpp_certificate: { required: true, revocation: hard, ocsp_header: X-SSL-Client-OCSP }",
+    { ocsp_responder: `http://127.0.0.1:${freePort()}`, methods: ["ocsp"] },
+    {
+      tpp_certificate: { required: true, revocation: "hard", ocsp_header: "X-SSL-Client-OCSP" },
+    },
   );
   const { status, body, received } = await send(text, {
     ...paymentHeaders(),

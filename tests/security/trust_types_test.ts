@@ -7,7 +7,8 @@ import "reflect-metadata";
 import { KeyUsageFlags, KeyUsagesExtension } from "@peculiar/x509";
 import { startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
-import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
+import { createCa, issue, nginxHeader } from "../support/pki.ts";
+import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
 import { initiationHeaders } from "../support/requests.ts";
 import { PAYMENT_BODY, PAYMENT_TARGET, signHttpSignature, signJws } from "../support/signing.ts";
 
@@ -26,18 +27,11 @@ const sealing = await issue(ca, {
   extensions: [new KeyUsagesExtension(KeyUsageFlags.nonRepudiation, true)],
 });
 
-function policy(defaults: string): string {
-  return `
-upstream:
-  url: \${UPSTREAM_URL}
-trust:
-  anchors: [${yamlString(ca.pem)}]
-defaults:
-${defaults}
-`;
+function policy(defaults: LevelInput): PolicyInput {
+  return buildPolicy({ trust: { anchors: [ca.pem] }, defaults });
 }
 
-async function send(policyText: string, headers: Record<string, string>) {
+async function send(policyText: PolicyInput, headers: Record<string, string>) {
   await using upstream = startUpstream();
   await using gateway = await startGateway({ policy: policyText, upstream: upstream.url });
   const response = await gateway.fetch(PAYMENT_TARGET, {
@@ -58,7 +52,7 @@ function input() {
 }
 
 Deno.test("types: a payment signed (JWS) with a natural person's esign certificate is refused", async () => {
-  const text = policy("  jws_signature: { required: true }");
+  const text = policy({ jws_signature: { required: true } });
   const { status, body, received } = await send(text, await signJws(qesig, input()));
   assert.equal(status, 401);
   assert.equal(body.tppMessages[0].code, "CERTIFICATE_INVALID");
@@ -73,7 +67,7 @@ Deno.test("types: a payment signed (JWS) with a natural person's esign certifica
 });
 
 Deno.test("types: a QWAC signs nothing where the policy accepts QSealC only (HTTP signature)", async () => {
-  const text = policy("  http_signature: { required: true, types: [QSealC] }");
+  const text = policy({ http_signature: { required: true, types: ["QSealC"] } });
   const { status, body, received } = await send(text, await signHttpSignature(qwac, input()));
   assert.equal(status, 401);
   assert.match(
@@ -85,7 +79,7 @@ Deno.test("types: a QWAC signs nothing where the policy accepts QSealC only (HTT
 });
 
 Deno.test("types: a seal certificate whose key may only encipher signs nothing under require_key_usage", async () => {
-  const text = policy("  jws_signature: { required: true, require_key_usage: true }");
+  const text = policy({ jws_signature: { required: true, require_key_usage: true } });
   const { status, body, received } = await send(text, await signJws(encipherOnly, input()));
   assert.equal(status, 401);
   assert.equal(body.tppMessages[0].code, "CERTIFICATE_INVALID");
@@ -98,7 +92,7 @@ Deno.test("types: a seal certificate whose key may only encipher signs nothing u
 });
 
 Deno.test("types: a seal certificate (QSealC) presented as the transport certificate is refused", async () => {
-  const text = policy("  tpp_certificate: { required: true }");
+  const text = policy({ tpp_certificate: { required: true } });
   const { status, body, received } = await send(text, {
     ...input().headers,
     "x-ssl-client-cert": nginxHeader(qsealc),

@@ -9,6 +9,7 @@ import { rawAnswer, startFaultyUpstream } from "../support/faulty_upstream.ts";
 import { startGateway } from "../support/gateway.ts";
 import { tokenIssuer } from "../support/tpp_tokens.ts";
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
+import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
 
 const LEAKS = [
   "x-internal-host: core-7.internal",
@@ -23,8 +24,11 @@ const LEAKS = [
   "refresh: 0; url=https://evil.example",
 ];
 
-function policy(proxy = "") {
-  return `upstream:\n  url: \${UPSTREAM_URL}\n  prefix: /psd2/v1\ndefaults:\n  proxy: {${proxy}}\n`;
+function policy(proxy: LevelInput["proxy"] = {}, ...parts: PolicyInput[]) {
+  return buildPolicy({
+    upstream: { url: "${UPSTREAM_URL}", prefix: "/psd2/v1" },
+    defaults: { proxy },
+  }, ...parts);
 }
 
 function created(location: string, extra: string[] = []) {
@@ -82,9 +86,9 @@ Deno.test("a Location naming an internal host is rewritten to the public prefix,
   // Idempotency keeps the answer for a replay to the same identified TPP.
   const issuer = await tokenIssuer();
   await using gateway = await startGateway({
-    policy: `${policy()}  idempotency: { mode: enforce }\n  bearer_token: ${
-      JSON.stringify(issuer.options)
-    }\n`,
+    policy: policy({}, {
+      defaults: { idempotency: { mode: "enforce" }, bearer_token: issuer.options },
+    }),
     upstream: core.url,
   });
   const tpp = await issuer.headers("PSDGE-NBG-123456");
@@ -113,7 +117,7 @@ Deno.test("a read's answer carries no Location, and the policy's allow-list pass
     }],
   });
   await using gateway = await startGateway({
-    policy: policy(" answer_headers: [X-Bank-Trace-ID] "),
+    policy: policy({ answer_headers: ["X-Bank-Trace-ID"] }),
     upstream: core.url,
   });
   const response = await gateway.fetch("/v1/consents/c-1/status", {

@@ -7,10 +7,11 @@
 import assert from "node:assert/strict";
 import { rawAnswer, type RawPart, startFaultyUpstream } from "../support/faulty_upstream.ts";
 import { startGateway } from "../support/gateway.ts";
+import { buildPolicy } from "../support/policies.ts";
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
 
 function policy(client: "http1" | "fetch") {
-  return `upstream:\n  url: \${UPSTREAM_URL}\n  client: ${client}\n`;
+  return buildPolicy({ upstream: { url: "${UPSTREAM_URL}", client } });
 }
 
 const BODY = JSON.stringify({ transactionStatus: "RCVD", paymentId: "pay-1" });

@@ -7,9 +7,10 @@
 import assert from "node:assert/strict";
 import { rawAnswer, startFaultyUpstream } from "../support/faulty_upstream.ts";
 import { startGateway } from "../support/gateway.ts";
+import { buildPolicy } from "../support/policies.ts";
 
 function policy(client: "http1" | "fetch") {
-  return `upstream:\n  url: \${UPSTREAM_URL}\n  client: ${client}\n`;
+  return buildPolicy({ upstream: { url: "${UPSTREAM_URL}", client } });
 }
 
 /** A JSON answer that echoes the request's X-Request-ID, as many cores do. */

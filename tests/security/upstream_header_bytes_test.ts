@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { rawAnswer, startFaultyUpstream } from "../support/faulty_upstream.ts";
 import { startGateway } from "../support/gateway.ts";
+import { buildPolicy } from "../support/policies.ts";
 import { startMain } from "../support/main_process.ts";
 import { closedPort } from "../support/upstream.ts";
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
@@ -100,7 +101,7 @@ async function ends(connection: { ended: Promise<unknown> }): Promise<boolean> {
 
 /** A policy in front of `core` with the given upstream client and no other checks in the way. */
 function policy(client: "http1" | "fetch") {
-  return `upstream:\n  url: \${UPSTREAM_URL}\n  client: ${client}\n`;
+  return buildPolicy({ upstream: { url: "${UPSTREAM_URL}", client } });
 }
 
 /**

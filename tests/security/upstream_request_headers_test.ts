@@ -8,7 +8,8 @@
 import assert from "node:assert/strict";
 import { startFaultyUpstream } from "../support/faulty_upstream.ts";
 import { startGateway } from "../support/gateway.ts";
-import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
+import { createCa, issue, nginxHeader } from "../support/pki.ts";
+import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
 
 const BYPASS: Record<string, string> = {
@@ -28,8 +29,11 @@ const BYPASS: Record<string, string> = {
   Cookie: "session=abc",
 };
 
-function policy(proxy = "") {
-  return `upstream:\n  url: \${UPSTREAM_URL}\n  prefix: /psd2/v1\ndefaults:\n  proxy: {${proxy}}\n`;
+function policy(proxy: LevelInput["proxy"] = {}, ...parts: PolicyInput[]) {
+  return buildPolicy({
+    upstream: { url: "${UPSTREAM_URL}", prefix: "/psd2/v1" },
+    defaults: { proxy },
+  }, ...parts);
 }
 
 /** The header lines of the head the core received, names in lower case. */
@@ -91,7 +95,7 @@ Deno.test("the interface's headers, the media types, trace context and the gatew
 Deno.test("a header the policy allows reaches the core; report mode logs each dropped one as a finding", async () => {
   await using core = startFaultyUpstream();
   await using gateway = await startGateway({
-    policy: policy(" forward_headers: [X-Bank-Channel], unlisted_headers: report "),
+    policy: policy({ forward_headers: ["X-Bank-Channel"], unlisted_headers: "report" }),
     upstream: core.url,
   });
   const response = await pay(gateway, {
@@ -122,8 +126,10 @@ Deno.test("the certificate header reaches the core only when the gateway verifie
   for (const verified of [true, false]) {
     await using core = startFaultyUpstream();
     await using gateway = await startGateway({
-      policy: `upstream:\n  url: \${UPSTREAM_URL}\ntrust:\n  anchors: [${yamlString(ca.pem)}]\n` +
-        `defaults:\n  tpp_certificate: { mode: ${verified ? "enforce" : "off"} }\n`,
+      policy: buildPolicy({
+        trust: { anchors: [ca.pem] },
+        defaults: { tpp_certificate: { mode: verified ? "enforce" : "off" } },
+      }),
       upstream: core.url,
     });
     const response = await pay(gateway, header);

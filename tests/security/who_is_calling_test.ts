@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose";
 import { startGateway } from "../support/gateway.ts";
 import { type Recorded, startUpstream } from "../support/upstream.ts";
-import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
+import { createCa, issue, nginxHeader } from "../support/pki.ts";
+import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
 import { checkoutOrderBody, initiationHeaders } from "../support/requests.ts";
 import { PAYMENT_BODY, PAYMENT_TARGET, signHttpSignature, signJws } from "../support/signing.ts";
 import { digestOf } from "../../src/signing/digest.ts";
@@ -43,26 +44,17 @@ async function token(claims: JWTPayload = {}): Promise<string> {
     .sign(tokenKeys.privateKey);
 }
 
-/**
- * A policy trusting the test CA, with YAML `defaults` lines (indented by 2), more top-level YAML
- * after them and more `trust` lines (indented by 2).
- */
-function policy(defaults: string, more = "", trust = ""): string {
-  return `
-upstream:
-  url: \${UPSTREAM_URL}
-trust:
-  anchors: [${yamlString(ca.pem)}]
-${trust}
-defaults:
-${defaults}
-${more}`;
+type Trust = NonNullable<PolicyInput["trust"]>;
+
+/** A policy trusting the test CA, with these `defaults`, more parts over it and more `trust`. */
+function policy(defaults: LevelInput, more: PolicyInput = {}, trust: Partial<Trust> = {}) {
+  return buildPolicy({ trust: { anchors: [ca.pem], ...trust }, defaults }, more);
 }
 
 /** The bearer_token options of the tests' policies. */
-const BEARER = `  bearer_token: { mode: enforce, jwks_file: ${
-  yamlString(jwksFile)
-}, issuer: ${ISSUER} }`;
+const BEARER: LevelInput = {
+  bearer_token: { mode: "enforce", jwks_file: jwksFile, issuer: ISSUER },
+};
 
 /** A checkout order that passes every request rule: the token decides. */
 const CHECKOUT = {
@@ -82,7 +74,7 @@ interface Outcome {
 async function send(
   path: string,
   init: RequestInit,
-  options: { policy?: string; env?: Record<string, string> } = {},
+  options: { policy?: PolicyInput; env?: Record<string, string> } = {},
 ): Promise<Outcome> {
   await using upstream = startUpstream(() => Response.json({ ok: true }, { status: 201 }));
   await using gateway = await startGateway({
@@ -149,7 +141,7 @@ Deno.test("jws: a Consent-ID added to a signed account read is refused", async (
   });
   const outcome = await send("/v1/accounts", {
     headers: { ...signed, "consent-id": "consent-of-another-psu" },
-  }, { policy: policy("  jws_signature: { required: true }") });
+  }, { policy: policy({ jws_signature: { required: true } }) });
   assert.deepEqual(message(outcome), {
     status: 401,
     code: "SIGNATURE_INVALID",
@@ -186,7 +178,7 @@ function paymentInput(headers: Record<string, string> = {}) {
   };
 }
 
-const HTTP_SIGNATURE = "  http_signature: { required: true }";
+const HTTP_SIGNATURE: LevelInput = { http_signature: { required: true } };
 
 Deno.test("http signature: a signature made for one path is refused on another", async () => {
   const signed = await signHttpSignature(tpp, paymentInput(), {
@@ -234,9 +226,10 @@ Deno.test("http signature: a signature that covers no time at all is refused", a
 // Item 4: the certificate header from anyone.
 
 /** The gateway's only peer in these tests is 127.0.0.1: listed, or not. */
-const TERMINATOR_ELSEWHERE = "  terminators: [10.0.0.1/32]";
-const TERMINATOR_HERE = "  terminators: [127.0.0.1/32]";
-const CERTIFICATE_REQUIRED = "  tpp_certificate: { form: nginx, required: true }";
+const TERMINATOR_ELSEWHERE: Partial<Trust> = { terminators: ["10.0.0.1/32"] };
+const TERMINATOR_HERE: Partial<Trust> = { terminators: ["127.0.0.1/32"] };
+const CERTIFICATE_REQUIRED: LevelInput = { tpp_certificate: { form: "nginx", required: true } };
+const CERTIFICATE_OPTIONAL: LevelInput = { tpp_certificate: { form: "nginx" } };
 
 function payment(headers: Record<string, string> = {}): RequestInit {
   return {
@@ -250,7 +243,7 @@ Deno.test("terminators: another TPP's certificate from a peer that is no termina
   const outcome = await send(
     PAYMENT_TARGET,
     payment({ "x-ssl-client-cert": nginxHeader(victim) }),
-    { policy: policy(CERTIFICATE_REQUIRED, "", TERMINATOR_ELSEWHERE) },
+    { policy: policy(CERTIFICATE_REQUIRED, {}, TERMINATOR_ELSEWHERE) },
   );
   assert.deepEqual(message(outcome), {
     status: 401,
@@ -265,7 +258,7 @@ Deno.test("terminators: X-Forwarded-For from a peer that is no terminator is ref
   const outcome = await send(
     PAYMENT_TARGET,
     payment({ "x-forwarded-for": "203.0.113.9" }),
-    { policy: policy("  tpp_certificate: { form: nginx }", "", TERMINATOR_ELSEWHERE) },
+    { policy: policy(CERTIFICATE_OPTIONAL, {}, TERMINATOR_ELSEWHERE) },
   );
   assert.deepEqual(message(outcome), {
     status: 400,
@@ -276,11 +269,11 @@ Deno.test("terminators: X-Forwarded-For from a peer that is no terminator is ref
 });
 
 Deno.test("terminators: under strip, another peer's certificate and X-Forwarded-For never reach the core", async () => {
-  const strip = `${TERMINATOR_ELSEWHERE}\n  from_other_peers: strip`;
+  const strip: Partial<Trust> = { ...TERMINATOR_ELSEWHERE, from_other_peers: "strip" };
   const headers = { "x-ssl-client-cert": nginxHeader(victim), "x-forwarded-for": "203.0.113.9" };
   // Where a certificate is required, the request is one without.
   const required = await send(PAYMENT_TARGET, payment(headers), {
-    policy: policy(CERTIFICATE_REQUIRED, "", strip),
+    policy: policy(CERTIFICATE_REQUIRED, {}, strip),
   });
   assert.deepEqual(message(required), {
     status: 401,
@@ -290,7 +283,7 @@ Deno.test("terminators: under strip, another peer's certificate and X-Forwarded-
   assert.equal(required.received.length, 0);
   // Where it is optional, the request goes on unidentified, without either header.
   const optional = await send(PAYMENT_TARGET, payment(headers), {
-    policy: policy("  tpp_certificate: { form: nginx }", "", strip),
+    policy: policy(CERTIFICATE_OPTIONAL, {}, strip),
   });
   assert.equal(optional.status, 201);
   assert.equal(optional.received.length, 1);
@@ -299,11 +292,11 @@ Deno.test("terminators: under strip, another peer's certificate and X-Forwarded-
 });
 
 Deno.test("terminators: the terminator's certificate header identifies the TPP (and loopback is the default)", async () => {
-  for (const trust of [TERMINATOR_HERE, ""]) {
+  for (const trust of [TERMINATOR_HERE, {}]) {
     const outcome = await send(
       PAYMENT_TARGET,
       payment({ "x-ssl-client-cert": nginxHeader(tpp), "x-forwarded-for": "203.0.113.9" }),
-      { policy: policy(CERTIFICATE_REQUIRED, "", trust) },
+      { policy: policy(CERTIFICATE_REQUIRED, {}, trust) },
     );
     assert.equal(outcome.status, 201);
     assert.equal(outcome.received.length, 1);
@@ -313,16 +306,18 @@ Deno.test("terminators: the terminator's certificate header identifies the TPP (
 
 // Item 9: the client address behind the terminator.
 
-const PER_CLIENT = `groups:
-  products:
-    rate_limit:
-      limits:
-        per_client: { key: [client_ip], limit: 2, window: 1m }`;
+const PER_CLIENT: PolicyInput = {
+  groups: {
+    products: {
+      rate_limit: { limits: { per_client: { key: ["client_ip"], limit: 2, window: "1m" } } },
+    },
+  },
+};
 
 Deno.test("client address: one client behind the terminator cannot exhaust the others' per-client limit", async () => {
   await using upstream = startUpstream();
   await using gateway = await startGateway({
-    policy: policy("  tpp_certificate: { form: nginx }", PER_CLIENT, TERMINATOR_HERE),
+    policy: policy(CERTIFICATE_OPTIONAL, PER_CLIENT, TERMINATOR_HERE),
     upstream: upstream.url,
   });
   const read = async (forwardedFor: string) => {
@@ -343,13 +338,13 @@ Deno.test("client address: one client behind the terminator cannot exhaust the o
 });
 
 Deno.test("client address: a client_ip_header is believed only from a terminator, and its last value counts", async () => {
-  const perClient = (trust: string) =>
+  const perClient = (trust: Partial<Trust>) =>
     policy(
-      "  tpp_certificate: { form: nginx }\n  rate_limit: { client_ip_header: X-Real-IP }",
+      { ...CERTIFICATE_OPTIONAL, rate_limit: { client_ip_header: "X-Real-IP" } },
       PER_CLIENT,
       trust,
     );
-  const statuses = async (trust: string, values: string[]) => {
+  const statuses = async (trust: Partial<Trust>, values: string[]) => {
     await using upstream = startUpstream();
     await using gateway = await startGateway({ policy: perClient(trust), upstream: upstream.url });
     const seen = [];
@@ -394,7 +389,7 @@ async function checkout(tokenText: string, certificate: typeof tpp, bearer = BEA
       "x-ssl-client-cert": nginxHeader(certificate),
     },
     body: CHECKOUT.body,
-  }, { policy: policy(`${CERTIFICATE_REQUIRED}\n${bearer}`) });
+  }, { policy: policy({ ...CERTIFICATE_REQUIRED, ...bearer }) });
 }
 
 Deno.test("token binding: a token bound to one TPP's certificate is refused with another's", async () => {
@@ -414,7 +409,9 @@ Deno.test("token binding: a token bound to one TPP's certificate is refused with
 });
 
 Deno.test("token binding: a token whose client_id names another TPP than the certificate is refused", async () => {
-  const bound = BEARER.replace(" }", ", certificate_claim: client_id }");
+  const bound: LevelInput = {
+    bearer_token: { ...BEARER.bearer_token, certificate_claim: "client_id" },
+  };
   const stolen = await token({ client_id: "PSDGE-NBG-777777" });
   const outcome = await checkout(stolen, tpp, bound);
   assert.deepEqual(message(outcome), { status: 401, code: "TOKEN_INVALID", path: "Authorization" });
@@ -436,17 +433,16 @@ const ACCOUNTS_READ: RequestInit = {
 
 Deno.test("scopes: an account read without a token is refused where the group sets scopes", async () => {
   const outcome = await send("/v1/accounts", ACCOUNTS_READ, {
-    policy: policy(BEARER, "groups:\n  ais:\n    bearer_token: { scopes: [accounts] }"),
+    policy: policy(BEARER, { groups: { ais: { bearer_token: { scopes: ["accounts"] } } } }),
   });
   assert.deepEqual(message(outcome), { status: 401, code: "TOKEN_UNKNOWN", path: "Authorization" });
   assert.equal(outcome.headers.get("www-authenticate"), 'Bearer realm="xs2a-edge"');
   assert.equal(outcome.received.length, 0);
   // Only the policy's own required: false lets it through.
   const optional = await send("/v1/accounts", ACCOUNTS_READ, {
-    policy: policy(
-      BEARER,
-      "groups:\n  ais:\n    bearer_token: { scopes: [accounts], required: false }",
-    ),
+    policy: policy(BEARER, {
+      groups: { ais: { bearer_token: { scopes: ["accounts"], required: false } } },
+    }),
   });
   assert.equal(optional.status, 201);
   assert.equal(optional.received.length, 1);

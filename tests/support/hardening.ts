@@ -3,16 +3,20 @@
  * returns the Berlin Group message, and the assertion that a rejection never reached the bank.
  */
 import assert from "node:assert/strict";
-import { startGateway, type TestGateway } from "./gateway.ts";
+import { gatewayApp, type TestGateway } from "./gateway.ts";
 import { startUpstream, type TestUpstream } from "./upstream.ts";
+import { buildPolicy, type LevelInput, type PolicyInput } from "./policies.ts";
 
 /**
- * A policy: the upstream plus `defaults` lines (indented by two spaces) and further YAML. The
- * idempotency check is off unless the lines set it: these tests send one X-Request-ID many times.
+ * A policy: the upstream, these `defaults` and further parts over them (see `buildPolicy`). The
+ * idempotency check is off unless `defaults` sets it: these tests send one X-Request-ID many times.
  */
-export function policy(defaults = "", rest = ""): string {
-  const off = /^ {2}idempotency:/m.test(defaults) ? "" : '  idempotency: { mode: "off" }\n';
-  return `upstream:\n  url: \${UPSTREAM_URL}\n  prefix: /psd2/v1\ndefaults:\n${off}${defaults}\n${rest}`;
+export function policy(defaults: LevelInput = {}, ...parts: PolicyInput[]): PolicyInput {
+  const off: LevelInput = "idempotency" in defaults ? {} : { idempotency: { mode: "off" } };
+  return buildPolicy({
+    upstream: { url: "${UPSTREAM_URL}", prefix: "/psd2/v1" },
+    defaults: { ...off, ...defaults },
+  }, ...parts);
 }
 
 /** A gateway with the given policy in front of a recording upstream. */
@@ -33,10 +37,13 @@ export interface Outcome {
   text?: string;
 }
 
-/** Starts a gateway with `policyText` in front of a fresh recording upstream. */
-export async function rig(policyText: string): Promise<Rig> {
+/**
+ * Starts a gateway with `policy` in front of a fresh recording upstream, answered in-process
+ * through the app's `fetch` (its `url` listens on first use, for raw requests).
+ */
+export async function rig(policy: PolicyInput | string): Promise<Rig> {
   const upstream = startUpstream();
-  const gateway = await startGateway({ policy: policyText, upstream: upstream.url });
+  const gateway = await gatewayApp({ policy, upstream: upstream.url });
   return {
     gateway,
     upstream,

@@ -5,6 +5,7 @@
  * start, the Redis tests fail; they are skipped only when the run says SKIP_REDIS=1.
  */
 import { createClient } from "redis";
+import type { PolicyInput } from "./policies.ts";
 
 /** SKIP_REDIS=1: the run asks, explicitly, to skip the tests that need Redis (shown as ignored). */
 export const SKIP_REDIS = Deno.env.get("SKIP_REDIS") === "1";
@@ -179,8 +180,8 @@ export async function redisClient(url: string) {
 
 /** The `store` section of a test policy for one backend, and what it needs running. */
 export interface StoreSetup extends AsyncDisposable {
-  /** YAML of the `store` section (with `${...}` references into `env`). */
-  yaml: string;
+  /** The `store` section (with `${...}` references into `env`), to merge into a test policy. */
+  policy: PolicyInput;
   env: Record<string, string>;
 }
 
@@ -192,16 +193,19 @@ export async function storeSetup(
   kind: "memory" | "redis" | "upstash",
   options: { url?: string; timeoutMs?: number } = {},
 ): Promise<StoreSetup> {
-  const timeout = options.timeoutMs ?? 500;
+  const timeout = `${options.timeoutMs ?? 500}ms`;
   if (kind === "memory") {
-    return { yaml: "store: { kind: memory }\n", env: {}, [Symbol.asyncDispose]: async () => {} };
+    return {
+      policy: { store: { kind: "memory" } },
+      env: {},
+      [Symbol.asyncDispose]: async () => {},
+    };
   }
   const url = options.url ?? redisUrl();
   const prefix = uniquePrefix();
   if (kind === "redis") {
     return {
-      yaml:
-        `store: { kind: redis, url: "\${TEST_STORE_URL}", prefix: "${prefix}", timeout: ${timeout}ms }\n`,
+      policy: { store: { kind: "redis", url: "${TEST_STORE_URL}", prefix, timeout } },
       env: { TEST_STORE_URL: url },
       [Symbol.asyncDispose]: async () => {},
     };
@@ -209,8 +213,15 @@ export async function storeSetup(
   const { startUpstashServer } = await import("./upstash_server.ts");
   const server = await startUpstashServer(url);
   return {
-    yaml:
-      `store: { kind: upstash, url: "\${TEST_STORE_URL}", token: "\${TEST_STORE_TOKEN}", prefix: "${prefix}", timeout: ${timeout}ms }\n`,
+    policy: {
+      store: {
+        kind: "upstash",
+        url: "${TEST_STORE_URL}",
+        token: "${TEST_STORE_TOKEN}",
+        prefix,
+        timeout,
+      },
+    },
     env: { TEST_STORE_URL: server.url, TEST_STORE_TOKEN: server.token },
     [Symbol.asyncDispose]: () => server.close(),
   };

@@ -4,13 +4,14 @@
  * `client_id` is the TPP id when no certificate identified the TPP; `sub` is its PSU.
  */
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import type { LevelInput } from "./policies.ts";
 
 const ISSUER = "https://auth.bank.example";
 
 /** A test authorisation server. */
 export interface TokenIssuer {
   /** Options of `bearer_token` that verify this issuer's tokens (mode enforce, not required). */
-  options: Record<string, unknown>;
+  options: NonNullable<LevelInput["bearer_token"]>;
   /** A token for `clientId` (valid five minutes), with `claims` over the defaults. */
   token(clientId: string, claims?: Record<string, unknown>): Promise<string>;
   /** `Authorization: Bearer <token>` for `clientId` (signed once per client id and claims). */

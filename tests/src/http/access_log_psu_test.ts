@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { startGateway } from "../../support/gateway.ts";
-import { passthroughPolicy } from "../../support/policies.ts";
+import { passthroughPolicy, type PolicyInput } from "../../support/policies.ts";
 import { startUpstream } from "../../support/upstream.ts";
 
 const KEY = "a-32-character-pseudonym-key-000";
@@ -17,10 +17,10 @@ async function pseudonym(psuId: string): Promise<string> {
   return `hmac:${new Uint8Array(mac).toHex().slice(0, 32)}`;
 }
 
-async function logged(sections: Record<string, unknown>, psuIds: string[]) {
+async function logged(sections: PolicyInput, psuIds: string[]) {
   await using upstream = startUpstream();
   await using gateway = await startGateway({
-    policy: passthroughPolicy({ sections }),
+    policy: passthroughPolicy(sections),
     upstream: upstream.url,
   });
   for (const psuId of psuIds) {
@@ -54,7 +54,7 @@ Deno.test("accessLog() masks PSU-ID by default", async () => {
 Deno.test("access_log.psu_id: hmac without a key is refused at load", async () => {
   await assert.rejects(
     startGateway({
-      policy: passthroughPolicy({ sections: { access_log: { psu_id: "hmac" } } }),
+      policy: passthroughPolicy({ access_log: { psu_id: "hmac" } }),
       upstream: "http://127.0.0.1:9",
     }),
     /access_log\.hmac_key: psu_id: hmac needs a key/,

@@ -6,7 +6,7 @@ import { WITHOUT_REDIS } from "../../support/redis.ts";
 
 /** A Redis store nothing answers on (connection refused). */
 function deadRedis() {
-  return { kind: "redis", url: `redis://127.0.0.1:${closedPort()}`, timeout: "200ms" };
+  return { kind: "redis" as const, url: `redis://127.0.0.1:${closedPort()}`, timeout: "200ms" };
 }
 
 async function readyz(gateway: { fetch(path: string): Promise<Response> }) {
@@ -40,7 +40,7 @@ Deno.test({
     await using upstream = startUpstream();
     await using gateway = await startGateway({
       policy: passthroughPolicy({
-        sections: { store: deadRedis() },
+        store: deadRedis(),
         defaults: { idempotency: { mode: "enforce", fail: "closed" } },
       }),
       upstream: upstream.url,
@@ -75,7 +75,7 @@ Deno.test({
     await using upstream = startUpstream();
     await using gateway = await startGateway({
       policy: passthroughPolicy({
-        sections: { store: deadRedis() },
+        store: deadRedis(),
         defaults: { idempotency: { mode: "enforce", fail: "open" } },
       }),
       upstream: upstream.url,

@@ -3,6 +3,7 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { DEFAULT_POLICY, startGateway } from "../../support/gateway.ts";
 import { startUpstream } from "../../support/upstream.ts";
 import { policy as hardeningPolicy } from "../../support/hardening.ts";
+import { type PolicyInput, policyYaml } from "../../support/policies.ts";
 import { OPERATIONS } from "../../../src/core/catalogue.ts";
 import { parsePolicy } from "../../../src/policy/load.ts";
 import { PIPELINE } from "../../../middleware/mod.ts";
@@ -14,8 +15,8 @@ type Json = any;
 const TODAY = new Date().toISOString().slice(0, 10);
 
 /** The document of a policy text (`defaults` lines as the hardening tests write them). */
-function documentOf(text: string): Json {
-  const policy = parsePolicy("test-policy.yaml", text, {
+function documentOf(input: PolicyInput): Json {
+  const policy = parsePolicy("test-policy.yaml", policyYaml(input), {
     ...PIPELINE,
     env: (name) => name === "UPSTREAM_URL" ? "http://127.0.0.1:9" : Deno.env.get(name),
   });
@@ -50,16 +51,16 @@ Deno.test("GET /openapi.json is a valid OpenAPI 3.1 document with every operatio
 });
 
 Deno.test("openApiDocument() lists only the payment products the policy offers", async () => {
-  const domestic = documentOf(hardeningPolicy("  path_params: { offered_products: [domestic] }"));
+  const domestic = documentOf(hardeningPolicy({ path_params: { offered_products: ["domestic"] } }));
   await assertValidOpenApi(domestic);
   const initiate = domestic.paths["/v1/{payment-service}/{payment-product}"].post;
   const product = initiate.parameters.find((p: Json) => p.name === "payment-product");
   assert.deepEqual(product.schema.enum, ["domestic"]);
   assert.deepEqual(Object.keys(initiate.requestBody.content), ["application/json"]);
   const pain = documentOf(
-    hardeningPolicy(
-      "  path_params: { offered_products: [domestic, pain.001-sepa-credit-transfers] }",
-    ),
+    hardeningPolicy({
+      path_params: { offered_products: ["domestic", "pain.001-sepa-credit-transfers"] },
+    }),
   );
   await assertValidOpenApi(pain);
   const both = pain.paths["/v1/{payment-service}/{payment-product}"].post;
@@ -78,16 +79,14 @@ Deno.test("openApiDocument() lists only the payment products the policy offers",
 });
 
 Deno.test("openApiDocument() describes headers, parameters and bodies with the policy's options", () => {
-  const document = documentOf(hardeningPolicy(
-    [
-      "  consent_id: { max_length: 64 }",
-      "  psu_ip_address: { allow_ipv6: true }",
-      "  query_params: { max_page_size: 25 }",
-      "  header_limits: { caps: { PSU-ID: 20 } }",
-      "  tpp_redirect_uri: { redirect_only: true }",
-      "  body_schema: { unknown_fields: forward, max_bulk_payments: 7 }",
-    ].join("\n"),
-  ));
+  const document = documentOf(hardeningPolicy({
+    consent_id: { max_length: 64 },
+    psu_ip_address: { allow_ipv6: true },
+    query_params: { max_page_size: 25 },
+    header_limits: { caps: { "PSU-ID": 20 } },
+    tpp_redirect_uri: { redirect_only: true },
+    body_schema: { unknown_fields: "forward", max_bulk_payments: 7 },
+  }));
   const header = (entry: Json, name: string) =>
     entry.parameters.find((p: Json) => p.in === "header" && p.name === name);
   const initiate = document.paths["/v1/{payment-service}/{payment-product}"].post;
@@ -153,12 +152,12 @@ Deno.test("openApiDocument() names the security schemes the policy enforces", as
     { jwsSignature: [] },
     { httpSignature: [] },
   ]);
-  const strict = documentOf(hardeningPolicy([
-    "  tpp_certificate: { required: true }",
-    "  jws_signature: { required: true }",
-    '  http_signature: { mode: "off" }',
-    "  bearer_token: { mode: enforce, required: true, jwks_url: https://auth.example/jwks }",
-  ].join("\n")));
+  const strict = documentOf(hardeningPolicy({
+    tpp_certificate: { required: true },
+    jws_signature: { required: true },
+    http_signature: { mode: "off" },
+    bearer_token: { mode: "enforce", required: true, jwks_url: "https://auth.example/jwks" },
+  }));
   await assertValidOpenApi(strict);
   assert.deepEqual(strict.components.securitySchemes.mutualTLS.type, "mutualTLS");
   assert.deepEqual(strict.components.securitySchemes.bearerAuth, {

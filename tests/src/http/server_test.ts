@@ -4,7 +4,7 @@ import { serveGateway } from "../../../src/http/server.ts";
 import { defaultServices } from "../../../src/core/services.ts";
 import { memoryLogger } from "../../../src/lib/log.ts";
 import { startUpstream } from "../../support/upstream.ts";
-import { passthroughPolicy } from "../../support/policies.ts";
+import { passthroughPolicy, type PolicyInput, policyYaml } from "../../support/policies.ts";
 
 const ID = "3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a9f";
 
@@ -15,9 +15,12 @@ async function policyFile(text: string): Promise<string> {
 }
 
 /** A policy where only the body limit (and the given sections) matter. */
-function policy(upstream: string, maxBytes = 1000, sections: Record<string, unknown> = {}) {
-  return passthroughPolicy({ defaults: { body_limit: { max_bytes: maxBytes } }, sections })
-    .replace("${UPSTREAM_URL}", upstream);
+function policy(upstream: string, maxBytes = 1000, sections: PolicyInput = {}) {
+  return policyYaml(
+    passthroughPolicy({ upstream: { url: upstream } }, {
+      defaults: { body_limit: { max_bytes: maxBytes } },
+    }, sections),
+  );
 }
 
 async function post(url: string, size: number) {
@@ -177,10 +180,11 @@ Deno.test("metrics show how many entries the memory store holds", async () => {
   await using upstream = startUpstream();
   const token = "s3cret-metrics-token-0123456789";
   const file = await policyFile(
-    passthroughPolicy({
+    policyYaml(passthroughPolicy({
+      upstream: { url: upstream.url },
       defaults: { idempotency: { mode: "enforce" } },
-      sections: { metrics: { token } },
-    }).replace("${UPSTREAM_URL}", upstream.url),
+      metrics: { token },
+    })),
   );
   const server = await serveGateway({
     file,

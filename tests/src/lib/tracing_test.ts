@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { passthroughPolicy } from "../../support/policies.ts";
+import { passthroughPolicy, policyYaml } from "../../support/policies.ts";
 import { closedPort, startUpstream } from "../../support/upstream.ts";
 import { startMain } from "../../support/main_process.ts";
 
@@ -31,7 +31,7 @@ Deno.test("annotateSpan() names the request span after the operation and adds it
   await using upstream = startUpstream();
   const collector = startCollector();
   const policy = await Deno.makeTempFile({ suffix: ".yaml" });
-  await Deno.writeTextFile(policy, passthroughPolicy());
+  await Deno.writeTextFile(policy, policyYaml(passthroughPolicy()));
   const port = closedPort();
   const id = crypto.randomUUID();
   const { child, stderr } = await startMain(["--policy", policy], {

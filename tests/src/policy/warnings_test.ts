@@ -3,39 +3,39 @@ import { PIPELINE } from "../../../middleware/mod.ts";
 import { parsePolicy } from "../../../src/policy/load.ts";
 import { policyWarnings } from "../../../src/policy/warnings.ts";
 import { createCa } from "../../support/pki.ts";
+import { buildPolicy, type PolicyInput, policyYaml } from "../../support/policies.ts";
 
 const JWKS = "https://auth.bank.example/jwks.json";
 
-/** The warnings of a policy: `upstream` and a Redis store, then the given YAML. */
-function warnings(yaml: string, store = "store: { kind: redis, url: redis://127.0.0.1:6379 }") {
-  const text = `upstream:\n  url: http://core.internal\n${store}\n${yaml}`;
+const REDIS: PolicyInput = { store: { kind: "redis", url: "redis://127.0.0.1:6379" } };
+
+/** The warnings of a policy: `upstream` and a Redis store (or `store`), then the given parts. */
+function warnings(policy: PolicyInput, store = REDIS) {
+  const text = policyYaml(
+    buildPolicy({ upstream: { url: "http://core.internal" } }, store, policy),
+  );
   return policyWarnings(parsePolicy("policy.yaml", text, PIPELINE));
 }
 
 Deno.test("policyWarnings() is silent about a policy without contradictions", () => {
   assert.deepEqual(
-    warnings(`
-trust:
-  terminators: [10.0.0.0/24]
-defaults:
-  tpp_certificate: { required: true }
-  bearer_token: { mode: enforce, jwks_url: ${JWKS} }
-groups:
-  ais:
-    bearer_token: { scopes: [accounts] }
-`),
+    warnings({
+      trust: { terminators: ["10.0.0.0/24"] },
+      defaults: {
+        tpp_certificate: { required: true },
+        bearer_token: { mode: "enforce", jwks_url: JWKS },
+      },
+      groups: { ais: { bearer_token: { scopes: ["accounts"] } } },
+    }),
     [],
   );
 });
 
 Deno.test("policyWarnings() warns about scopes that no required token backs", () => {
-  const found = warnings(`
-defaults:
-  bearer_token: { mode: enforce, jwks_url: ${JWKS} }
-groups:
-  ais:
-    bearer_token: { scopes: [accounts], required: false }
-`);
+  const found = warnings({
+    defaults: { bearer_token: { mode: "enforce", jwks_url: JWKS } },
+    groups: { ais: { bearer_token: { scopes: ["accounts"], required: false } } },
+  });
   assert.equal(found.length, 1);
   assert.match(
     found[0],
@@ -44,31 +44,32 @@ groups:
 });
 
 Deno.test("policyWarnings() warns about scopes set where token verification is off", () => {
-  const found = warnings(`
-operations:
-  getAccountList:
-    bearer_token: { scopes: [accounts] }
-`);
+  const found = warnings({
+    operations: { getAccountList: { bearer_token: { scopes: ["accounts"] } } },
+  });
   assert.deepEqual(found, [
     "bearer_token for getAccountList: scopes are set but the check is off, so nothing checks them",
   ]);
 });
 
 Deno.test("policyWarnings() warns about certificates required without terminators", () => {
-  const required = "defaults:\n  tpp_certificate: { required: true }\n";
+  const required: PolicyInput = { defaults: { tpp_certificate: { required: true } } };
   const unset = warnings(required);
   assert.equal(unset.length, 1);
   assert.match(unset[0], /^tpp_certificate requires a certificate for every operation/);
   assert.match(unset[0], /trust\.terminators is not set: only loopback peers/);
-  const empty = warnings(`trust:\n  terminators: []\n${required}`);
+  const empty = warnings({ trust: { terminators: [] }, ...required });
   assert.match(empty[0], /trust\.terminators is empty: no peer may send the certificate header/);
   // Required nowhere, or the check off: nothing to say.
-  assert.deepEqual(warnings("defaults:\n  tpp_certificate: { required: false }\n"), []);
-  assert.deepEqual(warnings('defaults:\n  tpp_certificate: { required: true, mode: "off" }\n'), []);
+  assert.deepEqual(warnings({ defaults: { tpp_certificate: { required: false } } }), []);
+  assert.deepEqual(
+    warnings({ defaults: { tpp_certificate: { required: true, mode: "off" } } }),
+    [],
+  );
 });
 
 Deno.test("policyWarnings() says that a memory store holds per instance", () => {
-  const found = warnings("", "");
+  const found = warnings({}, {});
   assert.equal(found.length, 1);
   assert.match(
     found[0],

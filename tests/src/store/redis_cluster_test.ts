@@ -7,6 +7,7 @@ import { uniquePrefix, WITHOUT_REDIS } from "../../support/redis.ts";
 import { type RedisCluster, startRedisCluster } from "../../support/redis_cluster.ts";
 import { startGateway } from "../../support/gateway.ts";
 import { startUpstream } from "../../support/upstream.ts";
+import { buildPolicy, type LevelInput, type PolicyInput } from "../../support/policies.ts";
 
 // One three-node cluster for the file, started before its tests and stopped when it ends (a
 // cluster takes about two seconds to form).
@@ -122,28 +123,29 @@ Deno.test({
   },
 });
 
-function policy(store: string, limits = "per_tpp: { key: [tpp], limit: 100, window: 1m }") {
-  return `
-upstream:
-  url: \${UPSTREAM_URL}
-${store}
-defaults:
-  idempotency: { reads: unique }
-  rate_limit:
-    limits:
-      ${limits}
-      per_psu: { key: [tpp, psu_id], limit: 100, window: 1m }
-  consent_frequency:
-    time_zone: Asia/Tbilisi
-`;
+type Limits = NonNullable<NonNullable<LevelInput["rate_limit"]>["limits"]>;
+
+function policy(
+  store: PolicyInput,
+  limits: Limits = { per_tpp: { key: ["tpp"], limit: 100, window: "1m" } },
+) {
+  return buildPolicy(store, {
+    defaults: {
+      idempotency: { reads: "unique" },
+      rate_limit: {
+        limits: { ...limits, per_psu: { key: ["tpp", "psu_id"], limit: 100, window: "1m" } },
+      },
+      consent_frequency: { time_zone: "Asia/Tbilisi" },
+    },
+  });
 }
 
-function clusterYaml(prefix: string): { yaml: string; env: Record<string, string> } {
+function clusterStore(prefix: string): { policy: PolicyInput; env: Record<string, string> } {
   const [url, ...nodes] = cluster!.urls;
   return {
-    yaml: `store: { kind: redis, cluster: true, url: "\${TEST_STORE_URL}", nodes: ${
-      JSON.stringify(nodes)
-    }, prefix: "${prefix}" }`,
+    policy: {
+      store: { kind: "redis", cluster: true, url: "${TEST_STORE_URL}", nodes, prefix },
+    },
     env: { TEST_STORE_URL: url },
   };
 }
@@ -163,10 +165,10 @@ Deno.test({
   ignore: WITHOUT_REDIS,
   async fn() {
     const prefix = uniquePrefix();
-    const store = clusterYaml(prefix);
+    const store = clusterStore(prefix);
     await using core = consentCore();
     await using gateway = await startGateway({
-      policy: policy(store.yaml),
+      policy: policy(store.policy),
       upstream: core.url,
       env: store.env,
     });
@@ -215,20 +217,20 @@ Deno.test({
   ignore: WITHOUT_REDIS,
   async fn() {
     await using core = consentCore();
-    const shared = "per_ip: { key: [client_ip], limit: 100, window: 1m }";
-    const untagged = clusterYaml(uniquePrefix());
+    const shared: Limits = { per_ip: { key: ["client_ip"], limit: 100, window: "1m" } };
+    const untagged = clusterStore(uniquePrefix());
     await assert.rejects(
       startGateway({
-        policy: policy(untagged.yaml, shared),
+        policy: policy(untagged.policy, shared),
         upstream: core.url,
         env: untagged.env,
       }),
       /rate_limit\.limits\.per_ip: key \[client_ip\] does not count by tpp/,
     );
     const prefix = taggedPrefix();
-    const tagged = clusterYaml(prefix);
+    const tagged = clusterStore(prefix);
     await using gateway = await startGateway({
-      policy: policy(tagged.yaml, shared),
+      policy: policy(tagged.policy, shared),
       upstream: core.url,
       env: tagged.env,
     });
@@ -332,11 +334,11 @@ Deno.test({
   ignore: WITHOUT_REDIS,
   async fn() {
     const prefix = uniquePrefix();
-    const store = clusterYaml(prefix);
+    const store = clusterStore(prefix);
     await using core = consentCore();
     await using gateway = await startGateway({
       // idempotency fails closed (the default): the store decides readiness.
-      policy: `${policy(store.yaml)}readiness: { interval: 100ms }\n`,
+      policy: buildPolicy(policy(store.policy), { readiness: { interval: "100ms" } }),
       upstream: core.url,
       env: store.env,
     });
