@@ -14,7 +14,7 @@
 import { stringify } from "yaml";
 import { metricsToken, spawn, stopAll } from "./load.ts";
 import { freePort, waitForPort } from "./ports.ts";
-import { passthroughPolicy } from "../tests/support/policies.ts";
+import { passthroughPolicy, policyYaml } from "../tests/support/policies.ts";
 
 const CAPACITY = 8;
 const SERVICE_MS = 20;
@@ -157,13 +157,13 @@ async function currentLimit(port: number): Promise<number | undefined> {
 }
 
 async function policyFile(limits: Record<string, unknown> | undefined): Promise<string> {
-  const text = passthroughPolicy({
+  const text = policyYaml(passthroughPolicy({
     defaults: {
       links: { rewrite: false },
       ...(limits ? { upstream_limits: { mode: "enforce", ...limits } } : {}),
     },
-    sections: { metrics: { token: "${METRICS_TOKEN}" } },
-  });
+    metrics: { token: "${METRICS_TOKEN}" },
+  }));
   const file = await Deno.makeTempFile({ suffix: ".yaml" });
   await Deno.writeTextFile(file, text);
   return file;
