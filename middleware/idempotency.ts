@@ -307,10 +307,11 @@ async function answerParts(
  * order, the values of a repeated name joined by ", ", without those of one exchange.
  */
 function kept(headers: readonly [string, string][]): [string, string][] {
+  // Entries are shared with the proxy's list, never changed: a merge replaces one.
   const list: [string, string][] = [];
-  for (const [name, value] of headers) {
-    const lower = name.toLowerCase();
-    if (!NOT_KEPT.has(lower)) list.push([lower, value]);
+  for (const entry of headers) {
+    const lower = entry[0].toLowerCase();
+    if (!NOT_KEPT.has(lower)) list.push(lower === entry[0] ? entry : [lower, entry[1]]);
   }
   list.sort((a, b) => a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
   for (let i = list.length - 1; i > 0; i--) {
