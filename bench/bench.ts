@@ -172,7 +172,7 @@ const READ: RequestShape = {
 
 /**
  * A payment initiation without an X-Request-ID (wrk.lua makes a fresh one per request): the
- * signed fixture's body and headers (247 bytes), unsigned.
+ * signed fixture's body (441 bytes) and headers, unsigned.
  */
 const WRITE: RequestShape = {
   method: "POST",
