@@ -39,6 +39,12 @@
  * execution. After the rounds, the memory store's bytes per kept answer and the write gateway's
  * resident memory after BENCH_WRITES writes.
  *
+ * Features on against off, each pair in the same run, CPU per request within 5%: the default
+ * policy with issue 21's features switched on (upstream_limits out of reach, upstream_circuit,
+ * consent_scope, catalogue_cache) against the default policy, for the read and the POST; and the
+ * signed POST with `revocation: soft` (a CRL read once and cached, bench/revocation.ts) against the
+ * same gateway policy with revocation off (issue 20).
+ *
  * Cold start: main.ts with the default policy, from spawning the process to the first 200 of the
  * read scenario's request (what a scaled-out instance or a Deno Deploy isolate costs before it
  * serves); one run to fill Deno's caches, then BENCH_COLD_RUNS (default 7), median and best, with
@@ -66,7 +72,13 @@ import {
   wrk,
 } from "./load.ts";
 import { type RequestShape, signedPool, signedShape } from "./signed_pool.ts";
-import { defaultPolicyFile, passthroughPolicyFile, signedPolicyFile } from "./policies.ts";
+import {
+  defaultPolicyFile,
+  featuresPolicyFile,
+  passthroughPolicyFile,
+  signedPolicyFile,
+} from "./policies.ts";
+import { type RevocationFixture, revocationFixture } from "./revocation.ts";
 import { type Bar, ratioChart } from "./chart.ts";
 
 const seconds = Number(Deno.env.get("BENCH_SECONDS") ?? 4);
@@ -96,6 +108,11 @@ interface Scenario {
   gateway?: boolean;
   /** A round with replays is invalid (a pool of pre-signed requests ran out). */
   noReplays?: boolean;
+  /**
+   * A round with a request passed under `revocation: soft` without a status is invalid (the CRL
+   * was not read: the cached lookup was not what was measured).
+   */
+  noSoftPasses?: boolean;
 }
 
 interface Result {
@@ -108,6 +125,9 @@ interface Result {
   /** From the gateway's counters over the round. */
   storeTrips?: number;
   replays?: number;
+  /** Revocation statuses fetched, and requests passed without one. */
+  revocationLookups?: number;
+  softPasses?: number;
 }
 
 async function measure(scenario: Scenario, previous?: Result): Promise<Result> {
@@ -125,14 +145,20 @@ async function measure(scenario: Scenario, previous?: Result): Promise<Result> {
     const delta = (name: string) => (after.get(name) ?? 0) - (before.get(name) ?? 0);
     measured.storeTrips = delta("xs2a_store_round_trips_total");
     measured.replays = delta("xs2a_replays_total");
+    measured.revocationLookups = delta("xs2a_revocation_lookups_total");
+    measured.softPasses = delta("xs2a_revocation_soft_passes_total");
     // The counter reads themselves are requests of the gateway, not store round trips.
   }
   return measured;
 }
 
-/** Whether a round counts: no rejected answer, no socket error, no pool run out. */
+/**
+ * Whether a round counts: no rejected answer, no socket error, no pool run out, no request
+ * passed without a revocation status.
+ */
 function roundValid(scenario: Scenario, r: Result): boolean {
-  return r.non2xx === 0 && !(scenario.noReplays && (r.replays ?? 0) > 0);
+  return r.non2xx === 0 && !(scenario.noReplays && (r.replays ?? 0) > 0) &&
+    !(scenario.noSoftPasses && (r.softPasses ?? 0) > 0);
 }
 
 const READ: RequestShape = {
@@ -146,7 +172,7 @@ const READ: RequestShape = {
 
 /**
  * A payment initiation without an X-Request-ID (wrk.lua makes a fresh one per request): the
- * signed fixture's body and headers (247 bytes), unsigned.
+ * signed fixture's body (441 bytes) and headers, unsigned.
  */
 const WRITE: RequestShape = {
   method: "POST",
@@ -268,6 +294,16 @@ const redis = () => redisUrl ??= redisServer();
 let signedGateway: Promise<{ port: number; pid: number; gateway: boolean }> | undefined;
 const signedProcess = () =>
   signedGateway ??= signedPolicyFile(fixture).then((file) => gatewayProcess(file));
+let features: Promise<string> | undefined;
+const featuresPolicy = () => features ??= featuresPolicyFile();
+let revocation: Promise<RevocationFixture> | undefined;
+const revoked = () => revocation ??= revocationFixture();
+/** A gateway of the revocation rows: the same fixture and policy, revocation off or soft. */
+async function revocationProcess(mode: "off" | "soft") {
+  const file = await Deno.makeTempFile({ suffix: ".yaml" });
+  await Deno.writeTextFile(file, (await revoked()).policy(mode));
+  return await gatewayProcess(file);
+}
 const poolFile = await Deno.makeTempFile({ suffix: ".pool" });
 const barePoolFile = await Deno.makeTempFile({ suffix: ".pool" });
 
@@ -425,6 +461,70 @@ const specs: Spec[] = [
           target: 1.0,
           budget: () => bestOf(first).cpuPerRequest,
           text: "CPU over the signed POST's first executions",
+        },
+      };
+    },
+  },
+  {
+    key: "features",
+    needs: ["default"],
+    make: async (s) => ({
+      name: "gateway, default + features",
+      ...await gatewayProcess(await featuresPolicy()),
+      request: READ,
+      base: s.get("default"),
+      cpu: {
+        target: 1.05,
+        budget: () => bestOf(s.get("default")!).cpuPerRequest,
+        text: "CPU over the default policy's (memory), features off",
+      },
+    }),
+  },
+  {
+    key: "write-features",
+    needs: ["write"],
+    make: async (s) => ({
+      name: "gateway, POST, + features",
+      ...await gatewayProcess(await featuresPolicy()),
+      request: WRITE,
+      base: s.get("write"),
+      cpu: {
+        target: 1.05,
+        budget: () => bestOf(s.get("write")!).cpuPerRequest,
+        text: "CPU over the POST's (default, memory), features off",
+      },
+    }),
+  },
+  {
+    key: "signed-revocation-off",
+    needs: [],
+    make: async () => {
+      const { fixture } = await revoked();
+      return {
+        name: "gateway, signed, revocation off",
+        ...await revocationProcess("off"),
+        request: await signedShape(fixture),
+        fresh: () => signedShape(fixture),
+      };
+    },
+  },
+  {
+    key: "signed-revocation",
+    needs: ["signed-revocation-off"],
+    make: async (s) => {
+      const { fixture } = await revoked();
+      const off = s.get("signed-revocation-off")!;
+      return {
+        name: "gateway, signed, revocation soft",
+        ...await revocationProcess("soft"),
+        request: await signedShape(fixture),
+        base: off,
+        fresh: () => signedShape(fixture),
+        noSoftPasses: true,
+        cpu: {
+          target: 1.05,
+          budget: () => bestOf(off).cpuPerRequest,
+          text: "CPU over the same signed POST with revocation off (CRL status cached)",
         },
       };
     },
@@ -590,6 +690,11 @@ try {
           `${invalid.reduce((n, x) => n + x.non2xx, 0)} answers of 400 or more or socket errors` +
           (scenario.noReplays
             ? ` and ${invalid.reduce((n, x) => n + (x.replays ?? 0), 0)} replays (pool run out)`
+            : "") +
+          (scenario.noSoftPasses
+            ? ` and ${
+              invalid.reduce((n, x) => n + (x.softPasses ?? 0), 0)
+            } requests passed without a revocation status`
             : ""),
       );
     }
@@ -598,9 +703,14 @@ try {
       const requests = rounds.reduce((n, x) => n + x.requests, 0);
       const trips = rounds.reduce((n, x) => n + (x.storeTrips ?? 0), 0);
       const replays = rounds.reduce((n, x) => n + (x.replays ?? 0), 0);
+      const lookups = rounds.reduce((n, x) => n + (x.revocationLookups ?? 0), 0);
+      const passes = rounds.reduce((n, x) => n + (x.softPasses ?? 0), 0);
       console.log(
         `  store round trips per request: ${(trips / requests).toFixed(2)}; replays: ${replays} ` +
-          `of ${requests} requests`,
+          `of ${requests} requests` +
+          (scenario.noSoftPasses
+            ? `; revocation statuses fetched: ${lookups}, passed without one: ${passes}`
+            : ""),
       );
     }
   }
@@ -620,4 +730,5 @@ try {
   if (missed) console.log("some targets were missed or invalid");
 } finally {
   stopAll();
+  await revocation?.then((r) => r.close());
 }

@@ -33,6 +33,27 @@ export async function defaultPolicyFile(): Promise<string> {
   return await write(limited);
 }
 
+/**
+ * The default policy of {@link defaultPolicyFile} with the features of issue 21 switched on:
+ * `upstream_limits` (a pool of 100000 in flight: never reached, nothing queues),
+ * `upstream_circuit` (opens after 50 failures in a row: none happen), `consent_scope` (enforce)
+ * and `catalogue_cache` (60 s for the product catalogue, its only group). What the bench's
+ * requests pay for them is what they cost a request that none of them refuses.
+ */
+export async function featuresPolicyFile(): Promise<string> {
+  const text = await Deno.readTextFile(await defaultPolicyFile());
+  if (/^groups:/m.test(text)) throw new Error("config/policy.yaml has groups: adapt the bench");
+  const on = text.replace(
+    /\ndefaults:\n/,
+    "\ndefaults:\n" +
+      "  upstream_limits: { max_in_flight: 100000 }\n" +
+      "  upstream_circuit: { failures: 50 }\n" +
+      "  consent_scope: { mode: enforce }\n",
+  );
+  if (on === text) throw new Error("config/policy.yaml changed: the bench cannot add its features");
+  return await write(`${on}\ngroups:\n  products:\n    catalogue_cache: { ttl: 60s }\n`);
+}
+
 /** A policy with every check that has a mode switched off and no link rewriting. */
 export async function passthroughPolicyFile(): Promise<string> {
   return await write(policyYaml(passthroughPolicy({ defaults: { links: { rewrite: false } } })));

@@ -10,7 +10,7 @@
 import { z } from "zod";
 import { defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
 import { type HeaderLookup } from "../src/lib/header_pairs.ts";
-import { jsonBody, requestHeaders } from "../src/core/request.ts";
+import { bodyText, jsonBody, requestHeaders } from "../src/core/request.ts";
 import { formatError } from "../src/core/errors.ts";
 import { earliestToday } from "../src/lib/dates.ts";
 import { parseBody } from "../src/bodies/issues.ts";
@@ -30,15 +30,11 @@ import { consent } from "../src/bodies/consent.ts";
 import { authorisation } from "../src/bodies/authorisation.ts";
 import { checkoutOrder } from "../src/bodies/checkout_order.ts";
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-
-/** The body as UTF-8 text; 400 when it is not UTF-8. */
-function bodyText(c: GatewayContext): string {
-  try {
-    return utf8.decode(c.get("body"));
-  } catch {
-    throw formatError("body", "The request body must be UTF-8 text");
-  }
+/** The body as UTF-8 text (decoded once per request); 400 when it is not UTF-8. */
+function utf8Body(c: GatewayContext): string {
+  const text = bodyText(c);
+  if (text === undefined) throw formatError("body", "The request body must be UTF-8 text");
+  return text;
 }
 
 /**
@@ -144,10 +140,10 @@ export const bodySchema = defineCheck({
               "Only a periodic payment is sent as multipart/form-data (parts xml_sct and json_standingorderType)",
             );
           }
-          checkPeriodicForm(bodyText(c), formBoundary(type), form);
+          checkPeriodicForm(utf8Body(c), formBoundary(type), form);
           return next();
         }
-        const problem = xmlProblem(bodyText(c), options.max_xml_depth, {
+        const problem = xmlProblem(utf8Body(c), options.max_xml_depth, {
           allowSchemaLocation: options.allow_xml_schema_location,
         });
         if (problem) throw formatError("body", problem);
@@ -158,7 +154,7 @@ export const bodySchema = defineCheck({
         throw formatError("body", "The request body is required (a JSON object)");
       }
       const value = jsonBody(c);
-      const scan = jsonProblem(bodyText(c), options.max_json_depth);
+      const scan = jsonProblem(utf8Body(c), options.max_json_depth);
       if (scan) {
         throw formatError(
           scan.path,

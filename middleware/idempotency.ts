@@ -264,12 +264,63 @@ async function keep(c: GatewayContext, config: IdempotencyConfig, part: Idempote
     });
     return await finish(c, services, part, "release");
   }
-  const body = new Uint8Array(await c.res.clone().arrayBuffer());
-  const headers = pairs(c.res.headers).filter(([name]) => !NOT_KEPT.has(name));
+  const { headers, body } = await answerParts(c);
   if (body.byteLength > config.maxBodyBytes) {
     return await finish(c, services, part, "gone");
   }
-  await finish(c, services, part, "done", { status, headers, body: body.toBase64() });
+  await finish(c, services, part, "done", {
+    status,
+    headers: kept(headers),
+    body: body.toBase64(),
+  });
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * The answer's headers and body bytes: as the proxy handed them over when the answer is the one
+ * it built (nothing read back from the response), else read from `c.res`.
+ */
+async function answerParts(
+  c: GatewayContext,
+): Promise<{ headers: readonly [string, string][]; body: Uint8Array }> {
+  const parts = c.res === c.get("proxied") ? c.get("proxiedParts") : undefined;
+  if (!parts) {
+    return {
+      headers: pairs(c.res.headers),
+      body: new Uint8Array(await c.res.clone().arrayBuffer()),
+    };
+  }
+  const { body } = parts;
+  return {
+    headers: parts.headers,
+    body: body === null
+      ? new Uint8Array(0)
+      : typeof body === "string"
+      ? encoder.encode(body)
+      : body,
+  };
+}
+
+/**
+ * The headers kept for a replay, as the response's `Headers` lists them: lower-case names in
+ * order, the values of a repeated name joined by ", ", without those of one exchange.
+ */
+function kept(headers: readonly [string, string][]): [string, string][] {
+  // Entries are shared with the proxy's list, never changed: a merge replaces one.
+  const list: [string, string][] = [];
+  for (const entry of headers) {
+    const lower = entry[0].toLowerCase();
+    if (!NOT_KEPT.has(lower)) list.push(lower === entry[0] ? entry : [lower, entry[1]]);
+  }
+  list.sort((a, b) => a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+  for (let i = list.length - 1; i > 0; i--) {
+    if (list[i][0] === list[i - 1][0]) {
+      list[i - 1] = [list[i][0], `${list[i - 1][1]}, ${list[i][1]}`];
+      list.splice(i, 1);
+    }
+  }
+  return list;
 }
 
 async function finish(

@@ -84,14 +84,6 @@ export function locationRewriter(rules: RewriteRules): HrefRewriter {
   };
 }
 
-/** Rewrites the response's `Location` header in place, when it has one. */
-function relocate(response: Response, rewrite: HrefRewriter): void {
-  const location = response.headers.get("location");
-  if (location === null) return;
-  const rewritten = rewrite(location);
-  if (rewritten !== location) response.headers.set("location", rewritten);
-}
-
 /** An `href` member and its JSON string value (quotes in a value are always escaped). */
 const HREF = /"href"\s*:\s*("(?:[^"\\]|\\.)*")/g;
 
@@ -161,13 +153,15 @@ export const links = defineCheck({
       c.set("responseFilters", before ? [...before, filter] : alone);
       return next();
     };
-    // Only answers of operations the interface gives a Location have theirs read (reading the
-    // headers of a built response costs the runtime's prepared copy of them).
+    // Only answers of operations the interface gives a Location have theirs rewritten, by the
+    // proxy before it builds the response (reading the headers of a built response costs the
+    // runtime's prepared copy of them).
     if (!operation.answers.includes("location")) return filtered;
-    const location = locationRewriter(rules);
-    return async (c, next) => {
-      await filtered(c, next);
-      relocate(c.res, location);
+    const relocate: [string, (value: string) => string][] = [["location", locationRewriter(rules)]];
+    return (c, next) => {
+      const before = c.get("answerRewrites");
+      c.set("answerRewrites", before ? [...before, ...relocate] : relocate);
+      return filtered(c, next);
     };
   },
 });

@@ -222,6 +222,8 @@ function respond(
     status: answer.status,
     ms: Math.round(performance.now() - started),
   });
+  const rewrites = c.get("answerRewrites");
+  if (rewrites) { for (const [name, rewrite] of rewrites) rewriteHeader(headers, name, rewrite); }
   headers.push(["x-content-type-options", "nosniff"]);
   if (config.noStore) headers.push(["cache-control", "no-store"]);
   if (decided) headers.push(...decided);
@@ -248,5 +250,27 @@ function respond(
   }
   const response = new Response(passed, { status: answer.status, headers });
   c.set("proxied", response);
+  c.set("proxiedParts", { headers, body: passed });
   return response;
+}
+
+/**
+ * Rewrites the values of one header in a list of pairs, in place: several values are joined by
+ * ", " (as `Headers.get` gives them) and, when the rewrite changes them, replaced by one entry.
+ */
+function rewriteHeader(
+  headers: [string, string][],
+  name: string,
+  rewrite: (value: string) => string,
+): void {
+  const at = headers.findIndex((entry) => entry[0] === name);
+  if (at < 0) return;
+  let value = headers[at][1];
+  for (let i = at + 1; i < headers.length; i++) {
+    if (headers[i][0] === name) value += `, ${headers[i][1]}`;
+  }
+  const rewritten = rewrite(value);
+  if (rewritten === value) return;
+  headers[at] = [name, rewritten];
+  for (let i = headers.length - 1; i > at; i--) if (headers[i][0] === name) headers.splice(i, 1);
 }

@@ -16,6 +16,7 @@ export const IDENTIFIERS = ["iban", "bban", "pan", "maskedPan", "msisdn", "other
 /** The ISO 13616 check: the IBAN, rotated and with letters as numbers, is 1 modulo 97. */
 export function ibanChecksumValid(iban: string): boolean {
   const rotated = (iban.slice(4) + iban.slice(0, 4)).toUpperCase();
+  if (ALNUM.test(rotated)) return mod97(rotated) === 1;
   let remainder = 0;
   for (const ch of rotated) {
     const code = ch.charCodeAt(0);
@@ -23,6 +24,21 @@ export function ibanChecksumValid(iban: string): boolean {
     for (const digit of digits) remainder = (remainder * 10 + Number(digit)) % 97;
   }
   return remainder === 1;
+}
+
+const ALNUM = /^[A-Z0-9]*$/;
+
+/**
+ * The remainder modulo 97 of capital letters and digits read as a number, each letter as two
+ * digits (A = 10 ... Z = 35), without a string per character.
+ */
+function mod97(text: string): number {
+  let remainder = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    remainder = code >= 65 ? (remainder * 100 + code - 55) % 97 : (remainder * 10 + code - 48) % 97;
+  }
+  return remainder;
 }
 
 function iban() {

@@ -104,6 +104,17 @@ export interface ForwardVariables {
   responseFilters?: ResponseFilter[];
   /** The response the proxy built, with the answer headers already in it. */
   proxied?: Response;
+  /**
+   * What the proxy built `proxied` from, handed over so that whoever keeps the answer (an
+   * idempotency record) need not read the response back: reading a built response's headers
+   * costs the runtime's prepared copy of them, and its body has to be cloned.
+   */
+  proxiedParts?: { headers: readonly [string, string][]; body: Bytes | string | null };
+  /**
+   * Rewrites of upstream answer headers by lower-case name (`links`: Location), applied by the
+   * proxy before it builds the response; several values of one name are joined by ", " first.
+   */
+  answerRewrites?: [name: string, rewrite: (value: string) => string][];
 }
 
 /**

@@ -13,6 +13,8 @@ export interface RequestVariables {
   headerLookup?: HeaderPairs;
   /** The request body parsed as JSON, once `jsonBody()` ran. */
   json?: unknown;
+  /** The request body decoded from UTF-8 (null: it is not UTF-8), once `bodyText()` ran. */
+  bodyText?: string | null;
   /** The connection peer's address ("" when unknown), once `peerAddress()` ran. */
   peerAddress?: string;
   /** The client's address ("" when unknown), once `clientAddress()` ran. */
@@ -36,13 +38,32 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
 export function jsonBody(c: GatewayContext): unknown {
   if (c.get("json") !== undefined || c.get("body").byteLength === 0) return c.get("json");
   try {
-    c.set("json", JSON.parse(decoder.decode(c.get("body"))));
+    const text = bodyText(c);
+    if (text === undefined) throw new TypeError("The body is not UTF-8");
+    c.set("json", JSON.parse(text));
   } catch {
     throw new GatewayError(400, "FORMAT_ERROR", "The request body must be well-formed JSON", {
       path: "body",
     });
   }
   return c.get("json");
+}
+
+/**
+ * The request body as UTF-8 text, decoded once and shared by the checks that read it (a leading
+ * byte order mark dropped); `undefined` when it is not UTF-8.
+ */
+export function bodyText(c: GatewayContext): string | undefined {
+  let text = c.get("bodyText");
+  if (text === undefined) {
+    try {
+      text = decoder.decode(c.get("body"));
+    } catch {
+      text = null;
+    }
+    c.set("bodyText", text);
+  }
+  return text ?? undefined;
 }
 
 /**
