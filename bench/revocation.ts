@@ -6,14 +6,8 @@
  * request path revocation is a cache lookup, as in front of a bank between two refreshes.
  */
 import { opensslCa } from "../tests/support/openssl_ca.ts";
-import { issue, nginxHeader, yamlString } from "../tests/support/pki.ts";
-import { initiationHeaders } from "../tests/support/requests.ts";
-import {
-  PAYMENT_BODY,
-  PAYMENT_TARGET,
-  type SignedPostFixture,
-  signJws,
-} from "../tests/support/signing.ts";
+import { issue, yamlString } from "../tests/support/pki.ts";
+import { signedPayment, type SignedPostFixture } from "../tests/support/signing.ts";
 
 /** The fixture, and its policy with revocation `off` or `soft` (nothing else differs). */
 export interface RevocationFixture {
@@ -39,27 +33,7 @@ export async function revocationFixture(): Promise<RevocationFixture> {
     ca: ca.ca,
     tpp,
     policy: "",
-    async request() {
-      const input = {
-        method: "POST",
-        target: PAYMENT_TARGET,
-        headers: initiationHeaders({
-          "x-request-id": crypto.randomUUID(),
-          "psu-id": "PSU-1234",
-          "tpp-redirect-uri": "https://tpp.example/return",
-        }),
-        body: PAYMENT_BODY,
-      };
-      const headers = await signJws(tpp, input);
-      return {
-        path: input.target,
-        init: {
-          method: "POST",
-          headers: { ...headers, "x-ssl-client-cert": nginxHeader(tpp) },
-          body: PAYMENT_BODY,
-        },
-      };
-    },
+    request: () => signedPayment(tpp),
   };
   return {
     fixture,

@@ -4,17 +4,9 @@
  * readFile, readTextFile, readDir, stat, lstat, realPath, readLink, open), and without
  * `Deno.stdout` and `Deno.stderr` (its log takes the console's lines).
  */
-const names = [
-  "readFileSync",
-  "readTextFileSync",
-  "readDirSync",
-  "statSync",
-  "lstatSync",
-  "realPathSync",
-  "readLinkSync",
-  "openSync",
-] as const;
-for (const name of names) {
+import { SYNC_FS_CALLS } from "./no_sync_fs.ts";
+
+for (const name of SYNC_FS_CALLS) {
   Object.defineProperty(Deno, name, {
     value: () => {
       throw new Error(`Deno.${name} is not available on Deno Deploy`);

@@ -292,6 +292,32 @@ export const PAYMENT_BODY = JSON.stringify(singlePayment());
 /** Path of the signed payment initiations: a product the default policy offers. */
 export const PAYMENT_TARGET = "/v1/payments/domestic";
 
+/**
+ * A payment initiation signed (Digest + JWS) by `tpp` with a fresh X-Request-ID, its transport
+ * certificate in nginx's header: path and fetch init.
+ */
+export async function signedPayment(tpp: Issued): Promise<{ path: string; init: RequestInit }> {
+  const input = {
+    method: "POST",
+    target: PAYMENT_TARGET,
+    headers: initiationHeaders({
+      "x-request-id": crypto.randomUUID(),
+      "psu-id": "PSU-1234",
+      "tpp-redirect-uri": "https://tpp.example/return",
+    }),
+    body: PAYMENT_BODY,
+  };
+  const headers = await signJws(tpp, input);
+  return {
+    path: input.target,
+    init: {
+      method: "POST",
+      headers: { ...headers, "x-ssl-client-cert": nginxHeader(tpp) },
+      body: PAYMENT_BODY,
+    },
+  };
+}
+
 /** The fixture the tests and the bench use for signed POSTs. */
 export async function signedPostFixture(): Promise<SignedPostFixture> {
   const ca = await createCa();
@@ -312,27 +338,7 @@ groups:
     ca,
     tpp,
     policy,
-    async request() {
-      const input = {
-        method: "POST",
-        target: PAYMENT_TARGET,
-        headers: initiationHeaders({
-          "x-request-id": crypto.randomUUID(),
-          "psu-id": "PSU-1234",
-          "tpp-redirect-uri": "https://tpp.example/return",
-        }),
-        body: PAYMENT_BODY,
-      };
-      const headers = await signJws(tpp, input);
-      return {
-        path: input.target,
-        init: {
-          method: "POST",
-          headers: { ...headers, "x-ssl-client-cert": nginxHeader(tpp) },
-          body: PAYMENT_BODY,
-        },
-      };
-    },
+    request: () => signedPayment(tpp),
   };
 }
 
