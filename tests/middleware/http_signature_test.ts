@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { startGateway } from "../support/gateway.ts";
-import { startUpstream } from "../support/upstream.ts";
+import { closedPort, startUpstream } from "../support/upstream.ts";
+import { createMetrics } from "../../src/lib/metrics.ts";
 import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
 import {
   type HttpSignatureOptions,
@@ -27,6 +28,7 @@ const otherTpp = await issue(ca, { orgId: "PSDGE-NBG-999999" });
 /** Serial 0x9FA1 = 40865, as in the Berlin Group guidelines' keyId example. */
 const example = await issue(ca, { serial: "9fa1" });
 const tppEc = await issue(ca, { keyType: "EC" });
+const qwac = await issue(ca, { qcTypes: ["QWAC"] });
 
 function policy(defaults = "") {
   return `
@@ -347,4 +349,40 @@ Deno.test("httpSignature() accepts hs2019 (RSASSA-PSS SHA-512) only when the pol
     code: "SIGNATURE_INVALID",
     text: /key does not fit the algorithm hs2019/,
   }, { policy: withHs2019 });
+});
+
+Deno.test("httpSignature() applies the policy's QC types to the signing certificate", async () => {
+  const sealsOnly = policy(
+    "operations:\n  initiatePayment:\n    http_signature: { types: [QSealC] }",
+  );
+  await rejected(await signed({}, qwac), {
+    code: "CERTIFICATE_INVALID",
+    text: /^The signing certificate is a QWAC \(id-etsi-qct-web\); this operation accepts QSealC$/,
+    path: "TPP-Signature-Certificate",
+  }, { policy: sealsOnly });
+  assert.equal((await run(await signed({}, qwac))).response.status, 201);
+});
+
+Deno.test("httpSignature() passes a signer whose responder is down under soft revocation, counted for http_signature", async () => {
+  const text = policy().replace(
+    "trust:\n",
+    `trust:\n  revocation: { ocsp_responder: "http://127.0.0.1:${closedPort()}", methods: [ocsp] }\n`,
+  ).replace(
+    "http_signature: { required: true }",
+    "http_signature: { required: true, revocation: soft }",
+  );
+  await using upstream = startUpstream(() => Response.json({ paymentId: "p-1" }, { status: 201 }));
+  const metrics = createMetrics();
+  await using gateway = await startGateway({
+    policy: text,
+    upstream: upstream.url,
+    services: { metrics },
+  });
+  const response = await gateway.fetch(TARGET, {
+    method: "POST",
+    headers: await signed(),
+    body: PAYMENT_BODY,
+  });
+  assert.equal(response.status, 201, await response.text());
+  assert.equal(metrics.revocationSoftPasses.value({ check: "http_signature" }), 1);
 });

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { startGateway } from "../support/gateway.ts";
-import { startUpstream } from "../support/upstream.ts";
+import { closedPort, startUpstream } from "../support/upstream.ts";
+import { createMetrics } from "../../src/lib/metrics.ts";
 import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
 import {
   type JwsOptions,
@@ -25,6 +27,7 @@ const expired = await issue(ca, {
   notAfter: new Date(Date.now() - 2 * DAY),
 });
 const blocked = await issue(ca, { serial: "0badc0de" });
+const qwac = await issue(ca, { qcTypes: ["QWAC"] });
 const intermediate = await issue(ca, { ca: true, name: "Test Issuing CA 2" });
 const viaIntermediate = await issue(intermediate);
 
@@ -403,6 +406,68 @@ Deno.test("jwsSignature() rejects a signing certificate without the payment role
     code: "ROLE_INVALID",
     text: /must carry the PSD2 role PSP_PI .* it has PSP_AI/,
   });
+});
+
+Deno.test("jwsSignature() applies the policy's QC types to the signing certificate", async () => {
+  const sealsOnly = policy(
+    "operations:\n  initiatePayment:\n    jws_signature: { types: [QSealC] }",
+  );
+  await rejected(await signed({}, qwac), {
+    code: "CERTIFICATE_INVALID",
+    text: /^The signing certificate is a QWAC \(id-etsi-qct-web\); this operation accepts QSealC$/,
+    path: "x-jws-signature",
+  }, { policy: sealsOnly });
+  assert.equal((await run(await signed({}, qwac))).response.status, 201);
+});
+
+Deno.test("jwsSignature() passes a signer whose responder is down under soft revocation, counted for jws_signature", async () => {
+  const text = policy().replace(
+    "trust:\n",
+    `trust:\n  revocation: { ocsp_responder: "http://127.0.0.1:${closedPort()}", methods: [ocsp] }\n`,
+  ).replace(
+    "jws_signature: { required: true }",
+    "jws_signature: { required: true, revocation: soft }",
+  );
+  await using upstream = startUpstream(() => Response.json({ paymentId: "p-1" }, { status: 201 }));
+  const metrics = createMetrics();
+  await using gateway = await startGateway({
+    policy: text,
+    upstream: upstream.url,
+    services: { metrics },
+  });
+  const response = await gateway.fetch(TARGET, {
+    method: "POST",
+    headers: await signed(),
+    body: PAYMENT_BODY,
+  });
+  assert.equal(response.status, 201, await response.text());
+  assert.equal(metrics.revocationSoftPasses.value({ check: "jws_signature" }), 1);
+});
+
+Deno.test("jwsSignature() leaves the TPP a bearer token named as it is", async () => {
+  // Without a transport certificate the signer names the TPP only when nothing before it did.
+  const keys = await generateKeyPair("RS256");
+  await using jwks = startUpstream(async () =>
+    Response.json({ keys: [{ ...await exportJWK(keys.publicKey), kid: "k1", alg: "RS256" }] })
+  );
+  const issuer = "https://auth.bank.example";
+  const text = policy(
+    `  bearer_token: { mode: enforce, jwks_url: ${jwks.url}/jwks.json, issuer: ${issuer}, audience: [xs2a] }`,
+  )
+    .replace("  tpp_certificate: { form: nginx }\n", "");
+  const token = await new SignJWT({ iss: issuer, aud: "xs2a", client_id: "client-42" })
+    .setProtectedHeader({ alg: "RS256", kid: "k1" })
+    .setIssuedAt()
+    .setExpirationTime("5m")
+    .sign(keys.privateKey);
+  const { response, body, log } = await run({
+    ...await signed(),
+    authorization: `Bearer ${token}`,
+  }, { policy: text });
+  assert.equal(response.status, 201, JSON.stringify(body));
+  assert.equal(log.find((l) => l.op === "initiatePayment")?.tpp, "client-42");
+  const alone = await run(await signed(), { policy: text.replace(/ {2}bearer_token: .*\n/, "") });
+  assert.equal(alone.log.find((l) => l.op === "initiatePayment")?.tpp, "PSDGE-NBG-123456");
 });
 
 Deno.test("jwsSignature() rejects a value that is not a compact detached JWS", async () => {
