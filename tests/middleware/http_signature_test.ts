@@ -386,3 +386,35 @@ Deno.test("httpSignature() passes a signer whose responder is down under soft re
   assert.equal(response.status, 201, await response.text());
   assert.equal(metrics.revocationSoftPasses.value({ check: "http_signature" }), 1);
 });
+
+Deno.test("httpSignature() refuses a time_skew under 1s or over 1h", async () => {
+  for (const [skew, text] of [["500ms", /must be at least 1s/], ["61m", /must be at most 1h/]]) {
+    await assert.rejects(
+      () =>
+        startGateway({
+          policy: policy(
+            `operations:\n  initiatePayment:\n    http_signature: { time_skew: ${skew} }`,
+          ),
+        }),
+      text as RegExp,
+    );
+  }
+  for (const skew of ["1s", "1h"]) {
+    await using gateway = await startGateway({
+      policy: policy(`operations:\n  initiatePayment:\n    http_signature: { time_skew: ${skew} }`),
+    });
+    assert.ok(gateway.url, skew);
+  }
+});
+
+Deno.test("httpSignature() refuses a policy whose cover list leaves out digest", async () => {
+  await assert.rejects(
+    () =>
+      startGateway({
+        policy: policy(
+          "operations:\n  initiatePayment:\n    http_signature: { cover: [(request-target), x-request-id] }",
+        ),
+      }),
+    /cover must include "digest"/,
+  );
+});

@@ -524,3 +524,23 @@ Deno.test("jwsSignature() rejects pars entries that are no header names, and x5c
     text: /"x5c" must be a list of 1 to 4 base64 certificates/,
   });
 });
+
+Deno.test("jwsSignature() refuses a sigt_skew under 1s or over 1h", async () => {
+  for (const [skew, text] of [["500ms", /must be at least 1s/], ["61m", /must be at most 1h/]]) {
+    await assert.rejects(
+      () =>
+        startGateway({
+          policy: policy(
+            `operations:\n  initiatePayment:\n    jws_signature: { sigt_skew: ${skew} }`,
+          ),
+        }),
+      text as RegExp,
+    );
+  }
+  for (const skew of ["1s", "1h"]) {
+    await using gateway = await startGateway({
+      policy: policy(`operations:\n  initiatePayment:\n    jws_signature: { sigt_skew: ${skew} }`),
+    });
+    assert.ok(gateway.url, skew);
+  }
+});
