@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { clientCertificate, DEFAULT_HEADER } from "../../../src/pki/client_cert.ts";
 import { GatewayError } from "../../../src/core/errors.ts";
+import { HeaderPairs } from "../../../src/lib/header_pairs.ts";
 
 const PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
 
@@ -75,8 +76,11 @@ Deno.test("clientCertificate() takes an empty or blank header as none, and trims
   for (const form of ["nginx", "envoy", "rfc9440"] as const) {
     assert.equal(clientCertificate(new Headers({ "h": "  " }), form, "h"), undefined);
   }
-  assert.equal(clientCertificate(new Headers({ "h": " :MIIB: " }), "rfc9440", "h"), "MIIB");
-  assert.equal(clientCertificate(new Headers({ "h": " MIIB%20 " }), "nginx", "h"), "MIIB ");
+  // Headers trims values itself; any other lookup (the gateway's HeaderPairs) need not.
+  const pairs = (value: string) => new HeaderPairs([["h", value]]);
+  assert.equal(clientCertificate(pairs(" :MIIB: "), "rfc9440", "h"), "MIIB");
+  assert.equal(clientCertificate(pairs(" MIIB%20 "), "nginx", "h"), "MIIB ");
+  assert.equal(clientCertificate(pairs(" \t "), "nginx", "h"), undefined);
 });
 
 Deno.test("clientCertificate() reads RFC 9440 base64 with padding only at its end", () => {
@@ -104,6 +108,11 @@ Deno.test("clientCertificate() reads Envoy's Cert in any case and spacing, quote
   assert.equal(read(`Cert="x`), '"x');
   // The first Cert of the first element, which is about the TPP's own connection.
   assert.equal(read(`Cert=first;Cert=second`), "first");
+  // Elements end at ",": a Cert after it belongs to another hop, even after a ";".
+  assert.equal(read(`Cert=one,By=b;Cert=two`), "one");
+  assert.throws(() => read(`Hash=1,By=b;Cert=two`), GatewayError);
+  // A pair without "=" is no key, even one that starts with "Cert".
+  assert.equal(read(`Certx;Cert=real`), "real");
   assert.throws(() => read(`By=a;Hash=1,Cert=second`), GatewayError);
 });
 

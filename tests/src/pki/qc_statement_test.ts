@@ -3,13 +3,11 @@ import { AsnParser, AsnSerializer } from "@peculiar/asn1-schema";
 import { QCStatement, QCStatements } from "@peculiar/asn1-x509-qualified";
 import {
   PSD2_ROLES,
-  PSD2_STATEMENT_OID,
   Psd2QcType,
   psd2Roles,
   psd2StatementsValue,
   QC_TYPE_LABELS,
   QC_TYPE_NAMES,
-  QC_TYPE_STATEMENT_OID,
   QC_TYPES,
   QcTypeList,
   qcTypes,
@@ -65,6 +63,10 @@ function statementsValue(...entries: [string, ArrayBuffer?][]): ArrayBuffer {
   );
 }
 
+/** The OIDs as ETSI EN 319 412-5 and TS 119 495 write them (not the module's constants). */
+const QCTYPE = "0.4.0.1862.1.6";
+const PSD2 = "0.4.0.19495.2";
+
 function psd2Info(oids: string[]): ArrayBuffer {
   return AsnSerializer.serialize(
     new Psd2QcType({
@@ -80,40 +82,33 @@ function psd2Info(oids: string[]): ArrayBuffer {
 Deno.test("psd2Roles() reads only the PSD2 statement, each known role once, in its order", () => {
   const types = AsnSerializer.serialize(new QcTypeList(["0.4.0.1862.1.6.3"]));
   const value = statementsValue(
-    [QC_TYPE_STATEMENT_OID, types],
+    [QCTYPE, types],
     ["0.4.0.1862.1.1"],
-    [
-      PSD2_STATEMENT_OID,
-      psd2Info(["0.4.0.19495.1.3", "1.2.3.4", "0.4.0.19495.1.1", "0.4.0.19495.1.3"]),
-    ],
+    [PSD2, psd2Info(["0.4.0.19495.1.3", "1.2.3.4", "0.4.0.19495.1.1", "0.4.0.19495.1.3"])],
   );
   assert.deepEqual(psd2Roles(value), ["PSP_AI", "PSP_AS"]);
-  assert.deepEqual(psd2Roles(statementsValue([QC_TYPE_STATEMENT_OID, types])), []);
+  assert.deepEqual(psd2Roles(statementsValue([QCTYPE, types])), []);
   assert.deepEqual(PSD2_ROLES, {
     "0.4.0.19495.1.1": "PSP_AS",
     "0.4.0.19495.1.2": "PSP_PI",
     "0.4.0.19495.1.3": "PSP_AI",
     "0.4.0.19495.1.4": "PSP_IC",
   });
-  assert.equal(PSD2_STATEMENT_OID, "0.4.0.19495.2");
 });
 
 Deno.test("qcTypes() reads only the QC type statement, each known type once, and refuses one without its list", () => {
   const list = (oids: string[]) => AsnSerializer.serialize(new QcTypeList(oids));
   const value = statementsValue(
-    [PSD2_STATEMENT_OID, psd2Info(["0.4.0.19495.1.3"])],
+    [PSD2, psd2Info(["0.4.0.19495.1.3"])],
     ["0.4.0.1862.1.1"],
-    [
-      QC_TYPE_STATEMENT_OID,
-      list(["0.4.0.1862.1.6.2", "1.2.3", "0.4.0.1862.1.6.2", "0.4.0.1862.1.6.1"]),
-    ],
+    [QCTYPE, list(["0.4.0.1862.1.6.2", "1.2.3", "0.4.0.1862.1.6.2", "0.4.0.1862.1.6.1"])],
   );
   assert.deepEqual(qcTypes(value), ["QSealC", "QESig"]);
   // No QC type statement: undefined; one of unknown types only: none.
-  assert.equal(qcTypes(statementsValue([PSD2_STATEMENT_OID, psd2Info([])])), undefined);
+  assert.equal(qcTypes(statementsValue([PSD2, psd2Info([])])), undefined);
   // A QcType statement without its list is malformed (the parser reads its info as empty).
-  assert.throws(() => qcTypes(statementsValue([QC_TYPE_STATEMENT_OID])), /zero length/);
-  assert.deepEqual(qcTypes(statementsValue([QC_TYPE_STATEMENT_OID, list(["1.2.3"])])), []);
+  assert.throws(() => qcTypes(statementsValue([QCTYPE])), /zero length/);
+  assert.deepEqual(qcTypes(statementsValue([QCTYPE, list(["1.2.3"])])), []);
   assert.deepEqual(QC_TYPES, {
     "0.4.0.1862.1.6.1": "QESig",
     "0.4.0.1862.1.6.2": "QSealC",
