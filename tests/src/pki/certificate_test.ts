@@ -7,6 +7,7 @@ import {
   Extension,
   KeyUsageFlags,
   KeyUsagesExtension,
+  SubjectAlternativeNameExtension,
 } from "@peculiar/x509";
 import {
   certificateBytes,
@@ -129,6 +130,7 @@ Deno.test("parseCertificate() takes DNS names from a host-like CN and the Subjec
       ["-bad.example", []],
       ["bad-.example", []],
       ["a.example.", ["a.example"]],
+      ["api.eu.tpp.example", ["api.eu.tpp.example"]],
       ["tpp.example2", []],
       [`${"a".repeat(63)}.example`, [`${"a".repeat(63)}.example`]],
       [`${"a".repeat(64)}.example`, []],
@@ -139,6 +141,24 @@ Deno.test("parseCertificate() takes DNS names from a host-like CN and the Subjec
     const cert = await issue(ca, { name: cn, domains: [], keyType: "EC" });
     assert.deepEqual((await parseCertificate(cert.pem)).domains, domains, cn);
   }
+});
+
+Deno.test("parseCertificate() takes only the dNSNames of the SubjectAltName", async () => {
+  // A CA certificate from the test issuer has no SubjectAltName of its own: only this one.
+  const cert = await issue(ca, {
+    ca: true,
+    keyType: "EC",
+    name: "Acme Payments Ltd",
+    extensions: [
+      new SubjectAlternativeNameExtension([
+        { type: "email", value: "ops@tpp.example" },
+        { type: "dns", value: "Pay.TPP.example" },
+        { type: "ip", value: "192.0.2.1" },
+        { type: "url", value: "https://tpp.example/" },
+      ]),
+    ],
+  });
+  assert.deepEqual((await parseCertificate(cert.pem)).domains, ["pay.tpp.example"]);
 });
 
 Deno.test("parseCertificate() says why a certificate cannot be read", async () => {

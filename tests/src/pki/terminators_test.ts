@@ -112,3 +112,13 @@ Deno.test("Terminators.clientAddress() reads an X-Forwarded-For element only whe
     assert.equal(client(bad), "10.0.0.5", bad);
   }
 });
+
+Deno.test("Terminators refuses a list with what is no address, and terminators() makes one per list", () => {
+  assert.throws(() => new Terminators(["10.0.0.0/8", "nginx.internal"]), {
+    message: '"nginx.internal" is no IP address or CIDR',
+  });
+  const list = ["10.0.0.0/8"];
+  assert.equal(terminators(list), terminators(list));
+  assert.equal(terminators(undefined), terminators(undefined));
+  assert.notEqual(terminators(list), terminators(["10.0.0.0/8"]));
+});
