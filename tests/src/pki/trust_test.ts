@@ -262,3 +262,25 @@ Deno.test("trustStore() makes one store per policy", () => {
   assert.equal(trustStore(a), trustStore(a));
   assert.notEqual(trustStore(a), trustStore(b));
 });
+
+Deno.test("TrustStore.checkTpp() refuses a certificate from a CA that only takes an anchor's name", async () => {
+  const impostor = await createCa("Test QTSP CA");
+  await refused(check(store(), await issue(impostor, { keyType: "EC" })), {
+    code: "CERTIFICATE_INVALID",
+    text: "The TPP certificate does not chain to a trust anchor of the bank",
+  });
+});
+
+Deno.test("TrustStore.checkTpp() keeps a chain per leaf and list of intermediates sent", async () => {
+  const s = store();
+  const info = await parseCertificate(viaIntermediate.pem);
+  const at = { ...role, group: "pis" as const, now: Date.now() };
+  const good = [await parseCertificate(intermediate.pem)];
+  assert.equal(await s.checkTpp(info, { ...at, extra: good }), "PSDGE-NBG-123456");
+  // Another list of the same length is another chain: this one does not reach an anchor.
+  const other = [await parseCertificate(otherCa.pem)];
+  await refused(s.checkTpp(info, { ...at, extra: other }), {
+    code: "CERTIFICATE_INVALID",
+    text: /chain/,
+  });
+});
