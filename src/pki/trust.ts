@@ -144,7 +144,7 @@ export class TrustStore {
       const anchor = anchors.find((a) => a.sha256 === current.sha256) ??
         await this.#issuerAmong(current, anchors);
       if (anchor) {
-        if (anchor !== current) chain.push(anchor);
+        if (anchor.sha256 !== current.sha256) chain.push(anchor);
         return {
           ok: true,
           chain,

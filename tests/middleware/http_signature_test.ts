@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 // In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
 import { gatewayApp as startGateway } from "../support/gateway.ts";
-import { startUpstream } from "../support/upstream.ts";
+import { closedPort, startUpstream } from "../support/upstream.ts";
+import { createMetrics } from "../../src/lib/metrics.ts";
 import { createCa, issue, nginxHeader } from "../support/pki.ts";
 import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
 import {
@@ -29,6 +30,7 @@ const otherTpp = await issue(ca, { orgId: "PSDGE-NBG-999999" });
 /** Serial 0x9FA1 = 40865, as in the Berlin Group guidelines' keyId example. */
 const example = await issue(ca, { serial: "9fa1" });
 const tppEc = await issue(ca, { keyType: "EC" });
+const qwac = await issue(ca, { qcTypes: ["QWAC"] });
 
 function policy(...parts: PolicyInput[]) {
   return buildPolicy({
@@ -343,4 +345,67 @@ Deno.test("httpSignature() accepts hs2019 (RSASSA-PSS SHA-512) only when the pol
     code: "SIGNATURE_INVALID",
     text: /key does not fit the algorithm hs2019/,
   }, { policy: withHs2019 });
+});
+
+Deno.test("httpSignature() applies the policy's QC types to the signing certificate", async () => {
+  const sealsOnly = forPayments({ types: ["QSealC"] });
+  await rejected(await signed({}, qwac), {
+    code: "CERTIFICATE_INVALID",
+    text: /^The signing certificate is a QWAC \(id-etsi-qct-web\); this operation accepts QSealC$/,
+    path: "TPP-Signature-Certificate",
+  }, { policy: sealsOnly });
+  assert.equal((await run(await signed({}, qwac))).response.status, 201);
+});
+
+Deno.test("httpSignature() passes a signer whose responder is down under soft revocation, counted for http_signature", async () => {
+  const text = policy({
+    trust: {
+      anchors: [ca.pem],
+      blocked: [{ serial: "0badc0de" }],
+      revocation: { ocsp_responder: `http://127.0.0.1:${closedPort()}`, methods: ["ocsp"] },
+    },
+    defaults: { http_signature: { required: true, revocation: "soft" } },
+  });
+  await using upstream = startUpstream(() => Response.json({ paymentId: "p-1" }, { status: 201 }));
+  const metrics = createMetrics();
+  await using gateway = await startGateway({
+    policy: text,
+    upstream: upstream.url,
+    services: { metrics },
+  });
+  const response = await gateway.fetch(TARGET, {
+    method: "POST",
+    headers: await signed(),
+    body: PAYMENT_BODY,
+  });
+  assert.equal(response.status, 201, await response.text());
+  assert.equal(metrics.revocationSoftPasses.value({ check: "http_signature" }), 1);
+});
+
+Deno.test("httpSignature() refuses a time_skew under 1s or over 1h", async () => {
+  for (const [skew, text] of [["500ms", /must be at least 1s/], ["61m", /must be at most 1h/]]) {
+    await assert.rejects(
+      () =>
+        startGateway({
+          policy: forPayments({ time_skew: skew as string }),
+        }),
+      text as RegExp,
+    );
+  }
+  for (const skew of ["1s", "1h"]) {
+    await using gateway = await startGateway({
+      policy: forPayments({ time_skew: skew }),
+    });
+    assert.ok(gateway.url, skew);
+  }
+});
+
+Deno.test("httpSignature() refuses a policy whose cover list leaves out digest", async () => {
+  await assert.rejects(
+    () =>
+      startGateway({
+        policy: forPayments({ cover: ["(request-target)", "x-request-id"] }),
+      }),
+    /cover must include "digest"/,
+  );
 });

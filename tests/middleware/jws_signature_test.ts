@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
 // In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
 import { gatewayApp as startGateway } from "../support/gateway.ts";
-import { startUpstream } from "../support/upstream.ts";
+import { closedPort, startUpstream } from "../support/upstream.ts";
+import { createMetrics } from "../../src/lib/metrics.ts";
 import { createCa, issue, nginxHeader } from "../support/pki.ts";
 import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
 import {
@@ -27,6 +29,7 @@ const expired = await issue(ca, {
   notAfter: new Date(Date.now() - 2 * DAY),
 });
 const blocked = await issue(ca, { serial: "0badc0de" });
+const qwac = await issue(ca, { qcTypes: ["QWAC"] });
 const intermediate = await issue(ca, { ca: true, name: "Test Issuing CA 2" });
 const viaIntermediate = await issue(intermediate);
 
@@ -402,6 +405,76 @@ Deno.test("jwsSignature() rejects a signing certificate without the payment role
   });
 });
 
+Deno.test("jwsSignature() applies the policy's QC types to the signing certificate", async () => {
+  const sealsOnly = forPayments({ types: ["QSealC"] });
+  await rejected(await signed({}, qwac), {
+    code: "CERTIFICATE_INVALID",
+    text: /^The signing certificate is a QWAC \(id-etsi-qct-web\); this operation accepts QSealC$/,
+    path: "x-jws-signature",
+  }, { policy: sealsOnly });
+  assert.equal((await run(await signed({}, qwac))).response.status, 201);
+});
+
+Deno.test("jwsSignature() passes a signer whose responder is down under soft revocation, counted for jws_signature", async () => {
+  const text = policy({
+    trust: {
+      anchors: [ca.pem],
+      blocked: [{ serial: "0BADC0DE", note: "compromised key" }],
+      revocation: { ocsp_responder: `http://127.0.0.1:${closedPort()}`, methods: ["ocsp"] },
+    },
+    defaults: { jws_signature: { required: true, revocation: "soft" } },
+  });
+  await using upstream = startUpstream(() => Response.json({ paymentId: "p-1" }, { status: 201 }));
+  const metrics = createMetrics();
+  await using gateway = await startGateway({
+    policy: text,
+    upstream: upstream.url,
+    services: { metrics },
+  });
+  const response = await gateway.fetch(TARGET, {
+    method: "POST",
+    headers: await signed(),
+    body: PAYMENT_BODY,
+  });
+  assert.equal(response.status, 201, await response.text());
+  assert.equal(metrics.revocationSoftPasses.value({ check: "jws_signature" }), 1);
+});
+
+Deno.test("jwsSignature() leaves the TPP a bearer token named as it is", async () => {
+  // Without a transport certificate the signer names the TPP only when nothing before it did.
+  const keys = await generateKeyPair("RS256");
+  await using jwks = startUpstream(async () =>
+    Response.json({ keys: [{ ...await exportJWK(keys.publicKey), kid: "k1", alg: "RS256" }] })
+  );
+  const issuer = "https://auth.bank.example";
+  const text = policy({
+    defaults: {
+      bearer_token: {
+        mode: "enforce",
+        jwks_url: `${jwks.url}/jwks.json`,
+        issuer,
+        audience: ["xs2a"],
+      },
+      tpp_certificate: undefined,
+    },
+  });
+  const token = await new SignJWT({ iss: issuer, aud: "xs2a", client_id: "client-42" })
+    .setProtectedHeader({ alg: "RS256", kid: "k1" })
+    .setIssuedAt()
+    .setExpirationTime("5m")
+    .sign(keys.privateKey);
+  const { response, body, log } = await run({
+    ...await signed(),
+    authorization: `Bearer ${token}`,
+  }, { policy: text });
+  assert.equal(response.status, 201, JSON.stringify(body));
+  assert.equal(log.find((l) => l.op === "initiatePayment")?.tpp, "client-42");
+  const alone = await run(await signed(), {
+    policy: buildPolicy(text, { defaults: { bearer_token: undefined } }),
+  });
+  assert.equal(alone.log.find((l) => l.op === "initiatePayment")?.tpp, "PSDGE-NBG-123456");
+});
+
 Deno.test("jwsSignature() rejects a value that is not a compact detached JWS", async () => {
   const headers = await signed();
   const [head, , sig] = headers["x-jws-signature"].split(".");
@@ -451,4 +524,22 @@ Deno.test("jwsSignature() rejects pars entries that are no header names, and x5c
     code: "SIGNATURE_INVALID",
     text: /"x5c" must be a list of 1 to 4 base64 certificates/,
   });
+});
+
+Deno.test("jwsSignature() refuses a sigt_skew under 1s or over 1h", async () => {
+  for (const [skew, text] of [["500ms", /must be at least 1s/], ["61m", /must be at most 1h/]]) {
+    await assert.rejects(
+      () =>
+        startGateway({
+          policy: forPayments({ sigt_skew: skew as string }),
+        }),
+      text as RegExp,
+    );
+  }
+  for (const skew of ["1s", "1h"]) {
+    await using gateway = await startGateway({
+      policy: forPayments({ sigt_skew: skew }),
+    });
+    assert.ok(gateway.url, skew);
+  }
 });

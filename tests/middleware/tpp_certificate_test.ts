@@ -387,6 +387,29 @@ Deno.test("tppCertificate() revocation: an OCSP response stapled by the terminat
   assert.equal(other.response.status, 503);
 });
 
+Deno.test("tppCertificate() revocation: a staple in RFC 9440 form is read, an unreadable one is none", async () => {
+  await using responder = await openCa.responder();
+  const info = await parseCertificate(goodTpp.pem);
+  const request = await ocspRequest(info.cert, openCa.ca.cert);
+  const answer = await fetch(responder.url, { method: "POST", body: request as BodyInit });
+  const staple = btoa(String.fromCharCode(...new Uint8Array(await answer.arrayBuffer())));
+  const policy = revocationPolicy(
+    "hard",
+    { ocsp_responder: `http://127.0.0.1:${freePort()}`, methods: ["ocsp"] },
+    { ocsp_header: "X-SSL-Client-OCSP" },
+  );
+  const rfc = await revocationCall(goodTpp, policy, {
+    headers: { "x-ssl-client-ocsp": ` :${staple}: ` },
+  });
+  assert.equal(rfc.response.status, 200, JSON.stringify(rfc.body));
+  // Not base64: no staple, so the responder (down) decides.
+  const unreadable = await revocationCall(goodTpp, policy, {
+    headers: { "x-ssl-client-ocsp": "not base64!" },
+  });
+  assert.equal(unreadable.response.status, 503, JSON.stringify(unreadable.body));
+  assert.equal(unreadable.upstream.length, 0);
+});
+
 // Certificate types (QC type statement) and extended key usage.
 
 const qwac = await issue(ca, { qcTypes: ["QWAC"] });

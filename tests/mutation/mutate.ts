@@ -43,8 +43,17 @@ export const COVERED_BY: Record<string, string[]> = {
     "tests/middleware/http_signature_test.ts",
   ],
   "src/pki/client_cert.ts": ["tests/middleware/tpp_certificate_test.ts"],
-  // The transport certificate's TPP is what a signer must match.
-  "middleware/tpp_certificate.ts": ["tests/middleware/jws_signature_test.ts"],
+  // The guard's register and revocation branches, driven through the checks that use them.
+  "src/pki/certificate_use.ts": [
+    "tests/middleware/tpp_certificate_test.ts",
+    "tests/security/trust_register_test.ts",
+  ],
+  // The transport certificate's TPP is what a signer must match; the terminator rules (who may
+  // send the header) are attacks in tests/security.
+  "middleware/tpp_certificate.ts": [
+    "tests/middleware/jws_signature_test.ts",
+    "tests/security/who_is_calling_test.ts",
+  ],
   "src/tokens/jwks.ts": ["tests/middleware/bearer_token_test.ts"],
   "middleware/_signature.ts": [
     "tests/middleware/jws_signature_test.ts",

@@ -81,3 +81,44 @@ Deno.test("Terminators.clientAddress() answers the peer or an address for any X-
     }),
   );
 });
+
+Deno.test("parseRange() takes a prefix of digits only, without a leading zero", () => {
+  for (
+    const bad of ["10.0.0.0/a8", "10.0.0.0/8x", "10.0.0.0/08", "10.0.0.0/ 8", "2001:db8::/032"]
+  ) {
+    assert.equal(parseRange(bad), undefined, bad);
+  }
+  assert.deepEqual(parseRange("10.1.2.3/8"), { v6: false, bits: 10n << 24n, prefix: 8 });
+  assert.deepEqual(parseRange("10.1.2.3"), { v6: false, bits: 0x0a010203n, prefix: 32 });
+  assert.deepEqual(parseRange("10.1.2.3/0"), { v6: false, bits: 0n, prefix: 0 });
+});
+
+Deno.test("Terminators.trusts() never matches an address of the other family", () => {
+  assert.ok(!new Terminators(["::/0"]).trusts("10.0.0.1"));
+  assert.ok(!new Terminators(["0.0.0.0/0"]).trusts("::1"));
+  assert.ok(new Terminators(["0.0.0.0/0"]).trusts("::ffff:10.0.0.1"));
+});
+
+Deno.test("Terminators.clientAddress() reads an X-Forwarded-For element only when it is whole", () => {
+  const peers = new Terminators(["10.0.0.0/24"]);
+  const client = (element: string) => peers.clientAddress("10.0.0.5", element);
+  assert.equal(client("[2001:db8::1]"), "2001:db8::1");
+  assert.equal(client(" [2001:db8::1]:8443 "), "2001:db8::1");
+  // Text around the brackets or the port: unreadable, so the peer is the client.
+  for (const bad of ["x[2001:db8::1]", "[2001:db8::1]x", "[2001:db8::1]:80x", "[2001:db8::1]:"]) {
+    assert.equal(client(bad), "10.0.0.5", bad);
+  }
+  for (const bad of ["203.0.113.1:5123x", "x203.0.113.1:5123", "203.0.113.1:x:5.6.7.8:9"]) {
+    assert.equal(client(bad), "10.0.0.5", bad);
+  }
+});
+
+Deno.test("Terminators refuses a list with what is no address, and terminators() makes one per list", () => {
+  assert.throws(() => new Terminators(["10.0.0.0/8", "nginx.internal"]), {
+    message: '"nginx.internal" is no IP address or CIDR',
+  });
+  const list = ["10.0.0.0/8"];
+  assert.equal(terminators(list), terminators(list));
+  assert.equal(terminators(undefined), terminators(undefined));
+  assert.notEqual(terminators(list), terminators(["10.0.0.0/8"]));
+});
