@@ -54,3 +54,28 @@ Deno.test("accept() allows XML when reading a pain.001 payment", async () => {
     1,
   );
 });
+
+Deno.test("accept() names JSON and XML in its text when reading a pain.001 payment", async () => {
+  await using t = await rig(
+    policy("  path_params: { offered_products: [domestic, pain.001-sepa-credit-transfers] }"),
+  );
+  const headers = { "x-request-id": REQUEST_ID, accept: "text/html" };
+  assertRejected(await t.call("/v1/payments/pain.001-sepa-credit-transfers/p-1", { headers }), {
+    status: 406,
+    code: "REQUESTED_FORMATS_INVALID",
+    path: "Accept",
+    text: /^Header "Accept" must allow "application\/json" or "application\/xml"$/,
+  }, t.upstream);
+  // XML is for reading a pain.001 payment only, not for its status.
+  assertRejected(
+    await t.call("/v1/payments/pain.001-sepa-credit-transfers/p-1/status", {
+      headers: { ...headers, accept: "application/xml" },
+    }),
+    {
+      status: 406,
+      code: "REQUESTED_FORMATS_INVALID",
+      text: /^Header "Accept" must allow "application\/json"$/,
+    },
+    t.upstream,
+  );
+});

@@ -61,6 +61,14 @@ export const COVERED_BY: Record<string, string[]> = {
   ],
   "src/store/script.ts": ["tests/src/store/redis_test.ts", "tests/src/store/upstash_test.ts"],
   "middleware/idempotency.ts": ["tests/faults/idempotency_faults_test.ts"],
+  // The header rules that drop an ignorable header, and those that need a header.
+  "middleware/_headers.ts": [
+    "tests/middleware/tpp_flags_test.ts",
+    "tests/middleware/tpp_redirect_uri_test.ts",
+    "tests/middleware/tpp_notification_content_test.ts",
+    "tests/middleware/header_limits_test.ts",
+    "tests/middleware/request_id_test.ts",
+  ],
 };
 
 /**
