@@ -91,3 +91,11 @@ Deno.test("consentId() checks a Consent-ID sent on payment initiation", async ()
     t.upstream,
   );
 });
+
+Deno.test("consentId() does not judge operations that do not take the header", async () => {
+  await using t = await rig(policy());
+  assertForwarded(
+    await t.call("/v1/products/en", { headers: { "consent-id": "a/b" } }),
+    t.upstream,
+  );
+});

@@ -145,3 +145,30 @@ Deno.test("tppUris() in enforce mode logs the stripped notification URI as dropp
     [["enforce", true]],
   );
 });
+
+Deno.test("tppUris() forwards a notification URI outside the domains when the policy says forward", async () => {
+  const forward = policy().replace(
+    "tpp_uris: { redirect: warn }",
+    "tpp_uris: { redirect: warn, notification: forward }",
+  );
+  const { response, received, log } = await consent(
+    { "tpp-notification-uri": "https://evil.example/n" },
+    { policy: forward },
+  );
+  assert.equal(response.status, 201);
+  assert.equal(response.headers.get("aspsp-notification-support"), null);
+  assert.equal(received[0].headers.get("tpp-notification-uri"), "https://evil.example/n");
+  const line = log.find((l) => l.op === "createConsent");
+  assert.equal(line?.findings, undefined);
+});
+
+Deno.test("tppUris() names the refused redirect URI and the certificate's domains in its text", async () => {
+  const { body } = await consent(
+    { "tpp-nok-redirect-uri": "https://phish.example/nok" },
+    { policy: policy("reject") },
+  );
+  assert.equal(
+    body.tppMessages[0].text,
+    `Header "TPP-Nok-Redirect-URI" must point into the domains of the TPP's certificate (tpp.example, *.api.tpp.example)`,
+  );
+});
