@@ -189,3 +189,29 @@ Deno.test("tppRedirectUri() in report mode forwards a malformed notification URI
     dropped: false,
   }]);
 });
+
+Deno.test("uriProblem() wants the scheme at the very start", () => {
+  // The URL parser would read this as https://x/... .
+  assert.equal(
+    uriProblem("https:/x/https://tpp.example/cb", false),
+    "must be an absolute https URI",
+  );
+});
+
+Deno.test("tppRedirectUri() judges only the URIs the operation takes", async () => {
+  await using t = await rig(policy());
+  // Payment cancellation takes the redirect URIs, not TPP-Notification-URI.
+  const cancel = await t.call("/v1/payments/domestic/p-1", {
+    method: "DELETE",
+    headers: { "x-request-id": crypto.randomUUID(), "tpp-notification-uri": "notify-me" },
+  });
+  assertForwarded(cancel, t.upstream);
+  assert.equal(cancel.headers.get("aspsp-notification-support"), null);
+  assert.equal(t.gateway.log.lines.at(-1)!.findings, undefined);
+  // An operation that takes none of them.
+  assertForwarded(
+    await t.call("/v1/products/en", { headers: { "tpp-redirect-uri": "not a uri" } }),
+    t.upstream,
+    2,
+  );
+});
