@@ -214,3 +214,33 @@ Deno.test("headerLimits() allows a header of exactly max_header_bytes or its cap
     'Header "X-Cap" must have at most 3 characters',
   );
 });
+
+Deno.test("headerLimits() counts any other header in bytes, UTF-8 or not", async () => {
+  const letters = "\xe1\x83\x90".repeat(4); // 4 characters, 12 bytes
+  assert.equal(
+    await judge({ max_header_bytes: 10 }, [["x-a", letters]]),
+    'Header "X-A" must have at most 10 bytes',
+  );
+  assert.equal(await judge({ max_header_bytes: 12 }, [["x-a", letters]]), undefined);
+});
+
+Deno.test("characterProblem() reads TAB as a space, C0 controls first, ASCII always fine", () => {
+  assert.equal(characterProblem("plain text\twith tab", true), undefined);
+  assert.equal(characterProblem("caf\xc3\xa9\tbar", false), undefined);
+  assert.equal(characterProblem("x\x01y", true), "must not contain control characters");
+  assert.equal(characterProblem("x\x01y\xc3\xa9", false), "must not contain control characters");
+  assert.equal(
+    characterProblem("caf\xc3\xa9", true),
+    "must contain printable ASCII characters only",
+  );
+  // A TAB inside a UTF-8 character: no longer UTF-8, judged as Latin-1, where 0x83 is a control.
+  assert.equal(characterProblem("\xe1\x83\t\x90", false), "must not contain control characters");
+});
+
+Deno.test("headerLimits() with ascii_only still takes plain ASCII headers", async () => {
+  await using t = await rig(policy("  header_limits: { ascii_only: true }"));
+  assertForwarded(
+    await t.call("/v1/accounts", { headers: { ...READ, "psu-user-agent": "Mozilla/5.0 (X11)" } }),
+    t.upstream,
+  );
+});
