@@ -628,3 +628,22 @@ Deno.test("rateLimit() headers replace the upstream's own and reach the errors o
   assert.equal(late.headers.get("ratelimit-remaining"), "4");
   assert.equal(late.headers.get("x-request-id"), id);
 });
+
+Deno.test("rateLimit() refuses a limit that does not count by tpp on a store whose keys need a slot tag", () => {
+  const build = (limits: Record<string, unknown>, tagKeys: boolean) => {
+    const context = buildContext(operation("getAccountList"));
+    context.services.store = Object.assign(new MemoryStore(), { tagKeys });
+    return rateLimit.create(rateLimit.options.parse({ limits }), context);
+  };
+  const perTpp = { per_tpp: { key: ["tpp", "client_ip"], limit: 1, window: "1h" } };
+  const perIp = { per_ip: { key: ["client_ip", "operation"], limit: 1, window: "1h" } };
+  assert.notEqual(build(perTpp, true), undefined);
+  assert.notEqual(build(perIp, false), undefined);
+  assert.throws(
+    () => build({ ...perTpp, ...perIp }, true),
+    {
+      message:
+        "rate_limit.limits.per_ip: key [client_ip, operation] does not count by tpp, which a Redis Cluster store needs (one decision's keys share the caller's slot): add tpp to the key, or put a hash tag in store.prefix (\"{xs2a}:\") to keep every key in one slot",
+    },
+  );
+});

@@ -3,6 +3,9 @@ import { startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
 import { createCa, issue, nginxHeader, yamlString } from "../support/pki.ts";
 import { consentBody, initiationHeaders } from "../support/requests.ts";
+import { buildContext } from "../support/sections.ts";
+import { tppUris } from "../../middleware/tpp_uris.ts";
+import { operation } from "../../src/core/catalogue.ts";
 
 const ca = await createCa();
 const tpp = await issue(ca, { domains: ["tpp.example", "*.api.tpp.example"] });
@@ -171,4 +174,44 @@ Deno.test("tppUris() names the refused redirect URI and the certificate's domain
     body.tppMessages[0].text,
     `Header "TPP-Nok-Redirect-URI" must point into the domains of the TPP's certificate (tpp.example, *.api.tpp.example)`,
   );
+});
+
+Deno.test("tppUris() says none when the certificate names no domain", async () => {
+  const bare = await issue(ca, { domains: [], name: "TPP Without Domains" });
+  const { response, body, received } = await consent(
+    { "x-ssl-client-cert": nginxHeader(bare), "tpp-redirect-uri": "https://tpp.example/cb" },
+    { policy: policy("reject") },
+  );
+  assert.equal(response.status, 400);
+  assert.equal(
+    body.tppMessages[0].text,
+    `Header "TPP-Redirect-URI" must point into the domains of the TPP's certificate (none)`,
+  );
+  assert.equal(received.length, 0);
+});
+
+Deno.test("tppUris() with notification: forward still judges the redirect URIs", async () => {
+  const forward = policy("reject").replace(
+    "tpp_uris: { redirect: reject }",
+    "tpp_uris: { redirect: reject, notification: forward }",
+  );
+  const { response, body, received } = await consent(
+    { "tpp-redirect-uri": "https://phish.example/cb" },
+    { policy: forward },
+  );
+  assert.equal(response.status, 400);
+  assert.equal(body.tppMessages[0].path, "TPP-Redirect-URI");
+  assert.equal(received.length, 0);
+});
+
+Deno.test("tppUris() builds nothing for an operation without TPP URIs, or with only a forwarded notification URI", () => {
+  const build = (headers: string[], notification = "strip") =>
+    tppUris.create(
+      tppUris.options.parse({ notification }),
+      buildContext({ ...operation("createConsent"), headers }),
+    );
+  assert.equal(build([]), undefined);
+  assert.equal(build(["tpp-notification-uri"], "forward"), undefined);
+  assert.notEqual(build(["tpp-notification-uri"]), undefined);
+  assert.notEqual(build(["tpp-nok-redirect-uri"], "forward"), undefined);
 });
