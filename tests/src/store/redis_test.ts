@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createStore } from "../../../src/store/mod.ts";
 import { StoreUnavailableError } from "../../../src/store/types.ts";
+import { memoryLogger } from "../../../src/lib/log.ts";
 import { storeSection } from "../../../src/policy/sections.ts";
 import { storeContract } from "../../support/store_contract.ts";
 import { idem, limit } from "../../support/store_contract.ts";
@@ -62,11 +63,75 @@ Deno.test({
       await until(() => store.decide({ limits: [limit()] }), 3000);
       redis.freeze(true);
       const started = performance.now();
-      await assert.rejects(store.decide({ limits: [limit()] }), StoreUnavailableError);
+      await assert.rejects(store.decide({ limits: [limit()] }), (error: unknown) => {
+        assert.ok(error instanceof StoreUnavailableError);
+        assert.equal(error.message, "No answer within 200 ms");
+        return true;
+      });
       const took = performance.now() - started;
       assert.ok(took >= 150 && took < 1000, `took ${took} ms`);
       redis.freeze(false);
       await until(() => store.decide({ limits: [limit()] }), 3000);
+    } finally {
+      await store.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "redisStore sends a known script as EVALSHA: one round trip a decision",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    await using redis = await startRedisServer();
+    const store = await createStore(section(redis.url));
+    try {
+      await until(() => store.decide({ limits: [limit()] }), 3000);
+      for (let i = 0; i < 3; i++) {
+        const before = store.stats.roundTrips;
+        await store.decide({ idempotency: idem(), limits: [limit()] });
+        assert.equal(store.stats.roundTrips - before, 1);
+      }
+      const before = store.stats.roundTrips;
+      await store.complete({ key: "idem:x", token: "t", action: "release", retentionMs: 1000 });
+      await store.complete({ key: "idem:x", token: "t", action: "release", retentionMs: 1000 });
+      assert.equal(store.stats.roundTrips - before, 3, "EVAL once, then EVALSHA");
+      assert.equal(store.stats.errors, 0);
+    } finally {
+      await store.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "redisStore logs an outage at most once a second, with the failed operation",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    await using redis = await startRedisServer();
+    const log = memoryLogger();
+    const store = await createStore(section(redis.url), { log });
+    try {
+      await until(() => store.decide({ limits: [limit()] }), 3000);
+      const errorsBefore = store.stats.errors;
+      await redis.kill();
+      await assert.rejects(store.decide({ limits: [limit()] }), StoreUnavailableError);
+      await assert.rejects(store.get("k"), StoreUnavailableError);
+      await assert.rejects(store.put("k", "v", 1000), StoreUnavailableError);
+      const outages = () => log.lines.filter((line) => line.msg === "store unavailable");
+      assert.equal(outages().length, 1, "one line within a second");
+      assert.deepEqual(Object.keys(outages()[0]).sort(), [
+        "error",
+        "level",
+        "msg",
+        "operation",
+        "store",
+      ]);
+      assert.equal(outages()[0].store, "redis");
+      assert.equal(outages()[0].operation, "decide");
+      assert.equal(store.stats.errors - errorsBefore, 3);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      await assert.rejects(store.refund("c"), StoreUnavailableError);
+      assert.equal(outages().length, 2);
+      assert.equal(outages()[1].operation, "refund");
     } finally {
       await store.close();
     }
