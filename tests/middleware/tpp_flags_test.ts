@@ -1,4 +1,7 @@
 import assert from "node:assert/strict";
+import { tppFlags } from "../../middleware/tpp_flags.ts";
+import { buildContext } from "../support/sections.ts";
+import { operation } from "../../src/core/catalogue.ts";
 import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
 import { consentBody, initiationHeaders, singlePayment } from "../support/requests.ts";
 
@@ -116,4 +119,11 @@ Deno.test("tppFlags() shows a refused value of up to 40 characters whole, a long
     (await call(`${forty}z`)).text,
     `Header "TPP-Redirect-Preferred" must be "true" or "false", not "${forty}..."`,
   );
+});
+
+Deno.test("tppFlags() builds nothing for an operation that takes no flag", () => {
+  const build = (id: string) =>
+    tppFlags.create(tppFlags.options.parse({}), buildContext(operation(id)));
+  assert.equal(build("getAccountList"), undefined);
+  assert.notEqual(build("createConsent"), undefined);
 });

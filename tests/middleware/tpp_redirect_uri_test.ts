@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
+import { buildContext } from "../support/sections.ts";
+import { operation } from "../../src/core/catalogue.ts";
 import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
 import { consentBody, initiationHeaders } from "../support/requests.ts";
-import { uriProblem } from "../../middleware/tpp_redirect_uri.ts";
+import { tppRedirectUri, uriProblem } from "../../middleware/tpp_redirect_uri.ts";
 
 function consent(extra: Record<string, string>) {
   return { method: "POST", headers: initiationHeaders(extra), body: JSON.stringify(consentBody()) };
@@ -214,4 +216,11 @@ Deno.test("tppRedirectUri() judges only the URIs the operation takes", async () 
     t.upstream,
     2,
   );
+});
+
+Deno.test("tppRedirectUri() builds nothing for an operation that takes no TPP URI", () => {
+  const build = (id: string) =>
+    tppRedirectUri.create(tppRedirectUri.options.parse({}), buildContext(operation(id)));
+  assert.equal(build("getAccountList"), undefined);
+  assert.notEqual(build("cancelPayment"), undefined);
 });
