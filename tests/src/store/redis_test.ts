@@ -137,3 +137,61 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "redisStore fails every call after an outage with the store's error, naming the operation",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    await using redis = await startRedisServer();
+    const log = memoryLogger();
+    const store = await createStore(section(redis.url), { log });
+    try {
+      await until(() => store.decide({ limits: [limit()] }), 3000);
+      // A script error (a record of the wrong type) is the client's own error: wrapped, with the
+      // operation and its cause.
+      await store.put("wrong-type", "v", 10_000);
+      await assert.rejects(
+        store.decide({ idempotency: idem({ key: "wrong-type" }), limits: [] }),
+        (error: unknown) => {
+          assert.ok(error instanceof StoreUnavailableError);
+          assert.match(error.message, /^The store failed on decide: WRONGTYPE /);
+          assert.ok(error.cause instanceof Error);
+          assert.equal(
+            error.cause.message,
+            error.message.slice("The store failed on decide: ".length),
+          );
+          return true;
+        },
+      );
+      assert.match(String(log.lines.at(-1)?.error), /^WRONGTYPE /);
+      await redis.kill();
+      const calls: [string, () => Promise<unknown>][] = [
+        ["complete", () => store.complete({ ...idem(), action: "release", retentionMs: 1000 })],
+        ["get", () => store.get("k")],
+        ["put", () => store.put("k", "v", 1000)],
+        ["delete", () => store.delete("k")],
+      ];
+      for (const [operation, call] of calls) {
+        // One log line a second: wait for the next.
+        await new Promise((resolve) => setTimeout(resolve, 1010));
+        await assert.rejects(call(), StoreUnavailableError, operation);
+        const line = log.lines.filter((l) => l.msg === "store unavailable").at(-1);
+        assert.equal(line?.operation, operation);
+      }
+    } finally {
+      await store.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "redisStore closes its connection on close()",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    await using redis = await startRedisServer();
+    const store = await createStore(section(redis.url));
+    await until(() => store.decide({ limits: [limit()] }), 3000);
+    await store.close();
+    await assert.rejects(store.decide({ limits: [limit()] }), StoreUnavailableError);
+  },
+});
