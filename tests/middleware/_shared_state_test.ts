@@ -129,6 +129,12 @@ Deno.test("storeUnavailable() throws 503 with Retry-After when closed, logs and 
     op: "getAccountList",
     request_id: undefined,
   });
+  await inContext({}, (c) => {
+    c.set("op", operation("getAccountList"));
+    c.set("requestId", "99391c7e-ad88-49ec-a2ad-99ddcb1f7721");
+    storeUnavailable(c, services, { check: "consent_frequency", fail: "open" });
+  });
+  assert.equal(log.lines.at(-1)?.request_id, "99391c7e-ad88-49ec-a2ad-99ddcb1f7721");
   assert.equal(services.metrics.storeErrors.value({ check: "rate_limit" }), 1);
-  assert.equal(services.metrics.storeErrors.value({ check: "consent_frequency" }), 1);
+  assert.equal(services.metrics.storeErrors.value({ check: "consent_frequency" }), 2);
 });
