@@ -347,3 +347,27 @@ Deno.test("consentFrequency() counts only reads the core answers with 2xx", asyn
   status = 200;
   assert.deepEqual(await times(2, () => read(gateway, consent)), [200, 429]);
 });
+
+Deno.test("consentFrequency() learns a consent valid until today, and counts a 299 answer", async () => {
+  let status = 299;
+  await using core = startUpstream((request) => {
+    const path = new URL(request.url).pathname;
+    if (request.method === "POST" && path === "/psd2/v1/consents") {
+      return Response.json({ consentStatus: "received", consentId: "c-today" }, { status: 201 });
+    }
+    return Response.json({ balances: [] }, { status });
+  });
+  await using gateway = await startGateway({
+    policy: policy('  body_schema: { mode: "off" }'),
+    upstream: core.url,
+  });
+  const today = new Intl.DateTimeFormat("en-CA", { timeZone: "Asia/Tbilisi" }).format(new Date());
+  const consent = await createConsent(gateway, {
+    recurringIndicator: true,
+    frequencyPerDay: 1,
+    validUntil: today,
+  });
+  assert.deepEqual(await times(1, () => read(gateway, consent)), [299]);
+  status = 200;
+  assert.deepEqual(await times(1, () => read(gateway, consent)), [429], "the 299 read counted");
+});
