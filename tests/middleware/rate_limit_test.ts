@@ -8,6 +8,7 @@ import { rateLimit } from "../../middleware/rate_limit.ts";
 import { operation } from "../../src/core/catalogue.ts";
 import { createMetrics } from "../../src/lib/metrics.ts";
 import { buildContext } from "../support/sections.ts";
+import { initiationHeaders, singlePayment } from "../support/requests.ts";
 
 function policy(limits: string, store = "", extra = "") {
   return `
@@ -646,4 +647,26 @@ Deno.test("rateLimit() refuses a limit that does not count by tpp on a store who
         "rate_limit.limits.per_ip: key [client_ip, operation] does not count by tpp, which a Redis Cluster store needs (one decision's keys share the caller's slot): add tpp to the key, or put a hash tag in store.prefix (\"{xs2a}:\") to keep every key in one slot",
     },
   );
+});
+
+Deno.test("rateLimit() does not count a request that lacks a part of the limit's key", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: policy("      per_consent: { key: [consent], limit: 1, window: 1h }"),
+    upstream: upstream.url,
+  });
+  // A payment initiation without Consent-ID has no consent to count by.
+  const pay = () =>
+    gateway.fetch("/v1/payments/domestic", {
+      method: "POST",
+      headers: initiationHeaders({ "x-request-id": crypto.randomUUID() }),
+      body: JSON.stringify(singlePayment()),
+    });
+  for (let i = 0; i < 2; i++) {
+    const response = await pay();
+    await response.body?.cancel();
+    assert.equal(response.status, 200, `payment ${i + 1}`);
+    assert.equal(response.headers.get("ratelimit-limit"), null);
+  }
+  assert.equal(upstream.received.length, 2);
 });
