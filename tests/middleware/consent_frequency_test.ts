@@ -371,3 +371,58 @@ Deno.test("consentFrequency() learns a consent valid until today, and counts a 2
   status = 200;
   assert.deepEqual(await times(1, () => read(gateway, consent)), [429], "the 299 read counted");
 });
+
+Deno.test("consentFrequency() in report mode forwards a read over the count and records the finding", async () => {
+  await using core = consentCore();
+  await using gateway = await startGateway({
+    policy: policy("    mode: report"),
+    upstream: core.url,
+  });
+  const consent = await createConsent(gateway, { recurringIndicator: true, frequencyPerDay: 1 });
+  assert.deepEqual(await times(2, () => read(gateway, consent)), [200, 200]);
+  const line = gateway.log.lines.filter((l) => l.findings).at(-1) as {
+    findings: { check: string; mode: string; code: string }[];
+  };
+  assert.deepEqual(
+    line.findings.map((f) => [f.check, f.mode, f.code]),
+    [["consent_frequency", "report", "ACCESS_EXCEEDED"]],
+  );
+});
+
+Deno.test("consentFrequency() learns a consent only from a 201 JSON answer with a consentId", async () => {
+  for (
+    const answer of [
+      () => Response.json({ consentStatus: "received", consentId: "c-x" }, { status: 200 }),
+      () => Response.json({ consentStatus: "received", consentId: "" }, { status: 201 }),
+      () =>
+        new Response(JSON.stringify({ consentId: "c-x" }), {
+          status: 201,
+          headers: { "content-type": "text/plain" },
+        }),
+    ]
+  ) {
+    await using core = startUpstream((request) => {
+      const path = new URL(request.url).pathname;
+      if (request.method === "POST" && path === "/psd2/v1/consents") return answer();
+      return Response.json({ balances: [] });
+    });
+    await using gateway = await startGateway({ policy: policy(), upstream: core.url });
+    const created = await gateway.fetch("/v1/consents", {
+      method: "POST",
+      headers: {
+        "x-request-id": crypto.randomUUID(),
+        "content-type": "application/json",
+        "psu-ip-address": "10.1.1.1",
+      },
+      body: JSON.stringify({
+        access: { balances: [{ iban: "GE29NB0000000101904917" }] },
+        validUntil: NEXT_YEAR,
+        combinedServiceIndicator: false,
+        recurringIndicator: true,
+        frequencyPerDay: 1,
+      }),
+    });
+    await created.body?.cancel();
+    assert.deepEqual(await times(2, () => read(gateway, "c-x")), [200, 200], "not learnt");
+  }
+});
