@@ -150,6 +150,7 @@ Deno.test({
       // A script error (a record of the wrong type) is the client's own error: wrapped, with the
       // operation and its cause.
       await store.put("wrong-type", "v", 10_000);
+      const trips = store.stats.roundTrips;
       await assert.rejects(
         store.decide({ idempotency: idem({ key: "wrong-type" }), limits: [] }),
         (error: unknown) => {
@@ -164,6 +165,7 @@ Deno.test({
         },
       );
       assert.match(String(log.lines.at(-1)?.error), /^WRONGTYPE /);
+      assert.equal(store.stats.roundTrips - trips, 1, "only NOSCRIPT falls back to EVAL");
       await redis.kill();
       const calls: [string, () => Promise<unknown>][] = [
         ["complete", () => store.complete({ ...idem(), action: "release", retentionMs: 1000 })],
