@@ -670,3 +670,17 @@ Deno.test("rateLimit() does not count a request that lacks a part of the limit's
   }
   assert.equal(upstream.received.length, 2);
 });
+
+Deno.test("rateLimit() gives each caller an unknown PSU of its own", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: policy("      per_psu: { key: [psu_id], limit: 1, window: 1h }"),
+    upstream: upstream.url,
+  });
+  // Behind the loopback terminator, X-Forwarded-For names the caller (ip:<address>).
+  const from = (ip: string) => () => read(gateway, { "x-forwarded-for": ip });
+  assert.deepEqual(
+    await statuses([from("10.0.0.1"), from("10.0.0.2"), from("10.0.0.1")]),
+    [200, 200, 429],
+  );
+});
