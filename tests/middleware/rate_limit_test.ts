@@ -652,10 +652,10 @@ Deno.test("rateLimit() refuses a limit that does not count by tpp on a store who
 Deno.test("rateLimit() does not count a request that lacks a part of the limit's key", async () => {
   await using upstream = startUpstream();
   await using gateway = await startGateway({
-    policy: policy("      per_consent: { key: [consent], limit: 1, window: 1h }"),
+    policy: policy("      per_consent: { key: [tpp, consent], limit: 1, window: 1h }"),
     upstream: upstream.url,
   });
-  // A payment initiation without Consent-ID has no consent to count by.
+  // A payment initiation without Consent-ID has no consent to count by (its caller it has).
   const pay = () =>
     gateway.fetch("/v1/payments/domestic", {
       method: "POST",
