@@ -56,8 +56,8 @@ export function headerError(name: string, text: string): GatewayError {
  * 400 FORMAT_ERROR for a required header that is absent; the text says so when it was sent with
  * an empty value (an empty header counts as absent).
  */
-export function missingHeader(name: string, c?: GatewayContext): GatewayError {
-  const empty = c !== undefined && c.req.raw.headers.has(name);
+export function missingHeader(name: string, c: GatewayContext): GatewayError {
+  const empty = c.req.raw.headers.has(name);
   return headerError(
     name,
     `Header "${displayName(name)}" is required for this operation${

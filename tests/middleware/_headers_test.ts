@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { type Outcome, policy, rig } from "../support/hardening.ts";
 import { initiationHeaders, REQUEST_ID, singlePayment } from "../support/requests.ts";
-import { parseFlag } from "../../middleware/_headers.ts";
+import { displayName, parseFlag } from "../../middleware/_headers.ts";
 
 const PAYMENT = "/v1/payments/domestic";
 const ACCOUNTS = "/v1/accounts";
@@ -32,7 +32,8 @@ function withHeader(call: Call, name: string, value: string | undefined): Reques
   const headers = { ...init.headers };
   if (value === undefined) delete headers[name];
   else headers[name] = value;
-  return call.init(headers);
+  // call.init() would add its default headers back: set the headers after it.
+  return { ...call.init({}), headers };
 }
 
 function summary(outcome: Outcome) {
@@ -105,6 +106,13 @@ Deno.test("every header check reads an empty header as absent (table: header, em
     assert.equal(outcome.code, "FORMAT_ERROR", name);
     assert.match(outcome.text ?? "", /is required for this operation \(it was sent empty\)$/, name);
     assert.equal(t.upstream.received.length, before, `${name}: an empty required header passed`);
+    // Absent, the text says only that it is required.
+    const absent = await t.call(call.path, withHeader(call, name, undefined));
+    assert.equal(
+      absent.text,
+      `Header "${displayName(name)}" is required for this operation`,
+      `${name} absent`,
+    );
   }
 });
 

@@ -1,4 +1,19 @@
 import assert from "node:assert/strict";
+import { Hono } from "hono";
+import {
+  callerId,
+  consentIdKey,
+  keyPart,
+  slotTag,
+  storeUnavailable,
+  tppKey,
+} from "../../middleware/_shared_state.ts";
+import { operation } from "../../src/core/catalogue.ts";
+import type { GatewayContext, GatewayEnv } from "../../src/core/check.ts";
+import { GatewayError } from "../../src/core/errors.ts";
+import { RETRY_AFTER_SECONDS } from "../../src/core/retry_after.ts";
+import { defaultServices, type Services } from "../../src/core/services.ts";
+import { memoryLogger } from "../../src/lib/log.ts";
 // In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
 import { gatewayApp as startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
@@ -29,4 +44,100 @@ Deno.test("decide() asks the store once per request for idempotency, every limit
   await response.body?.cancel();
   assert.equal(response.headers.get("ratelimit-remaining"), "49", "both limits were counted");
   assert.equal(stats.roundTrips - before, 1);
+});
+
+/** Runs `fn` on a request context with the given variables set. */
+async function inContext<T>(
+  vars: { tpp?: string; clientAddress?: string },
+  fn: (c: GatewayContext) => T,
+): Promise<T> {
+  const app = new Hono<GatewayEnv>();
+  let result: T | undefined;
+  app.get("/", (c) => {
+    if (vars.tpp !== undefined) c.set("tpp", { id: vars.tpp, roles: [], domains: [] });
+    if (vars.clientAddress !== undefined) c.set("clientAddress", vars.clientAddress);
+    result = fn(c);
+    return c.text("ok");
+  });
+  await app.request("/");
+  return result as T;
+}
+
+Deno.test("callerId() is the TPP id, else ip:<client address>, else anonymous", async () => {
+  assert.equal(
+    await inContext({ tpp: "PSDGE-NBG-1", clientAddress: "203.0.113.9" }, callerId),
+    "PSDGE-NBG-1",
+  );
+  assert.equal(await inContext({ clientAddress: "203.0.113.9" }, callerId), "ip:203.0.113.9");
+  assert.equal(await inContext({ clientAddress: "" }, callerId), "anonymous");
+  // An empty TPP id is no identity.
+  assert.equal(
+    await inContext({ tpp: "", clientAddress: "203.0.113.9" }, callerId),
+    "ip:203.0.113.9",
+  );
+});
+
+Deno.test("tppKey() and slotTag() key by the TPP, and callers without one share one tag", async () => {
+  const tagged = { store: { tagKeys: true } } as unknown as Services;
+  const untagged = { store: { tagKeys: false } } as unknown as Services;
+  assert.equal(await inContext({ tpp: "PSD:GE/1", clientAddress: "" }, tppKey), "PSD%3AGE%2F1");
+  assert.equal(await inContext({ clientAddress: "203.0.113.9" }, tppKey), "");
+  assert.equal(await inContext({ tpp: "TPP 1" }, (c) => slotTag(c, tagged)), "{TPP%201}:");
+  assert.equal(
+    await inContext({ clientAddress: "203.0.113.9" }, (c) => slotTag(c, tagged)),
+    "{-}:",
+  );
+  assert.equal(await inContext({ tpp: "TPP 1" }, (c) => slotTag(c, untagged)), "");
+});
+
+Deno.test("consentIdKey() lowers a UUID only; keyPart() never lets the separator through", () => {
+  assert.equal(
+    consentIdKey("5B1F3C2E-7A41-4D6B-9C0E-00000000000A"),
+    "5b1f3c2e-7a41-4d6b-9c0e-00000000000a",
+  );
+  assert.equal(consentIdKey("Consent-ABC"), "Consent-ABC");
+  assert.equal(keyPart("a:b c"), "a%3Ab%20c");
+});
+
+Deno.test("storeUnavailable() throws 503 with Retry-After when closed, logs and counts when open", async () => {
+  const log = memoryLogger();
+  const services = defaultServices({ log });
+  const closed = await inContext({}, (c) => {
+    c.set("op", operation("getAccountList"));
+    try {
+      storeUnavailable(c, services, { check: "rate_limit", fail: "closed" });
+    } catch (error) {
+      return error;
+    }
+  }) as GatewayError;
+  assert.ok(closed instanceof GatewayError);
+  assert.equal(closed.status, 503);
+  assert.equal(closed.code, "STORE_UNAVAILABLE");
+  assert.equal(
+    closed.message,
+    "The gateway cannot check this request against its shared state now; retry later",
+  );
+  assert.deepEqual(closed.headers, { "retry-after": String(RETRY_AFTER_SECONDS.storeUnavailable) });
+  assert.equal(services.store.stats.failOpen, 0);
+  await inContext({}, (c) => {
+    c.set("op", operation("getAccountList"));
+    c.set("requestId", "");
+    storeUnavailable(c, services, { check: "consent_frequency", fail: "open" });
+  });
+  assert.equal(services.store.stats.failOpen, 1);
+  assert.deepEqual(log.lines.at(-1), {
+    level: "error",
+    msg: "store unavailable, request let through",
+    check: "consent_frequency",
+    op: "getAccountList",
+    request_id: undefined,
+  });
+  await inContext({}, (c) => {
+    c.set("op", operation("getAccountList"));
+    c.set("requestId", "99391c7e-ad88-49ec-a2ad-99ddcb1f7721");
+    storeUnavailable(c, services, { check: "consent_frequency", fail: "open" });
+  });
+  assert.equal(log.lines.at(-1)?.request_id, "99391c7e-ad88-49ec-a2ad-99ddcb1f7721");
+  assert.equal(services.metrics.storeErrors.value({ check: "rate_limit" }), 1);
+  assert.equal(services.metrics.storeErrors.value({ check: "consent_frequency" }), 2);
 });

@@ -1,3 +1,9 @@
+import assert from "node:assert/strict";
+import { Hono } from "hono";
+import { accept } from "../../middleware/accept.ts";
+import { operation } from "../../src/core/catalogue.ts";
+import type { GatewayEnv } from "../../src/core/check.ts";
+import { buildContext } from "../support/sections.ts";
 import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
 import { REQUEST_ID } from "../support/requests.ts";
 
@@ -49,6 +55,65 @@ Deno.test("accept() allows XML when reading a pain.001 payment", async () => {
     {
       status: 406,
       code: "REQUESTED_FORMATS_INVALID",
+    },
+    t.upstream,
+    1,
+  );
+});
+
+Deno.test("accept() names JSON and XML in its text when reading a pain.001 payment", async () => {
+  await using t = await rig(
+    policy({ path_params: { offered_products: ["domestic", "pain.001-sepa-credit-transfers"] } }),
+  );
+  const headers = { "x-request-id": REQUEST_ID, accept: "text/html" };
+  assertRejected(await t.call("/v1/payments/pain.001-sepa-credit-transfers/p-1", { headers }), {
+    status: 406,
+    code: "REQUESTED_FORMATS_INVALID",
+    path: "Accept",
+    text: /^Header "Accept" must allow "application\/json" or "application\/xml"$/,
+  }, t.upstream);
+  // XML is for reading a pain.001 payment only, not for its status.
+  assertRejected(
+    await t.call("/v1/payments/pain.001-sepa-credit-transfers/p-1/status", {
+      headers: { ...headers, accept: "application/xml" },
+    }),
+    {
+      status: 406,
+      code: "REQUESTED_FORMATS_INVALID",
+      text: /^Header "Accept" must allow "application\/json"$/,
+    },
+    t.upstream,
+  );
+});
+
+Deno.test("accept() lets a request without Accept through (fetch() would always send one)", async () => {
+  const check = accept.create(
+    accept.options.parse({}),
+    buildContext(operation("getAccountList")),
+  )!;
+  const app = new Hono<GatewayEnv>();
+  app.get("/", (c, next) => check(c, next), (c) => c.text("passed"));
+  const request = new Request("http://gateway.test/");
+  assert.equal(request.headers.has("accept"), false);
+  const response = await app.request(request);
+  assert.equal(response.status, 200);
+  assert.equal(await response.text(), "passed");
+});
+
+Deno.test("accept() takes any of several media types the policy lists", async () => {
+  await using t = await rig(
+    policy({ accept: { media_types: ["application/json", "application/hal+json"] } }),
+  );
+  assertForwarded(
+    await t.call("/v1/accounts", { headers: { ...READ, accept: "application/hal+json" } }),
+    t.upstream,
+  );
+  assertRejected(
+    await t.call("/v1/accounts", { headers: { ...READ, accept: "text/html" } }),
+    {
+      status: 406,
+      code: "REQUESTED_FORMATS_INVALID",
+      text: /^Header "Accept" must allow "application\/json" or "application\/hal\+json"$/,
     },
     t.upstream,
     1,

@@ -6,6 +6,7 @@ import { storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
 import { MemoryStore } from "../../src/store/memory.ts";
 import type { Services } from "../../src/core/services.ts";
 import { buildPolicy, type PolicyInput } from "../support/policies.ts";
+import { consentTerms } from "../../middleware/consent_frequency.ts";
 
 function policy(...parts: PolicyInput[]) {
   return buildPolicy({ defaults: { consent_frequency: { time_zone: "Asia/Tbilisi" } } }, ...parts);
@@ -272,4 +273,155 @@ Deno.test("consentFrequency() refuses an unknown time zone at start-up", async (
     }),
     /time_zone "Asia\/Atlantis" is not a known IANA time zone/,
   );
+});
+
+Deno.test("consentTerms() takes complete terms only", () => {
+  const good = { recurringIndicator: true, frequencyPerDay: 4, validUntil: "2030-12-31" };
+  assert.deepEqual(consentTerms(good), {
+    recurring: true,
+    frequencyPerDay: 4,
+    validUntil: "2030-12-31",
+  });
+  assert.deepEqual(consentTerms({ ...good, recurringIndicator: false, frequencyPerDay: 1 }), {
+    recurring: false,
+    frequencyPerDay: 1,
+    validUntil: "2030-12-31",
+  });
+  for (
+    const bad of [
+      null,
+      "terms",
+      { ...good, recurringIndicator: "true" },
+      { ...good, frequencyPerDay: 0 },
+      { ...good, frequencyPerDay: 1.5 },
+      { ...good, frequencyPerDay: "4" },
+      { ...good, validUntil: 20301231 },
+      { ...good, validUntil: "2030-12-31T00:00:00Z" },
+      { ...good, validUntil: "x2030-12-31" },
+    ]
+  ) {
+    assert.equal(consentTerms(bad), undefined, JSON.stringify(bad));
+  }
+});
+
+Deno.test("consentFrequency() says one read, and says when the consent is not known to the gateway", async () => {
+  await using core = consentCore();
+  await using gateway = await startGateway({
+    policy: policy({ defaults: { consent_frequency: { unknown_consent_limit: 1 } } }),
+    upstream: core.url,
+  });
+  const consent = await createConsent(gateway, { recurringIndicator: false, frequencyPerDay: 1 });
+  await (await read(gateway, consent)).body?.cancel();
+  const over = await read(gateway, consent);
+  assert.equal(
+    (await over.json()).tppMessages[0].text,
+    `Consent "${consent}" allows 1 read of this resource a day; the count starts again at midnight Asia/Tbilisi`,
+  );
+  await (await read(gateway, "never-seen")).body?.cancel();
+  const unknown = await read(gateway, "never-seen");
+  assert.equal(unknown.status, 429);
+  assert.equal(
+    (await unknown.json()).tppMessages[0].text,
+    'Consent "never-seen" allows 1 read of this resource a day (consent not known to the gateway); the count starts again at midnight Asia/Tbilisi',
+  );
+});
+
+Deno.test("consentFrequency() counts only reads the core answers with 2xx", async () => {
+  let status = 500;
+  await using core = startUpstream((request) => {
+    const path = new URL(request.url).pathname;
+    if (request.method === "POST" && path === "/psd2/v1/consents") {
+      return Response.json({ consentStatus: "received", consentId: "c-9" }, { status: 201 });
+    }
+    return Response.json({ balances: [] }, { status });
+  });
+  await using gateway = await startGateway({ policy: policy(), upstream: core.url });
+  const consent = await createConsent(gateway, { recurringIndicator: true, frequencyPerDay: 1 });
+  for (const failing of [500, 404, 300]) {
+    status = failing;
+    const answer = await read(gateway, consent);
+    await answer.body?.cancel();
+    assert.equal(answer.status, failing, "taken back: the next read is allowed");
+  }
+  status = 200;
+  assert.deepEqual(await times(2, () => read(gateway, consent)), [200, 429]);
+});
+
+Deno.test("consentFrequency() learns a consent valid until today, and counts a 299 answer", async () => {
+  let status = 299;
+  await using core = startUpstream((request) => {
+    const path = new URL(request.url).pathname;
+    if (request.method === "POST" && path === "/psd2/v1/consents") {
+      return Response.json({ consentStatus: "received", consentId: "c-today" }, { status: 201 });
+    }
+    return Response.json({ balances: [] }, { status });
+  });
+  await using gateway = await startGateway({
+    policy: policy({ defaults: { body_schema: { mode: "off" } } }),
+    upstream: core.url,
+  });
+  const today = new Intl.DateTimeFormat("en-CA", { timeZone: "Asia/Tbilisi" }).format(new Date());
+  const consent = await createConsent(gateway, {
+    recurringIndicator: true,
+    frequencyPerDay: 1,
+    validUntil: today,
+  });
+  assert.deepEqual(await times(1, () => read(gateway, consent)), [299]);
+  status = 200;
+  assert.deepEqual(await times(1, () => read(gateway, consent)), [429], "the 299 read counted");
+});
+
+Deno.test("consentFrequency() in report mode forwards a read over the count and records the finding", async () => {
+  await using core = consentCore();
+  await using gateway = await startGateway({
+    policy: policy({ defaults: { consent_frequency: { mode: "report" } } }),
+    upstream: core.url,
+  });
+  const consent = await createConsent(gateway, { recurringIndicator: true, frequencyPerDay: 1 });
+  assert.deepEqual(await times(2, () => read(gateway, consent)), [200, 200]);
+  const line = gateway.log.lines.filter((l) => l.findings).at(-1) as {
+    findings: { check: string; mode: string; code: string }[];
+  };
+  assert.deepEqual(
+    line.findings.map((f) => [f.check, f.mode, f.code]),
+    [["consent_frequency", "report", "ACCESS_EXCEEDED"]],
+  );
+});
+
+Deno.test("consentFrequency() learns a consent only from a 201 JSON answer with a consentId", async () => {
+  for (
+    const answer of [
+      () => Response.json({ consentStatus: "received", consentId: "c-x" }, { status: 200 }),
+      () => Response.json({ consentStatus: "received", consentId: "" }, { status: 201 }),
+      () =>
+        new Response(JSON.stringify({ consentId: "c-x" }), {
+          status: 201,
+          headers: { "content-type": "text/plain" },
+        }),
+    ]
+  ) {
+    await using core = startUpstream((request) => {
+      const path = new URL(request.url).pathname;
+      if (request.method === "POST" && path === "/psd2/v1/consents") return answer();
+      return Response.json({ balances: [] });
+    });
+    await using gateway = await startGateway({ policy: policy(), upstream: core.url });
+    const created = await gateway.fetch("/v1/consents", {
+      method: "POST",
+      headers: {
+        "x-request-id": crypto.randomUUID(),
+        "content-type": "application/json",
+        "psu-ip-address": "10.1.1.1",
+      },
+      body: JSON.stringify({
+        access: { balances: [{ iban: "GE29NB0000000101904917" }] },
+        validUntil: NEXT_YEAR,
+        combinedServiceIndicator: false,
+        recurringIndicator: true,
+        frequencyPerDay: 1,
+      }),
+    });
+    await created.body?.cancel();
+    assert.deepEqual(await times(2, () => read(gateway, "c-x")), [200, 200], "not learnt");
+  }
 });

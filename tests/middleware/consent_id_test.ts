@@ -48,3 +48,54 @@ Deno.test("consentId() rejects a Consent-ID with unsafe characters or too long",
     );
   }
 });
+
+Deno.test("consentId() takes up to 128 characters by default and says what it refused", async () => {
+  await using t = await rig(policy());
+  const read = (consent: string) =>
+    t.call("/v1/accounts", { headers: { "x-request-id": REQUEST_ID, "consent-id": consent } });
+  assertForwarded(await read("c".repeat(128)), t.upstream);
+  assertRejected(
+    await read("c".repeat(129)),
+    {
+      status: 400,
+      code: "FORMAT_ERROR",
+      path: "Consent-ID",
+      text: /^Header "Consent-ID" must have at most 128 characters$/,
+    },
+    t.upstream,
+    1,
+  );
+  assertRejected(
+    await read("a/b"),
+    {
+      status: 400,
+      code: "FORMAT_ERROR",
+      path: "Consent-ID",
+      text:
+        /^Header "Consent-ID" must consist of the characters A-Z a-z 0-9 \. _ ~ - and must not be "\." or "\.\."$/,
+    },
+    t.upstream,
+    1,
+  );
+});
+
+Deno.test("consentId() checks a Consent-ID sent on payment initiation", async () => {
+  await using t = await rig(policy());
+  assertRejected(
+    await t.call("/v1/payments/domestic", {
+      method: "POST",
+      headers: initiationHeaders({ "consent-id": "../consents" }),
+      body: JSON.stringify(singlePayment()),
+    }),
+    { status: 400, code: "FORMAT_ERROR", path: "Consent-ID" },
+    t.upstream,
+  );
+});
+
+Deno.test("consentId() does not judge operations that do not take the header", async () => {
+  await using t = await rig(policy());
+  assertForwarded(
+    await t.call("/v1/products/en", { headers: { "consent-id": "a/b" } }),
+    t.upstream,
+  );
+});

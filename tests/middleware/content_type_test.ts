@@ -1,3 +1,10 @@
+import assert from "node:assert/strict";
+import { Hono } from "hono";
+import { contentType } from "../../middleware/content_type.ts";
+import { operation } from "../../src/core/catalogue.ts";
+import type { GatewayEnv } from "../../src/core/check.ts";
+import { GatewayError } from "../../src/core/errors.ts";
+import { buildContext } from "../support/sections.ts";
 import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
 import { initiationHeaders, PAIN_001, REQUEST_ID, singlePayment } from "../support/requests.ts";
 import { FORM_TYPE, periodicForm } from "../support/periodic_form.ts";
@@ -118,4 +125,88 @@ Deno.test("contentType() takes multipart/form-data for a periodic pain.001 payme
       1,
     );
   }
+});
+
+/** A body fetch() sends without a Content-Type of its own (a string would get text/plain). */
+function rawPost(body: BodyInit, extra: Record<string, string> = {}): RequestInit {
+  const headers: Record<string, string> = { ...initiationHeaders(), ...extra };
+  delete headers["content-type"];
+  return { method: "POST", headers, body };
+}
+
+Deno.test("contentType() refuses a body sent without Content-Type, with a length or chunked", async () => {
+  await using t = await rig(policy(OFFERED));
+  const bytes = new TextEncoder().encode(PAYMENT);
+  const chunked = () =>
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(bytes);
+        controller.close();
+      },
+    });
+  for (const body of [() => bytes, chunked]) {
+    assertRejected(await t.call("/v1/payments/domestic", rawPost(body())), {
+      status: 415,
+      code: "CONTENT_TYPE_INVALID",
+      path: "Content-Type",
+      text: /^Header "Content-Type" must be "application\/json", in UTF-8$/,
+    }, t.upstream);
+  }
+});
+
+/** Runs the check built by hand for `id` on a request with exactly `headers`. */
+async function judge(id: string, headers: [string, string][], params: Record<string, string> = {}) {
+  const check = contentType.create(contentType.options.parse({}), buildContext(operation(id)));
+  if (!check) return "not built";
+  const app = new Hono<GatewayEnv>();
+  let outcome = "passed";
+  app.post("/", async (c, next) => {
+    c.set("params", params);
+    try {
+      await check(c, next);
+    } catch (error) {
+      if (!(error instanceof GatewayError)) throw error;
+      outcome = `${error.status} ${error.message}`;
+      return c.text("refused");
+    }
+  }, (c) => c.text("ok"));
+  await app.request("/", { method: "POST", headers });
+  return outcome;
+}
+
+Deno.test("contentType() judges a request without a body only where Content-Type is required", async () => {
+  const domestic = { "payment-service": "payments", "payment-product": "domestic" };
+  // No Content-Length, no Transfer-Encoding: no body, nothing to judge (body_schema wants one).
+  assert.equal(await judge("initiatePayment", [], domestic), "passed");
+  assert.equal(await judge("initiatePayment", [["content-length", "0"]], domestic), "passed");
+  assert.match(await judge("initiatePayment", [["content-length", "12"]], domestic), /^415 /);
+  assert.match(
+    await judge("initiatePayment", [["transfer-encoding", "chunked"]], domestic),
+    /^415 /,
+  );
+  // Operations without a body and without the header in the interface: nothing built.
+  assert.equal(await judge("getAccountList", []), "not built");
+  assert.equal(await judge("deleteConsent", []), "not built");
+});
+
+Deno.test("contentType() wants JSON on a pain.001 payment's authorisation: only its initiation is XML", async () => {
+  const pain = {
+    "payment-service": "payments",
+    "payment-product": "pain.001-sepa-credit-transfers",
+    paymentId: "p-1",
+  };
+  assert.equal(
+    await judge("startPaymentAuthorisation", [["content-type", "application/json"], [
+      "content-length",
+      "2",
+    ]], pain),
+    "passed",
+  );
+  assert.equal(
+    await judge("startPaymentAuthorisation", [["content-type", "application/xml"], [
+      "content-length",
+      "2",
+    ]], pain),
+    '415 Header "Content-Type" must be "application/json", in UTF-8',
+  );
 });

@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
-import { characterProblem } from "../../middleware/header_limits.ts";
+import { characterLength, characterProblem, headerLimits } from "../../middleware/header_limits.ts";
+import { Hono } from "hono";
+import { buildContext } from "../support/sections.ts";
+import { operation } from "../../src/core/catalogue.ts";
+import type { GatewayEnv } from "../../src/core/check.ts";
+import { GatewayError } from "../../src/core/errors.ts";
 import { initiationHeaders, REQUEST_ID, singlePayment } from "../support/requests.ts";
 
 const READ = { "x-request-id": REQUEST_ID, "consent-id": "c-1" };
@@ -116,4 +121,126 @@ Deno.test("characterProblem() tells UTF-8 text from C1 controls", () => {
   assert.match(characterProblem("\xc2\x9b", false)!, /control/);
   assert.match(characterProblem("x\x9by", false)!, /control/);
   assert.match(characterProblem("x\x7f", false)!, /control/);
+});
+
+Deno.test("headerLimits() counts a capped UTF-8 value in characters, not bytes", async () => {
+  await using t = await rig(policy());
+  const letter = "\xe1\x83\x90"; // "ა" as UTF-8 bytes
+  assertForwarded(
+    await t.call("/v1/payments/domestic", initiate({ "psu-id": letter.repeat(50) })),
+    t.upstream,
+  );
+  assertRejected(
+    await t.call("/v1/payments/domestic", initiate({ "psu-id": letter.repeat(51) })),
+    {
+      status: 400,
+      code: "FORMAT_ERROR",
+      path: "PSU-ID",
+      text: /^Header "PSU-ID" must have at most 50 characters$/,
+    },
+    t.upstream,
+    1,
+  );
+  // Bytes that are not UTF-8 count one character each.
+  assertRejected(
+    await t.call("/v1/payments/domestic", initiate({ "psu-id": "\xe9".repeat(51) })),
+    { status: 400, code: "FORMAT_ERROR", path: "PSU-ID", text: /at most 50 characters/ },
+    t.upstream,
+    1,
+  );
+  assertForwarded(
+    await t.call("/v1/payments/domestic", initiate({ "psu-id": "\xe9".repeat(50) })),
+    t.upstream,
+    2,
+  );
+});
+
+Deno.test("characterLength() counts code points of UTF-8 and bytes of anything else", () => {
+  assert.equal(characterLength("plain"), 5);
+  assert.equal(characterLength("caf\xc3\xa9"), 4);
+  assert.equal(characterLength("\xe1\x83\x90\xe1\x83\x91"), 2);
+  assert.equal(characterLength("caf\xe9"), 4);
+  assert.equal(characterLength("a\tb"), 3);
+});
+
+/** Runs the check built by hand on a request with exactly `headers`: its error's text, if any. */
+async function judge(
+  options: Record<string, unknown>,
+  headers: [string, string][],
+): Promise<string | undefined> {
+  const check = headerLimits.create(
+    headerLimits.options.parse(options),
+    buildContext(operation("getAccountList")),
+  )!;
+  const app = new Hono<GatewayEnv>();
+  let text: string | undefined;
+  app.get("/", async (c, next) => {
+    try {
+      await check(c, next);
+    } catch (error) {
+      if (!(error instanceof GatewayError)) throw error;
+      text = error.message;
+      return c.text("refused", 400);
+    }
+  }, (c) => c.text("ok"));
+  await app.request("/", { headers });
+  return text;
+}
+
+Deno.test("headerLimits() counts names and values against max_total_bytes, the limit itself allowed", async () => {
+  // 6 + 94 = 100 bytes.
+  const headers: [string, string][] = [["x-fill", "v".repeat(94)]];
+  assert.equal(await judge({ max_total_bytes: 100 }, headers), undefined);
+  assert.equal(
+    await judge({ max_total_bytes: 99 }, headers),
+    "The request headers must not exceed 99 bytes in total",
+  );
+  // Two headers add up.
+  const two: [string, string][] = [["x-a", "1234567"], ["x-b", "1234567"]];
+  assert.equal(await judge({ max_total_bytes: 20 }, two), undefined);
+  assert.match((await judge({ max_total_bytes: 19 }, two))!, /must not exceed 19 bytes/);
+});
+
+Deno.test("headerLimits() allows a header of exactly max_header_bytes or its cap", async () => {
+  assert.equal(await judge({ max_header_bytes: 10 }, [["x-a", "v".repeat(10)]]), undefined);
+  assert.equal(
+    await judge({ max_header_bytes: 10 }, [["x-a", "v".repeat(11)]]),
+    'Header "X-A" must have at most 10 bytes',
+  );
+  // A cap names are matched to in any letter case, counted in characters.
+  assert.equal(await judge({ caps: { "X-Cap": 3 } }, [["x-cap", "vvv"]]), undefined);
+  assert.equal(
+    await judge({ caps: { "X-Cap": 3 } }, [["x-cap", "vvvv"]]),
+    'Header "X-Cap" must have at most 3 characters',
+  );
+});
+
+Deno.test("headerLimits() counts any other header in bytes, UTF-8 or not", async () => {
+  const letters = "\xe1\x83\x90".repeat(4); // 4 characters, 12 bytes
+  assert.equal(
+    await judge({ max_header_bytes: 10 }, [["x-a", letters]]),
+    'Header "X-A" must have at most 10 bytes',
+  );
+  assert.equal(await judge({ max_header_bytes: 12 }, [["x-a", letters]]), undefined);
+});
+
+Deno.test("characterProblem() reads TAB as a space, C0 controls first, ASCII always fine", () => {
+  assert.equal(characterProblem("plain text\twith tab", true), undefined);
+  assert.equal(characterProblem("caf\xc3\xa9\tbar", false), undefined);
+  assert.equal(characterProblem("x\x01y", true), "must not contain control characters");
+  assert.equal(characterProblem("x\x01y\xc3\xa9", false), "must not contain control characters");
+  assert.equal(
+    characterProblem("caf\xc3\xa9", true),
+    "must contain printable ASCII characters only",
+  );
+  // A TAB inside a UTF-8 character: no longer UTF-8, judged as Latin-1, where 0x83 is a control.
+  assert.equal(characterProblem("\xe1\x83\t\x90", false), "must not contain control characters");
+});
+
+Deno.test("headerLimits() with ascii_only still takes plain ASCII headers", async () => {
+  await using t = await rig(policy({ header_limits: { ascii_only: true } }));
+  assertForwarded(
+    await t.call("/v1/accounts", { headers: { ...READ, "psu-user-agent": "Mozilla/5.0 (X11)" } }),
+    t.upstream,
+  );
 });

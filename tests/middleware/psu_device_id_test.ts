@@ -24,3 +24,16 @@ Deno.test("psuDeviceId() accepts a UUID", async () => {
     t.upstream,
   );
 });
+
+Deno.test("psuDeviceId() lets a read without the header through", async () => {
+  await using t = await rig(policy());
+  assertForwarded(await t.call("/v1/accounts", { headers: READ }), t.upstream);
+});
+
+Deno.test("psuDeviceId() does not judge operations that do not take the header", async () => {
+  await using t = await rig(policy());
+  assertForwarded(
+    await t.call("/v1/products/en", { headers: { "psu-device-id": "nonsense" } }),
+    t.upstream,
+  );
+});

@@ -24,3 +24,16 @@ Deno.test("psuHttpMethod() accepts each of the five methods", async () => {
     );
   }
 });
+
+Deno.test("psuHttpMethod() lets a read without the header through", async () => {
+  await using t = await rig(policy());
+  assertForwarded(await t.call("/v1/accounts", { headers: READ }), t.upstream);
+});
+
+Deno.test("psuHttpMethod() does not judge operations that do not take the header", async () => {
+  await using t = await rig(policy());
+  assertForwarded(
+    await t.call("/v1/products/en", { headers: { "psu-http-method": "nonsense" } }),
+    t.upstream,
+  );
+});

@@ -1,4 +1,4 @@
-import { TEST_SECTIONS } from "../support/sections.ts";
+import { buildContext, TEST_SECTIONS } from "../support/sections.ts";
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
@@ -91,9 +91,13 @@ Deno.test("psuIpAddress() is optional on account reads but checked when sent", a
 });
 
 /** Runs the check on getAccountList with a probe after it that reports c.var.psuInitiated. */
-async function psuInitiated(header: string | undefined, mode: "enforce" | "report") {
+async function psuInitiated(
+  header: string | undefined,
+  mode: "enforce" | "report",
+  extra: Record<string, unknown> = {},
+) {
   const op = operation("getAccountList");
-  const options = psuIpAddress.options.parse({ mode });
+  const options = psuIpAddress.options.parse({ mode, ...extra });
   const check = psuIpAddress.create(options, {
     operation: op,
     services: defaultServices({ log: memoryLogger() }),
@@ -123,4 +127,73 @@ Deno.test("psuIpAddress() marks a read PSU-initiated only for a present and vali
   assert.equal(await psuInitiated(undefined, "enforce"), false);
   assert.equal(await psuInitiated("2001:db8::1", "report"), false);
   assert.equal(await psuInitiated("not-an-ip", "report"), false);
+});
+
+Deno.test("psuIpAddress() with public_only names the range of a refused address and takes a public one", async () => {
+  await using t = await rig(policy({ psu_ip_address: { public_only: true, allow_ipv6: true } }));
+  const outcome = await t.call(
+    "/v1/payments/domestic",
+    initiate(initiationHeaders({ "psu-ip-address": "10.1.2.3" })),
+  );
+  assertRejected(outcome, {
+    status: 400,
+    code: "FORMAT_ERROR",
+    path: "PSU-IP-Address",
+    text:
+      /^Header "PSU-IP-Address" must be the PSU's public address; "10\.1\.2\.3" is in a private range$/,
+  }, t.upstream);
+  const malformed = await t.call(
+    "/v1/payments/domestic",
+    initiate(initiationHeaders({ "psu-ip-address": "10.1.2" })),
+  );
+  assert.equal(
+    malformed.text,
+    'Header "PSU-IP-Address" must be an IPv4 or IPv6 address, like 192.168.8.78',
+  );
+  for (const [i, good] of ["81.95.1.1", "2a00:1450:4001::1"].entries()) {
+    assertForwarded(
+      await t.call(
+        "/v1/payments/domestic",
+        initiate(initiationHeaders({ "psu-ip-address": good })),
+      ),
+      t.upstream,
+      i + 1,
+    );
+  }
+});
+
+Deno.test("psuIpAddress() without public_only takes private addresses and says IPv4 in its text", async () => {
+  await using t = await rig(policy());
+  assertForwarded(
+    await t.call(
+      "/v1/payments/domestic",
+      initiate(initiationHeaders({ "psu-ip-address": "10.1.2.3" })),
+    ),
+    t.upstream,
+  );
+  const malformed = await t.call(
+    "/v1/payments/domestic",
+    initiate(initiationHeaders({ "psu-ip-address": "10.1.2" })),
+  );
+  assert.equal(
+    malformed.text,
+    'Header "PSU-IP-Address" must be an IPv4 address, like 192.168.8.78',
+  );
+});
+
+Deno.test("psuIpAddress() with public_only marks a read from a private address TPP-initiated", async () => {
+  assert.equal(await psuInitiated("10.0.0.1", "report", { public_only: true }), false);
+  assert.equal(await psuInitiated("81.95.1.1", "report", { public_only: true }), true);
+  assert.equal(await psuInitiated("10.0.0.1", "report"), true);
+});
+
+Deno.test("psuIpAddress() builds nothing for an operation that neither takes nor requires it", () => {
+  const build = (headers: string[], required: string[]) =>
+    psuIpAddress.create(
+      psuIpAddress.options.parse({}),
+      buildContext({ ...operation("getAccountList"), headers, required }),
+    );
+  assert.equal(build([], []), undefined);
+  assert.notEqual(build(["psu-ip-address"], []), undefined);
+  assert.notEqual(build([], ["psu-ip-address"]), undefined);
 });

@@ -29,3 +29,16 @@ Deno.test("psuIpPort() accepts ports from 1 to 65535", async () => {
     );
   }
 });
+
+Deno.test("psuIpPort() lets a read without the header through", async () => {
+  await using t = await rig(policy());
+  assertForwarded(await t.call("/v1/accounts", { headers: READ }), t.upstream);
+});
+
+Deno.test("psuIpPort() does not judge operations that do not take the header", async () => {
+  await using t = await rig(policy());
+  assertForwarded(
+    await t.call("/v1/products/en", { headers: { "psu-ip-port": "nonsense" } }),
+    t.upstream,
+  );
+});

@@ -10,6 +10,7 @@ import { operation } from "../../src/core/catalogue.ts";
 import { createMetrics } from "../../src/lib/metrics.ts";
 import { buildContext } from "../support/sections.ts";
 import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
+import { initiationHeaders, singlePayment } from "../support/requests.ts";
 
 type RateLimitOptions = NonNullable<LevelInput["rate_limit"]>;
 
@@ -639,4 +640,59 @@ Deno.test("rateLimit() headers replace the upstream's own and reach the errors o
   assert.equal(late.status, 503);
   assert.equal(late.headers.get("ratelimit-remaining"), "4");
   assert.equal(late.headers.get("x-request-id"), id);
+});
+
+Deno.test("rateLimit() refuses a limit that does not count by tpp on a store whose keys need a slot tag", () => {
+  const build = (limits: Record<string, unknown>, tagKeys: boolean) => {
+    const context = buildContext(operation("getAccountList"));
+    context.services.store = Object.assign(new MemoryStore(), { tagKeys });
+    return rateLimit.create(rateLimit.options.parse({ limits }), context);
+  };
+  const perTpp = { per_tpp: { key: ["tpp", "client_ip"], limit: 1, window: "1h" } };
+  const perIp = { per_ip: { key: ["client_ip", "operation"], limit: 1, window: "1h" } };
+  assert.notEqual(build(perTpp, true), undefined);
+  assert.notEqual(build(perIp, false), undefined);
+  assert.throws(
+    () => build({ ...perTpp, ...perIp }, true),
+    {
+      message:
+        "rate_limit.limits.per_ip: key [client_ip, operation] does not count by tpp, which a Redis Cluster store needs (one decision's keys share the caller's slot): add tpp to the key, or put a hash tag in store.prefix (\"{xs2a}:\") to keep every key in one slot",
+    },
+  );
+});
+
+Deno.test("rateLimit() does not count a request that lacks a part of the limit's key", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: policy({ per_consent: { key: ["tpp", "consent"], limit: 1, window: "1h" } }),
+    upstream: upstream.url,
+  });
+  // A payment initiation without Consent-ID has no consent to count by (its caller it has).
+  const pay = () =>
+    gateway.fetch("/v1/payments/domestic", {
+      method: "POST",
+      headers: initiationHeaders({ "x-request-id": crypto.randomUUID() }),
+      body: JSON.stringify(singlePayment()),
+    });
+  for (let i = 0; i < 2; i++) {
+    const response = await pay();
+    await response.body?.cancel();
+    assert.equal(response.status, 200, `payment ${i + 1}`);
+    assert.equal(response.headers.get("ratelimit-limit"), null);
+  }
+  assert.equal(upstream.received.length, 2);
+});
+
+Deno.test("rateLimit() gives each caller an unknown PSU of its own", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: policy({ per_psu: { key: ["psu_id"], limit: 1, window: "1h" } }),
+    upstream: upstream.url,
+  });
+  // Behind the loopback terminator, X-Forwarded-For names the caller (ip:<address>).
+  const from = (ip: string) => () => read(gateway, { "x-forwarded-for": ip });
+  assert.deepEqual(
+    await statuses([from("10.0.0.1"), from("10.0.0.2"), from("10.0.0.1")]),
+    [200, 200, 429],
+  );
 });

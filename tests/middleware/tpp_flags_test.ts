@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
+import { tppFlags } from "../../middleware/tpp_flags.ts";
+import { buildContext } from "../support/sections.ts";
+import { operation } from "../../src/core/catalogue.ts";
 import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
-import { initiationHeaders, singlePayment } from "../support/requests.ts";
+import { consentBody, initiationHeaders, singlePayment } from "../support/requests.ts";
 
 function initiate(extra: Record<string, string>) {
   return {
@@ -82,4 +85,45 @@ Deno.test("tppFlags() in report mode forwards a malformed ignorable flag unchang
   assertForwarded(outcome, t.upstream);
   assert.equal(t.upstream.received[0].headers.get("tpp-decoupled-preferred"), "maybe");
   assert.equal((t.gateway.log.lines.at(-1)!.findings as { mode: string }[])[0].mode, "report");
+});
+
+Deno.test("tppFlags() judges only the flags the operation takes", async () => {
+  await using t = await rig(policy());
+  // Consent creation takes no TPP-Rejection-NoFunds-Preferred: it is not judged (the proxy does
+  // not forward it either).
+  const outcome = await t.call("/v1/consents", {
+    method: "POST",
+    headers: initiationHeaders({ "tpp-rejection-nofunds-preferred": "maybe" }),
+    body: JSON.stringify(consentBody()),
+  });
+  assertForwarded(outcome, t.upstream);
+  assert.equal(t.gateway.log.lines.at(-1)!.findings, undefined);
+  // An operation that takes no flag at all.
+  assertForwarded(
+    await t.call("/v1/products/en", { headers: { "tpp-redirect-preferred": "maybe" } }),
+    t.upstream,
+    2,
+  );
+});
+
+Deno.test("tppFlags() shows a refused value of up to 40 characters whole, a longer one cut", async () => {
+  await using t = await rig(policy());
+  const call = (value: string) =>
+    t.call("/v1/payments/domestic", initiate({ "tpp-redirect-preferred": value }));
+  const forty = "y".repeat(40);
+  assert.equal(
+    (await call(forty)).text,
+    `Header "TPP-Redirect-Preferred" must be "true" or "false", not "${forty}"`,
+  );
+  assert.equal(
+    (await call(`${forty}z`)).text,
+    `Header "TPP-Redirect-Preferred" must be "true" or "false", not "${forty}..."`,
+  );
+});
+
+Deno.test("tppFlags() builds nothing for an operation that takes no flag", () => {
+  const build = (id: string) =>
+    tppFlags.create(tppFlags.options.parse({}), buildContext(operation(id)));
+  assert.equal(build("getAccountList"), undefined);
+  assert.notEqual(build("createConsent"), undefined);
 });

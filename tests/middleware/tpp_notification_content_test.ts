@@ -55,3 +55,54 @@ Deno.test("tppNotificationContent() forwards a good header and rejects a bad one
     path: "TPP-Notification-Content-Preferred",
   }, t.upstream);
 });
+
+Deno.test("tppNotificationContent() does not judge operations that do not take the header", async () => {
+  await using t = await rig(policy());
+  assertForwarded(await t.call("/v1/products/en", { headers: { [NAME]: "never" } }), t.upstream);
+  assert.equal(t.gateway.log.lines.at(-1)!.findings, undefined);
+});
+
+Deno.test("notificationContentProblem() gives the whole text of each problem", () => {
+  const shape = "must look like status=SCA,PROCESS,LAST (values from SCA, PROCESS, LAST)";
+  assert.equal(notificationContentProblem("SCA"), shape);
+  assert.equal(notificationContentProblem("status=SCA,"), shape);
+  assert.equal(
+    notificationContentProblem("status=SCA,  LAST"),
+    `${shape}; " LAST" is not one of them`,
+  );
+  assert.equal(
+    notificationContentProblem("status=PROCESS,FINAL"),
+    `${shape}; "FINAL" is not one of them`,
+  );
+  assert.equal(notificationContentProblem("status=LAST, LAST"), 'must not repeat "LAST"');
+  assert.equal(notificationContentProblem("status=PROCESS"), undefined);
+});
+
+Deno.test("notificationContentProblem() wants the status= prefix exactly, in lower case", () => {
+  const shape = "must look like status=SCA,PROCESS,LAST (values from SCA, PROCESS, LAST)";
+  for (const value of ["Status=SCA", "statuS=SCA,LAST", "values=SCA"]) {
+    assert.equal(notificationContentProblem(value), shape, value);
+  }
+});
+
+Deno.test("tppNotificationContent() lets a request without the header through, and names the header in its text", async () => {
+  {
+    await using t = await rig(policy());
+    const headers = initiationHeaders();
+    assertForwarded(
+      await t.call("/v1/consents", {
+        method: "POST",
+        headers,
+        body: JSON.stringify(consentBody()),
+      }),
+      t.upstream,
+    );
+  }
+  await using t = await rig(policy({ tpp_notification_content: { ignorable: "reject" } }));
+  assertRejected(await t.call("/v1/consents", consent("status=SCA,SCA")), {
+    status: 400,
+    code: "FORMAT_ERROR",
+    path: "TPP-Notification-Content-Preferred",
+    text: /^Header "TPP-Notification-Content-Preferred" must not repeat "SCA"$/,
+  }, t.upstream);
+});

@@ -5,6 +5,9 @@ import { startUpstream } from "../support/upstream.ts";
 import { createCa, issue, nginxHeader } from "../support/pki.ts";
 import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
 import { consentBody, initiationHeaders } from "../support/requests.ts";
+import { buildContext } from "../support/sections.ts";
+import { tppUris } from "../../middleware/tpp_uris.ts";
+import { operation } from "../../src/core/catalogue.ts";
 
 const ca = await createCa();
 const tpp = await issue(ca, { domains: ["tpp.example", "*.api.tpp.example"] });
@@ -138,4 +141,65 @@ Deno.test("tppUris() in enforce mode logs the stripped notification URI as dropp
     findings.filter((f) => f.check === "tpp_uris").map((f) => [f.mode, f.dropped]),
     [["enforce", true]],
   );
+});
+
+Deno.test("tppUris() forwards a notification URI outside the domains when the policy says forward", async () => {
+  const forward = policy({ notification: "forward" });
+  const { response, received, log } = await consent(
+    { "tpp-notification-uri": "https://evil.example/n" },
+    { policy: forward },
+  );
+  assert.equal(response.status, 201);
+  assert.equal(response.headers.get("aspsp-notification-support"), null);
+  assert.equal(received[0].headers.get("tpp-notification-uri"), "https://evil.example/n");
+  const line = log.find((l) => l.op === "createConsent");
+  assert.equal(line?.findings, undefined);
+});
+
+Deno.test("tppUris() names the refused redirect URI and the certificate's domains in its text", async () => {
+  const { body } = await consent(
+    { "tpp-nok-redirect-uri": "https://phish.example/nok" },
+    { policy: policy({ redirect: "reject" }) },
+  );
+  assert.equal(
+    body.tppMessages[0].text,
+    `Header "TPP-Nok-Redirect-URI" must point into the domains of the TPP's certificate (tpp.example, *.api.tpp.example)`,
+  );
+});
+
+Deno.test("tppUris() says none when the certificate names no domain", async () => {
+  const bare = await issue(ca, { domains: [], name: "TPP Without Domains" });
+  const { response, body, received } = await consent(
+    { "x-ssl-client-cert": nginxHeader(bare), "tpp-redirect-uri": "https://tpp.example/cb" },
+    { policy: policy({ redirect: "reject" }) },
+  );
+  assert.equal(response.status, 400);
+  assert.equal(
+    body.tppMessages[0].text,
+    `Header "TPP-Redirect-URI" must point into the domains of the TPP's certificate (none)`,
+  );
+  assert.equal(received.length, 0);
+});
+
+Deno.test("tppUris() with notification: forward still judges the redirect URIs", async () => {
+  const forward = policy({ redirect: "reject", notification: "forward" });
+  const { response, body, received } = await consent(
+    { "tpp-redirect-uri": "https://phish.example/cb" },
+    { policy: forward },
+  );
+  assert.equal(response.status, 400);
+  assert.equal(body.tppMessages[0].path, "TPP-Redirect-URI");
+  assert.equal(received.length, 0);
+});
+
+Deno.test("tppUris() builds nothing for an operation without TPP URIs, or with only a forwarded notification URI", () => {
+  const build = (headers: string[], notification = "strip") =>
+    tppUris.create(
+      tppUris.options.parse({ notification }),
+      buildContext({ ...operation("createConsent"), headers }),
+    );
+  assert.equal(build([]), undefined);
+  assert.equal(build(["tpp-notification-uri"], "forward"), undefined);
+  assert.notEqual(build(["tpp-notification-uri"]), undefined);
+  assert.notEqual(build(["tpp-nok-redirect-uri"], "forward"), undefined);
 });

@@ -63,6 +63,7 @@ export const COVERED_BY: Record<string, string[]> = {
     "tests/middleware/idempotency_test.ts",
     "tests/middleware/rate_limit_test.ts",
     "tests/middleware/consent_frequency_test.ts",
+    "tests/security/shared_state_store_verdicts_test.ts",
   ],
   "middleware/links.ts": [
     "tests/middleware/proxy_test.ts",
@@ -70,6 +71,27 @@ export const COVERED_BY: Record<string, string[]> = {
   ],
   "src/store/script.ts": ["tests/src/store/redis_test.ts", "tests/src/store/upstash_test.ts"],
   "middleware/idempotency.ts": ["tests/faults/idempotency_faults_test.ts"],
+  "middleware/rate_limit.ts": [
+    "tests/security/shared_state_psu_limit_test.ts",
+    "tests/security/shared_state_store_verdicts_test.ts",
+    "tests/security/who_is_calling_test.ts",
+  ],
+  "middleware/consent_frequency.ts": [
+    "tests/security/shared_state_consent_frequency_test.ts",
+    "tests/security/shared_state_store_verdicts_test.ts",
+  ],
+  // The store scripts run inside redis-server: the store contract against a real one.
+  "src/store/lua/decide.ts": ["tests/src/store/redis_test.ts"],
+  "src/store/lua/complete.ts": ["tests/src/store/redis_test.ts"],
+  "src/store/lua/refund.ts": ["tests/src/store/redis_test.ts"],
+  // The header rules that drop an ignorable header, and those that need a header.
+  "middleware/_headers.ts": [
+    "tests/middleware/tpp_flags_test.ts",
+    "tests/middleware/tpp_redirect_uri_test.ts",
+    "tests/middleware/tpp_notification_content_test.ts",
+    "tests/middleware/header_limits_test.ts",
+    "tests/middleware/request_id_test.ts",
+  ],
 };
 
 /**

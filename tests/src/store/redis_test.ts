@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createStore } from "../../../src/store/mod.ts";
 import { StoreUnavailableError } from "../../../src/store/types.ts";
+import { memoryLogger } from "../../../src/lib/log.ts";
 import { storeSection } from "../../../src/policy/sections.ts";
 import { storeContract } from "../../support/store_contract.ts";
 import { idem, limit } from "../../support/store_contract.ts";
@@ -62,7 +63,11 @@ Deno.test({
       await until(() => store.decide({ limits: [limit()] }), 3000);
       redis.freeze(true);
       const started = performance.now();
-      await assert.rejects(store.decide({ limits: [limit()] }), StoreUnavailableError);
+      await assert.rejects(store.decide({ limits: [limit()] }), (error: unknown) => {
+        assert.ok(error instanceof StoreUnavailableError);
+        assert.equal(error.message, "No answer within 200 ms");
+        return true;
+      });
       const took = performance.now() - started;
       assert.ok(took >= 150 && took < 1000, `took ${took} ms`);
       redis.freeze(false);
@@ -70,5 +75,125 @@ Deno.test({
     } finally {
       await store.close();
     }
+  },
+});
+
+Deno.test({
+  name: "redisStore sends a known script as EVALSHA: one round trip a decision",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    await using redis = await startRedisServer();
+    const store = await createStore(section(redis.url));
+    try {
+      await until(() => store.decide({ limits: [limit()] }), 3000);
+      for (let i = 0; i < 3; i++) {
+        const before = store.stats.roundTrips;
+        await store.decide({ idempotency: idem(), limits: [limit()] });
+        assert.equal(store.stats.roundTrips - before, 1);
+      }
+      const before = store.stats.roundTrips;
+      await store.complete({ key: "idem:x", token: "t", action: "release", retentionMs: 1000 });
+      await store.complete({ key: "idem:x", token: "t", action: "release", retentionMs: 1000 });
+      assert.equal(store.stats.roundTrips - before, 3, "EVAL once, then EVALSHA");
+      assert.equal(store.stats.errors, 0);
+    } finally {
+      await store.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "redisStore logs an outage at most once a second, with the failed operation",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    await using redis = await startRedisServer();
+    const log = memoryLogger();
+    const store = await createStore(section(redis.url), { log });
+    try {
+      await until(() => store.decide({ limits: [limit()] }), 3000);
+      const errorsBefore = store.stats.errors;
+      await redis.kill();
+      await assert.rejects(store.decide({ limits: [limit()] }), StoreUnavailableError);
+      await assert.rejects(store.get("k"), StoreUnavailableError);
+      await assert.rejects(store.put("k", "v", 1000), StoreUnavailableError);
+      const outages = () => log.lines.filter((line) => line.msg === "store unavailable");
+      assert.equal(outages().length, 1, "one line within a second");
+      assert.deepEqual(Object.keys(outages()[0]).sort(), [
+        "error",
+        "level",
+        "msg",
+        "operation",
+        "store",
+      ]);
+      assert.equal(outages()[0].store, "redis");
+      assert.equal(outages()[0].operation, "decide");
+      assert.equal(store.stats.errors - errorsBefore, 3);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      await assert.rejects(store.refund("c"), StoreUnavailableError);
+      assert.equal(outages().length, 2);
+      assert.equal(outages()[1].operation, "refund");
+    } finally {
+      await store.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "redisStore fails every call after an outage with the store's error, naming the operation",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    await using redis = await startRedisServer();
+    const log = memoryLogger();
+    const store = await createStore(section(redis.url), { log });
+    try {
+      await until(() => store.decide({ limits: [limit()] }), 3000);
+      // A script error (a record of the wrong type) is the client's own error: wrapped, with the
+      // operation and its cause.
+      await store.put("wrong-type", "v", 10_000);
+      const trips = store.stats.roundTrips;
+      await assert.rejects(
+        store.decide({ idempotency: idem({ key: "wrong-type" }), limits: [] }),
+        (error: unknown) => {
+          assert.ok(error instanceof StoreUnavailableError);
+          assert.match(error.message, /^The store failed on decide: WRONGTYPE /);
+          assert.ok(error.cause instanceof Error);
+          assert.equal(
+            error.cause.message,
+            error.message.slice("The store failed on decide: ".length),
+          );
+          return true;
+        },
+      );
+      assert.match(String(log.lines.at(-1)?.error), /^WRONGTYPE /);
+      assert.equal(store.stats.roundTrips - trips, 1, "only NOSCRIPT falls back to EVAL");
+      await redis.kill();
+      const calls: [string, () => Promise<unknown>][] = [
+        ["complete", () => store.complete({ ...idem(), action: "release", retentionMs: 1000 })],
+        ["get", () => store.get("k")],
+        ["put", () => store.put("k", "v", 1000)],
+        ["delete", () => store.delete("k")],
+      ];
+      for (const [operation, call] of calls) {
+        // One log line a second: wait for the next.
+        await new Promise((resolve) => setTimeout(resolve, 1010));
+        await assert.rejects(call(), StoreUnavailableError, operation);
+        const line = log.lines.filter((l) => l.msg === "store unavailable").at(-1);
+        assert.equal(line?.operation, operation);
+      }
+    } finally {
+      await store.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "redisStore closes its connection on close()",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    await using redis = await startRedisServer();
+    const store = await createStore(section(redis.url));
+    await until(() => store.decide({ limits: [limit()] }), 3000);
+    await store.close();
+    await assert.rejects(store.decide({ limits: [limit()] }), StoreUnavailableError);
   },
 });

@@ -53,3 +53,48 @@ Deno.test("decodeVerdict() refuses a reply out of shape as a store failure", () 
     );
   }
 });
+
+Deno.test("encodeDecision() refuses a frequency part without exactly three candidate days", () => {
+  const short = frequency();
+  short.days = short.days.slice(0, 2);
+  assert.throws(
+    () => encodeDecision({ limits: [], frequency: short }, "p:"),
+    { message: "A frequency part needs three candidate days" },
+  );
+});
+
+Deno.test("decodeVerdict() reads only the parts the decision asked for", () => {
+  const limitsOnly: Decision = { limits: [limit()] };
+  const verdict = decodeVerdict([5, 0, [], [[1, 3, 100, 0]], []], limitsOnly);
+  assert.deepEqual(verdict, {
+    now: 5,
+    blocked: false,
+    limits: [{ allowed: true, remaining: 3, resetMs: 100, retryMs: 0 }],
+  });
+  assert.equal("idempotency" in verdict, false);
+  assert.equal("frequency" in verdict, false);
+  // A replay without headers has none.
+  const replay = decodeVerdict([1, 0, ["replay", "204", "", ""], [], []], DECISION);
+  assert.deepEqual(replay.idempotency?.response, { status: 204, headers: [], body: "" });
+  // The counter of the day the read was counted on.
+  const counted = decodeVerdict(
+    [1, 0, ["claimed", "", "", ""], [[1, 2, 20000, 0]], [1, 1, 4, 1, 3600, 1, 2]],
+    DECISION,
+  );
+  assert.equal(counted.frequency?.counter, DECISION.frequency!.days[1].key);
+});
+
+Deno.test("decodeVerdict() refuses a reply with a part too many or a day it did not offer", () => {
+  const replies: [unknown, Decision][] = [
+    [[1, 0, ["claimed", "", "", ""], [], [], []], DECISION],
+    [[1, 0, [], [], [1, 1, 4, 1, 3600, 1, 1]], { limits: [] }],
+    [[1, 0, ["claimed", "", "", ""], [[1, 2, 20000, 0]], [1, 1, 4, 1, 3600, 1, 4]], DECISION],
+  ];
+  for (const [reply, decision] of replies) {
+    assert.throws(() => decodeVerdict(reply, decision), (error: unknown) => {
+      assert.ok(error instanceof StoreUnavailableError, String(error));
+      assert.equal(error.message, "The store answered the decision in an unexpected form");
+      return true;
+    }, JSON.stringify(reply));
+  }
+});
