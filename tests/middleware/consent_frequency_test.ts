@@ -298,6 +298,8 @@ Deno.test("consentTerms() takes complete terms only", () => {
       { ...good, validUntil: 20301231 },
       { ...good, validUntil: "2030-12-31T00:00:00Z" },
       { ...good, validUntil: "x2030-12-31" },
+      // JSON can carry an array whose string form is a date.
+      { ...good, validUntil: ["2030-12-31"] },
     ]
   ) {
     assert.equal(consentTerms(bad), undefined, JSON.stringify(bad));
