@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 // In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
 import { gatewayApp as startGateway, type TestGateway } from "../support/gateway.ts";
-import { startUpstream } from "../support/upstream.ts";
+import { closedPort, startUpstream } from "../support/upstream.ts";
 import { storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
 import { MemoryStore } from "../../src/store/memory.ts";
 import type { Services } from "../../src/core/services.ts";
@@ -298,6 +298,8 @@ Deno.test("consentTerms() takes complete terms only", () => {
       { ...good, validUntil: 20301231 },
       { ...good, validUntil: "2030-12-31T00:00:00Z" },
       { ...good, validUntil: "x2030-12-31" },
+      // JSON can carry an array whose string form is a date.
+      { ...good, validUntil: ["2030-12-31"] },
     ]
   ) {
     assert.equal(consentTerms(bad), undefined, JSON.stringify(bad));
@@ -422,6 +424,283 @@ Deno.test("consentFrequency() learns a consent only from a 201 JSON answer with 
       }),
     });
     await created.body?.cancel();
+    assert.equal(created.status, answer().status, "the core's answer, passed on");
     assert.deepEqual(await times(2, () => read(gateway, "c-x")), [200, 200], "not learnt");
   }
+});
+
+/** A memory store whose `put`, `delete` or `refund` fails, as a store that went away would. */
+class FailingStore extends MemoryStore {
+  constructor(readonly failing: ReadonlySet<"put" | "delete" | "refund">) {
+    super();
+  }
+  override put(key: string, value: string, ttlMs: number): Promise<void> {
+    if (this.failing.has("put")) return Promise.reject(new Error("store gone (put)"));
+    return super.put(key, value, ttlMs);
+  }
+  override delete(key: string): Promise<void> {
+    if (this.failing.has("delete")) return Promise.reject(new Error("store gone (delete)"));
+    return super.delete(key);
+  }
+  override refund(counter: string): Promise<void> {
+    if (this.failing.has("refund")) return Promise.reject(new Error("store gone (refund)"));
+    return super.refund(counter);
+  }
+}
+
+function errorLines(gateway: TestGateway, msg: string) {
+  return gateway.log.lines.filter((line) => line.msg === msg);
+}
+
+Deno.test("consentFrequency() learns nothing from a 201 without JSON, a non-string consentId or incomplete terms, and passes the answer on", async () => {
+  const cases: { answer: () => Response; terms: Record<string, unknown>; read: string }[] = [
+    // No content-type at all (a byte body gets none).
+    {
+      answer: () => new Response(new Uint8Array([123, 125]), { status: 201 }),
+      terms: {},
+      read: "c-x",
+    },
+    {
+      answer: () => Response.json({ consentStatus: "received", consentId: 42 }, { status: 201 }),
+      terms: {},
+      read: "42",
+    },
+    {
+      answer: () => Response.json({ consentStatus: "received", consentId: "c-x" }, { status: 201 }),
+      terms: { frequencyPerDay: undefined },
+      read: "c-x",
+    },
+  ];
+  for (const { answer, terms, read: consent } of cases) {
+    await using core = startUpstream((request) => {
+      const path = new URL(request.url).pathname;
+      if (request.method === "POST" && path === "/psd2/v1/consents") return answer();
+      return Response.json({ balances: [] });
+    });
+    await using gateway = await startGateway({
+      policy: policy({ defaults: { body_schema: { mode: "off" } } }),
+      upstream: core.url,
+    });
+    const created = await gateway.fetch("/v1/consents", {
+      method: "POST",
+      headers: {
+        "x-request-id": crypto.randomUUID(),
+        "content-type": "application/json",
+        "psu-ip-address": "10.1.1.1",
+      },
+      body: JSON.stringify({
+        access: { balances: [{ iban: "GE29NB0000000101904917" }] },
+        validUntil: NEXT_YEAR,
+        combinedServiceIndicator: false,
+        recurringIndicator: false,
+        frequencyPerDay: 1,
+        ...terms,
+      }),
+    });
+    await created.body?.cancel();
+    assert.equal(created.status, 201, "the core's answer, passed on");
+    assert.deepEqual(await times(2, () => read(gateway, consent)), [200, 200], "not learnt");
+  }
+});
+
+Deno.test("consentFrequency() refreshes a consent only from a 200 JSON answer with complete terms", async () => {
+  let answer = () =>
+    Response.json({ recurringIndicator: true, frequencyPerDay: 1, validUntil: NEXT_YEAR }, {
+      status: 404,
+    });
+  await using core = startUpstream((request) => {
+    const path = new URL(request.url).pathname;
+    if (request.method === "POST" && path === "/psd2/v1/consents") {
+      return Response.json({ consentStatus: "received", consentId: "c-r" }, { status: 201 });
+    }
+    if (path === "/psd2/v1/consents/c-r") return answer();
+    return Response.json({ balances: [] });
+  });
+  await using gateway = await startGateway({ policy: policy(), upstream: core.url });
+  const consent = await createConsent(gateway, { recurringIndicator: true, frequencyPerDay: 3 });
+  const refreshes = [
+    () =>
+      Response.json({ recurringIndicator: true, frequencyPerDay: 1, validUntil: NEXT_YEAR }, {
+        status: 404,
+      }),
+    () =>
+      Response.json({ recurringIndicator: true, validUntil: NEXT_YEAR, consentStatus: "valid" }),
+    () => new Response(new Uint8Array([123, 125])),
+  ];
+  for (const refresh of refreshes) {
+    answer = refresh;
+    const info = await gateway.fetch(`/v1/consents/${consent}`, {
+      headers: { "x-request-id": crypto.randomUUID() },
+    });
+    await info.body?.cancel();
+    assert.equal(info.status, refresh().status, "the core's answer, passed on");
+  }
+  assert.deepEqual(
+    await times(4, () => read(gateway, consent)),
+    [200, 200, 200, 429],
+    "still 3 a day",
+  );
+});
+
+Deno.test("consentFrequency() forgets a consent only when the core deleted it (2xx)", async () => {
+  let status = 404;
+  await using core = startUpstream((request) => {
+    const path = new URL(request.url).pathname;
+    if (request.method === "POST" && path === "/psd2/v1/consents") {
+      return Response.json({ consentStatus: "received", consentId: "c-d" }, { status: 201 });
+    }
+    if (request.method === "DELETE") return new Response(null, { status });
+    return Response.json({ balances: [] });
+  });
+  await using gateway = await startGateway({ policy: policy(), upstream: core.url });
+  const consent = await createConsent(gateway, { recurringIndicator: false, frequencyPerDay: 1 });
+  for (const refused of [404, 300]) {
+    status = refused;
+    const deleted = await gateway.fetch(`/v1/consents/${consent}`, {
+      method: "DELETE",
+      headers: { "x-request-id": crypto.randomUUID() },
+    });
+    await deleted.body?.cancel();
+    assert.equal(deleted.status, refused);
+  }
+  assert.deepEqual(await times(2, () => read(gateway, consent)), [200, 429], "still known");
+});
+
+Deno.test("consentFrequency() logs a consent it could not learn or forget, and still passes the answer on", async () => {
+  await using core = consentCore();
+  {
+    await using gateway = await startGateway({
+      policy: policy(),
+      upstream: core.url,
+      services: { store: new FailingStore(new Set(["put"])) },
+    });
+    const consent = await createConsent(gateway, { recurringIndicator: false, frequencyPerDay: 1 });
+    assert.deepEqual(
+      errorLines(gateway, "consent not learnt").map(({ level, op, error }) => ({
+        level,
+        op,
+        error,
+      })),
+      [{ level: "error", op: "createConsent", error: "Error: store gone (put)" }],
+    );
+    assert.deepEqual(await times(2, () => read(gateway, consent)), [200, 200], "not learnt");
+  }
+  const store = new FailingStore(new Set(["delete"]));
+  await using gateway = await startGateway({
+    policy: policy(),
+    upstream: core.url,
+    services: { store },
+  });
+  const consent = await createConsent(gateway, { recurringIndicator: false, frequencyPerDay: 1 });
+  const deleted = await gateway.fetch(`/v1/consents/${consent}`, {
+    method: "DELETE",
+    headers: { "x-request-id": crypto.randomUUID() },
+  });
+  assert.equal(deleted.status, 204);
+  assert.deepEqual(
+    errorLines(gateway, "consent not forgotten").map(({ level, error }) => ({ level, error })),
+    [{ level: "error", error: "Error: store gone (delete)" }],
+  );
+});
+
+Deno.test("consentFrequency() logs a read it could not take back, and takes back only counted reads", async () => {
+  let status = 500;
+  await using core = startUpstream((request) => {
+    const path = new URL(request.url).pathname;
+    if (request.method === "POST" && path === "/psd2/v1/consents") {
+      return Response.json({ consentStatus: "received", consentId: "c-f" }, { status: 201 });
+    }
+    return Response.json({ balances: [] }, { status });
+  });
+  await using gateway = await startGateway({
+    policy: policy(),
+    upstream: core.url,
+    services: { store: new FailingStore(new Set(["refund"])) },
+  });
+  const consent = await createConsent(gateway, { recurringIndicator: true, frequencyPerDay: 1 });
+  await (await read(gateway, consent, { psu: true })).body?.cancel();
+  await (await read(gateway, "never-seen")).body?.cancel();
+  assert.deepEqual(errorLines(gateway, "consent read not refunded"), [], "nothing was counted");
+  const requestId = crypto.randomUUID();
+  const failed = await gateway.fetch("/v1/accounts/a1/balances", {
+    headers: { "x-request-id": requestId, "consent-id": consent },
+  });
+  await failed.body?.cancel();
+  assert.equal(failed.status, 500);
+  assert.deepEqual(
+    errorLines(gateway, "consent read not refunded").map(({ level, op, request_id, error }) => ({
+      level,
+      op,
+      request_id,
+      error,
+    })),
+    [{
+      level: "error",
+      op: "getBalances",
+      request_id: requestId,
+      error: "Error: store gone (refund)",
+    }],
+  );
+  status = 200;
+  assert.deepEqual(
+    await times(1, () => read(gateway, consent)),
+    [429],
+    "the failed read stayed counted",
+  );
+});
+
+Deno.test("consentFrequency() takes back a read the core never answered", async () => {
+  const store = new MemoryStore();
+  await using core = consentCore();
+  await using gateway = await startGateway({
+    policy: policy(),
+    upstream: core.url,
+    services: { store },
+  });
+  await using cut = await startGateway({
+    policy: policy(),
+    upstream: `http://127.0.0.1:${closedPort()}`,
+    services: { store },
+  });
+  const consent = await createConsent(gateway, { recurringIndicator: true, frequencyPerDay: 1 });
+  const failed = await read(cut, consent);
+  await failed.body?.cancel();
+  assert.ok([502, 503, 504].includes(failed.status), `status ${failed.status}`);
+  assert.deepEqual(await times(2, () => read(gateway, consent)), [200, 429], "taken back");
+});
+
+Deno.test("consentFrequency() counts nothing without a Consent-ID, or on a payment", async () => {
+  await using core = consentCore();
+  await using gateway = await startGateway({
+    policy: policy({
+      defaults: { consent_id: { mode: "off" }, consent_frequency: { unknown_consent_limit: 1 } },
+    }),
+    upstream: core.url,
+  });
+  const withoutConsent = () =>
+    gateway.fetch("/v1/accounts/a1/balances", { headers: { "x-request-id": crypto.randomUUID() } });
+  assert.deepEqual(await times(2, withoutConsent), [200, 200]);
+  const consent = await createConsent(gateway, { recurringIndicator: false, frequencyPerDay: 1 });
+  const path = "/v1/payments/domestic/p-1/status";
+  assert.deepEqual(
+    await times(2, () => read(gateway, consent, { path })),
+    [200, 200],
+    "not an account read",
+  );
+  assert.deepEqual(await times(2, () => read(gateway, consent)), [200, 429]);
+});
+
+Deno.test("consentFrequency() in report mode lets the other limits count a read over the consent's count", async () => {
+  await using core = consentCore();
+  await using gateway = await startGateway({
+    policy: policy({
+      defaults: {
+        consent_frequency: { mode: "report" },
+        rate_limit: { limits: { per_tpp: { key: ["tpp"], limit: 4, window: "1h" } } },
+      },
+    }),
+    upstream: core.url,
+  });
+  const consent = await createConsent(gateway, { recurringIndicator: true, frequencyPerDay: 1 });
+  assert.deepEqual(await times(4, () => read(gateway, consent)), [200, 200, 200, 429]);
 });
