@@ -19,6 +19,7 @@ import { startRedisServer, storeSetup, WITHOUT_REDIS } from "../support/redis.ts
 import { startUpstream } from "../support/upstream.ts";
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
 import { tokenIssuer } from "../support/tpp_tokens.ts";
+import { waitFor } from "../support/wait.ts";
 
 // Answers are kept for a replay to an identified TPP only.
 const issuer = await tokenIssuer();
@@ -51,11 +52,6 @@ function sleep(ms: number) {
 }
 
 /** Waits until `done()` holds, for at most `ms`; returns whether it did. */
-async function until(done: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!done() && Date.now() < end) await sleep(20);
-  return done();
-}
 
 /** How Redis goes away: killed and restarted, or frozen (SIGSTOP) and thawed. */
 type Outage = "kill" | "freeze";
@@ -144,21 +140,22 @@ async function underLoad(outage: Outage) {
     outcomes.filter((o) => o.phase === p && predicate(o)).length;
 
   try {
-    assert.ok(await until(() => count("before", (o) => o.status === 201) >= 30, 10_000));
+    assert.ok(await waitFor(() => count("before", (o) => o.status === 201) >= 30, 10_000, 20));
     phase = "killing";
     if (outage === "kill") await redis.kill();
     else redis.freeze(true);
     // Requests the store let through just before have reached the bank by now.
     await sleep(100);
     phase = "outage";
-    assert.ok(await until(() => count("outage") >= 40, 10_000), "requests during the outage");
+    assert.ok(await waitFor(() => count("outage") >= 40, 10_000, 20), "requests during the outage");
     phase = "restarting";
     if (outage === "kill") await redis.start();
     else redis.freeze(false);
     phase = "after";
-    const recovered = await until(
+    const recovered = await waitFor(
       () => count("after", (o) => o.status === 201 && !o.replay) >= 10,
       10_000,
+      20,
     );
     assert.ok(recovered, `new payments after the restart: ${count("after")} answers`);
   } finally {
@@ -270,7 +267,7 @@ Deno.test({
         body: BODY,
       });
     const first = initiate();
-    await until(() => executions === 1, 5000);
+    await waitFor(() => executions === 1, 5000, 20);
     await redis.kill();
     release();
     assert.equal((await first).status, 201, "the client got the bank's answer");

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { startGateway } from "../support/gateway.ts";
 import { passthroughPolicy } from "../support/policies.ts";
 import { startUpstream } from "../support/upstream.ts";
+import { waitFor } from "../support/wait.ts";
 
 Deno.test("operations: a flood of /readyz probes the core at most once per interval", async () => {
   await using upstream = startUpstream();
@@ -41,11 +42,6 @@ function collect(stream: ReadableStream<Uint8Array>) {
 }
 
 /** Waits until `done()` holds, for at most `ms`. */
-async function until(done: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!done() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-  return done();
-}
 
 Deno.test("operations: running out of file descriptors does not end the process; it serves again once they are free", async () => {
   await using upstream = startUpstream();
@@ -61,7 +57,7 @@ Deno.test("operations: running out of file descriptors does not end the process;
   const said = collect(child.stderr);
   const url = `http://127.0.0.1:${port}`;
   try {
-    assert.ok(await until(() => said.text.includes("xs2a-edge on"), 20_000), said.text);
+    assert.ok(await waitFor(() => said.text.includes("xs2a-edge on"), 20_000), said.text);
     // The attack: more connections than descriptors, held open without a byte.
     const held: Deno.TcpConn[] = [];
     for (let i = 0; i < 120; i++) {
@@ -72,7 +68,7 @@ Deno.test("operations: running out of file descriptors does not end the process;
       }
     }
     assert.ok(
-      await until(() => said.text.includes("the listener failed"), 5000),
+      await waitFor(() => said.text.includes("the listener failed"), 5000),
       `the failure is logged: ${said.text}`,
     );
     for (const conn of held) conn.close();
@@ -100,6 +96,6 @@ Deno.test("operations: running out of file descriptors does not end the process;
   } finally {
     child.kill("SIGTERM");
     await child.status;
-    await until(() => said.done, 2000);
+    await waitFor(() => said.done, 2000);
   }
 });

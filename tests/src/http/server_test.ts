@@ -5,6 +5,7 @@ import { defaultServices } from "../../../src/core/services.ts";
 import { memoryLogger } from "../../../src/lib/log.ts";
 import { startUpstream } from "../../support/upstream.ts";
 import { passthroughPolicy, type PolicyInput, policyYaml } from "../../support/policies.ts";
+import { waitFor } from "../../support/wait.ts";
 
 const ID = "3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a9f";
 
@@ -207,11 +208,6 @@ Deno.test("metrics show how many entries the memory store holds", async () => {
 });
 
 /** Waits until `done()` holds (checked every 50 ms), for at most `ms`. */
-async function until(done: () => boolean, ms = 5000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!done() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-  return done();
-}
 
 /** How a policy file is laid out in its directory and saved again. */
 interface Layout {
@@ -242,10 +238,10 @@ async function watchSurvives(layout: Layout) {
   try {
     assert.equal(await post(url, 200), 200);
     await layout.save(dir, policy(upstream.url, 100));
-    assert.ok(await until(() => applied() === 1), "the first save is applied");
+    assert.ok(await waitFor(() => applied() === 1), "the first save is applied");
     assert.equal(await post(url, 200), 413);
     await layout.save(dir, policy(upstream.url, 1000));
-    assert.ok(await until(() => applied() === 2), "the second save is applied");
+    assert.ok(await waitFor(() => applied() === 2), "the second save is applied");
     assert.equal(await post(url, 200), 200);
   } finally {
     await server.shutdown();

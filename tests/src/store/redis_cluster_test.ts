@@ -8,6 +8,7 @@ import { type RedisCluster, startRedisCluster } from "../../support/redis_cluste
 import { startGateway } from "../../support/gateway.ts";
 import { startUpstream } from "../../support/upstream.ts";
 import { buildPolicy, type LevelInput, type PolicyInput } from "../../support/policies.ts";
+import { retryUntil } from "../../support/wait.ts";
 
 // One three-node cluster for the file, started before its tests and stopped when it ends (a
 // cluster takes about two seconds to form).
@@ -258,18 +259,6 @@ Deno.test("storeSection refuses cluster options on a store that is not redis", (
   assert.equal(storeSection.parse({ kind: "memory", prefix: "{xs2a}:" }).prefix, "{xs2a}:");
 });
 
-async function until<T>(fn: () => Promise<T>, ms: number): Promise<T> {
-  const end = Date.now() + ms;
-  while (true) {
-    try {
-      return await fn();
-    } catch (error) {
-      if (Date.now() > end) throw error;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
-
 Deno.test({
   name:
     "redisClusterStore fails fast for the slots of a killed node only, and recovers after its restart",
@@ -319,7 +308,7 @@ Deno.test({
       } finally {
         await cluster!.start(killed);
       }
-      const verdict = await until(() => store.decide(decision(dead)), 10_000);
+      const verdict = await retryUntil(() => store.decide(decision(dead)), 10_000);
       assert.equal(verdict.blocked, false, "decided again after the restart");
       assert.ok(store.stats.errors > 0);
     } finally {
@@ -370,7 +359,7 @@ Deno.test({
     }
     // Ready again once the restarted master answers. Alone this takes about a second; in one
     // whole-suite CI run (many redis-servers, 2 cores) the node's client needed over 10 s.
-    const after = await until(async () => {
+    const after = await retryUntil(async () => {
       const result = await readiness();
       if (result.status !== 200) throw new Error(JSON.stringify(result));
       return result;

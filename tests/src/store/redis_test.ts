@@ -6,24 +6,13 @@ import { storeSection } from "../../../src/policy/sections.ts";
 import { storeContract } from "../../support/store_contract.ts";
 import { idem, limit } from "../../support/store_contract.ts";
 import { redisUrl, startRedisServer, uniquePrefix, WITHOUT_REDIS } from "../../support/redis.ts";
+import { retryUntil } from "../../support/wait.ts";
 
 function section(url: string, timeout = "500ms") {
   return storeSection.parse({ kind: "redis", url, prefix: uniquePrefix(), timeout });
 }
 
 storeContract("redisStore", () => createStore(section(redisUrl())), { ignore: WITHOUT_REDIS });
-
-async function until<T>(fn: () => Promise<T>, ms: number): Promise<T> {
-  const end = Date.now() + ms;
-  while (true) {
-    try {
-      return await fn();
-    } catch (error) {
-      if (Date.now() > end) throw error;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
 
 Deno.test({
   name: "redisStore fails fast while Redis is down and recovers after its restart",
@@ -32,7 +21,7 @@ Deno.test({
     await using redis = await startRedisServer();
     const store = await createStore(section(redis.url));
     try {
-      await until(() => store.decide({ limits: [limit()] }), 3000);
+      await retryUntil(() => store.decide({ limits: [limit()] }), 3000);
       await redis.kill();
       const started = performance.now();
       await assert.rejects(store.decide({ limits: [limit()] }), StoreUnavailableError);
@@ -40,7 +29,7 @@ Deno.test({
       await redis.start();
       // A fresh Redis has no scripts: EVALSHA answers NOSCRIPT and the store falls back to EVAL.
       const before = store.stats.roundTrips;
-      const verdict = await until(
+      const verdict = await retryUntil(
         () => store.decide({ idempotency: idem(), limits: [limit()] }),
         5000,
       );
@@ -60,7 +49,7 @@ Deno.test({
     await using redis = await startRedisServer();
     const store = await createStore(section(redis.url, "200ms"));
     try {
-      await until(() => store.decide({ limits: [limit()] }), 3000);
+      await retryUntil(() => store.decide({ limits: [limit()] }), 3000);
       redis.freeze(true);
       const started = performance.now();
       await assert.rejects(store.decide({ limits: [limit()] }), (error: unknown) => {
@@ -71,7 +60,7 @@ Deno.test({
       const took = performance.now() - started;
       assert.ok(took >= 150 && took < 1000, `took ${took} ms`);
       redis.freeze(false);
-      await until(() => store.decide({ limits: [limit()] }), 3000);
+      await retryUntil(() => store.decide({ limits: [limit()] }), 3000);
     } finally {
       await store.close();
     }
@@ -85,7 +74,7 @@ Deno.test({
     await using redis = await startRedisServer();
     const store = await createStore(section(redis.url));
     try {
-      await until(() => store.decide({ limits: [limit()] }), 3000);
+      await retryUntil(() => store.decide({ limits: [limit()] }), 3000);
       for (let i = 0; i < 3; i++) {
         const before = store.stats.roundTrips;
         await store.decide({ idempotency: idem(), limits: [limit()] });
@@ -110,7 +99,7 @@ Deno.test({
     const log = memoryLogger();
     const store = await createStore(section(redis.url), { log });
     try {
-      await until(() => store.decide({ limits: [limit()] }), 3000);
+      await retryUntil(() => store.decide({ limits: [limit()] }), 3000);
       const errorsBefore = store.stats.errors;
       await redis.kill();
       await assert.rejects(store.decide({ limits: [limit()] }), StoreUnavailableError);
@@ -146,7 +135,7 @@ Deno.test({
     const log = memoryLogger();
     const store = await createStore(section(redis.url), { log });
     try {
-      await until(() => store.decide({ limits: [limit()] }), 3000);
+      await retryUntil(() => store.decide({ limits: [limit()] }), 3000);
       // A script error (a record of the wrong type) is the client's own error: wrapped, with the
       // operation and its cause.
       await store.put("wrong-type", "v", 10_000);
@@ -192,7 +181,7 @@ Deno.test({
   async fn() {
     await using redis = await startRedisServer();
     const store = await createStore(section(redis.url));
-    await until(() => store.decide({ limits: [limit()] }), 3000);
+    await retryUntil(() => store.decide({ limits: [limit()] }), 3000);
     await store.close();
     await assert.rejects(store.decide({ limits: [limit()] }), StoreUnavailableError);
   },
