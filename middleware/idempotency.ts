@@ -235,8 +235,10 @@ async function guard(
       storeUnavailable(c, config.services, config.fail);
       return next();
   }
-  if (config.kind === "unique") return next();
   const part = outcome.decision.idempotency!;
+  // Nothing to keep: the operation wants unique ids only, or the caller has no TPP identity, whose
+  // ids are only ever refused on reuse (the store holds no token to complete).
+  if (part.mode === "unique") return next();
   try {
     await next();
   } catch (error) {

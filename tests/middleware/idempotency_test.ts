@@ -662,3 +662,19 @@ Deno.test({
     assert.equal(typeof line?.error, "string");
   },
 });
+
+Deno.test("idempotency() spends one store round trip on a write it keeps nothing of, two on one it keeps", async () => {
+  await using upstream = paymentUpstream();
+  await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
+  const { stats } = gateway.store;
+  const trips = async (init: RequestInit) => {
+    const before = stats.roundTrips;
+    assert.equal((await gateway.fetch(PAYMENT, init)).status, 201);
+    return stats.roundTrips - before;
+  };
+  // Without TPP identity an id is only ever refused on reuse: there is no answer to complete.
+  const anonymous = post(crypto.randomUUID());
+  for (const name of Object.keys(TPP)) delete (anonymous.headers as Record<string, string>)[name];
+  assert.equal(await trips(anonymous), 1, "the claim only");
+  assert.equal(await trips(post(crypto.randomUUID())), 2, "the claim, then the kept answer");
+});
