@@ -77,6 +77,7 @@ import {
   featuresPolicyFile,
   passthroughPolicyFile,
   signedPolicyFile,
+  writeFloorPolicyFile,
 } from "./policies.ts";
 import { type RevocationFixture, revocationFixture } from "./revocation.ts";
 import { type Bar, ratioChart } from "./chart.ts";
@@ -413,6 +414,16 @@ const specs: Spec[] = [
       request: WRITE,
       base: s.get("bare-post"),
       rps: 0.7,
+    }),
+  },
+  {
+    key: "write-floor",
+    needs: ["bare-post"],
+    make: async (s) => ({
+      name: "gateway, POST, no body/idem",
+      ...await gatewayProcess(await writeFloorPolicyFile()),
+      request: WRITE,
+      base: s.get("bare-post"),
     }),
   },
   {

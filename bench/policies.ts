@@ -54,6 +54,23 @@ export async function featuresPolicyFile(): Promise<string> {
   return await write(`${on}\ngroups:\n  products:\n    catalogue_cache: { ttl: 60s }\n`);
 }
 
+/**
+ * The default policy of {@link defaultPolicyFile} without the two checks a payment initiation
+ * pays for beyond a read: `body_schema` and `idempotency` off for `initiatePayment`. Not a
+ * configuration to run: the row measures what the rest of the chain costs a POST, the floor under
+ * the write rows' ratios.
+ */
+export async function writeFloorPolicyFile(): Promise<string> {
+  const text = await Deno.readTextFile(await defaultPolicyFile());
+  if (/^operations:/m.test(text)) {
+    throw new Error("config/policy.yaml has operations: adapt the bench");
+  }
+  return await write(
+    `${text}\noperations:\n  initiatePayment:\n` +
+      `    body_schema: { mode: "off" }\n    idempotency: { mode: "off" }\n`,
+  );
+}
+
 /** A policy with every check that has a mode switched off and no link rewriting. */
 export async function passthroughPolicyFile(): Promise<string> {
   return await write(policyYaml(passthroughPolicy({ defaults: { links: { rewrite: false } } })));
