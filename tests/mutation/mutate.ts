@@ -140,7 +140,7 @@ export function testsFor(file: string, testFiles = walk("tests")): string[] {
     }
   }
   for (const test of COVERED_BY[file] ?? []) found.add(test);
-  if (/\.describe\(|\bdescription: "/.test(Deno.readTextFileSync(join(ROOT, file)))) {
+  if (/\.describe\(|\bdescription:\s*"/.test(Deno.readTextFileSync(join(ROOT, file)))) {
     found.add(SCHEMA_TEST);
   }
   return [...found].sort();
