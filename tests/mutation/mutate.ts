@@ -54,7 +54,10 @@ export const COVERED_BY: Record<string, string[]> = {
     "tests/middleware/jws_signature_test.ts",
     "tests/security/who_is_calling_test.ts",
   ],
-  "src/tokens/jwks.ts": ["tests/middleware/bearer_token_test.ts"],
+  "src/tokens/jwks.ts": [
+    "tests/middleware/bearer_token_test.ts",
+    "tests/security/token_key_rotation_test.ts",
+  ],
   "middleware/_signature.ts": [
     "tests/middleware/jws_signature_test.ts",
     "tests/middleware/http_signature_test.ts",
