@@ -323,3 +323,29 @@ Deno.test("looksLikeJwt() needs three base64url parts and a JSON object header w
   assert.equal(looksLikeJwt(`${b64url('"RS256"')}.e30.c2ln`), false, "a string header");
   assert.equal(looksLikeJwt(`${b64url('{"alg":256}')}.e30.c2ln`), false, "alg not a string");
 });
+
+Deno.test("Introspector.claims() keeps no answer that is already stale (it would push out a fresh one)", async () => {
+  const start = 1_700_000_000_000;
+  await using endpoint = endpointFor({
+    fresh: ACTIVE,
+    "expiring-now": { ...ACTIVE, exp: start / 1000 },
+  });
+  const { introspector } = clocked(endpoint.url, { cache_size: 1 });
+  await introspector.claims("fresh");
+  await introspector.claims("expiring-now");
+  await introspector.claims("fresh");
+  assert.equal(endpoint.received.length, 2, "the fresh answer stayed in the one place");
+});
+
+Deno.test("Introspector.claims() throws IntrospectionUnavailable without metrics too, for an answer without a body", async () => {
+  await using endpoint = startUpstream(() => new Response(null, { status: 304 }));
+  const introspector = new Introspector(
+    introspectionOptions.parse({ url: endpoint.url, client_id: "edge", client_secret: "s" }),
+    { fetch: globalThis.fetch, now: Date.now },
+  );
+  await assert.rejects(() => introspector.claims("t"), {
+    name: "Error",
+    message: "The introspection endpoint answered 304",
+  });
+  await assert.rejects(() => introspector.claims("t"), IntrospectionUnavailable);
+});
