@@ -25,47 +25,65 @@ export interface JwksSource {
   timeoutMs: number;
 }
 
-const files = new Map<string, JSONWebKeySet | Error>();
+/** The last parse of each file, with the text it came from. */
+const files = new Map<string, { text: string; jwks: JSONWebKeySet | Error }>();
 
-/** Reads and checks a JWKS file once per path; an unusable file is an Error with the reason. */
+/**
+ * Reads and checks a JWKS file; an unusable file is an Error with the reason. The parse is kept
+ * while the file's text is unchanged: a reload after a key rotation sees the new keys, and a file
+ * that could not be read is read again.
+ */
 export function readJwksFile(path: string): JSONWebKeySet | Error {
-  let found = files.get(path);
-  if (found) return found;
+  let text: string;
   try {
-    const parsed = JSON.parse(policyFileText(path)); // read ahead: none on Deno Deploy
+    text = policyFileText(path); // read ahead: none on Deno Deploy
+  } catch (error) {
+    return new Error(`cannot read "${path}": ${(error as Error).message}`);
+  }
+  const known = files.get(path);
+  if (known?.text === text) return known.jwks;
+  let jwks: JSONWebKeySet | Error;
+  try {
+    const parsed = JSON.parse(text);
     if (!parsed || !Array.isArray(parsed.keys) || parsed.keys.length === 0) {
-      found = new Error(`"${path}" is not a JWKS with a non-empty "keys" list`);
+      jwks = new Error(`"${path}" is not a JWKS with a non-empty "keys" list`);
     } else {
-      found = parsed as JSONWebKeySet;
+      jwks = parsed as JSONWebKeySet;
     }
   } catch (error) {
-    found = new Error(`cannot read "${path}": ${(error as Error).message}`);
+    jwks = new Error(`cannot read "${path}": ${(error as Error).message}`);
   }
-  files.set(path, found);
-  return found;
+  files.set(path, { text, jwks });
+  return jwks;
 }
 
 const sets = new WeakMap<Services, Map<string, JWTVerifyGetKey>>();
+/** The key set of each parsed file: a rewritten file is a new parse, so a new set. */
+const fileSets = new WeakMap<JSONWebKeySet, JWTVerifyGetKey>();
 
-/** The key set of a source, made once per app (services) and source. */
+/**
+ * The key set of a source: for a URL made once per app (services) and source, so that its cache
+ * and cooldown are shared by every operation and kept across reloads; for a file, once per content.
+ */
 export function keySet(source: JwksSource, services: Services): JWTVerifyGetKey {
+  if (!source.url) {
+    const jwks = readJwksFile(source.file!);
+    if (jwks instanceof Error) throw jwks;
+    let set = fileSets.get(jwks);
+    if (!set) fileSets.set(jwks, set = createLocalJWKSet(jwks));
+    return set;
+  }
   let bySource = sets.get(services);
   if (!bySource) sets.set(services, bySource = new Map());
   const id = JSON.stringify(source);
   let set = bySource.get(id);
   if (set) return set;
-  if (source.url) {
-    set = createRemoteJWKSet(new URL(source.url), {
-      cooldownDuration: source.cooldownMs,
-      cacheMaxAge: source.maxAgeMs,
-      timeoutDuration: source.timeoutMs,
-      [customFetch]: (url, init) => services.fetch(url, init),
-    });
-  } else {
-    const jwks = readJwksFile(source.file!);
-    if (jwks instanceof Error) throw jwks;
-    set = createLocalJWKSet(jwks);
-  }
+  set = createRemoteJWKSet(new URL(source.url), {
+    cooldownDuration: source.cooldownMs,
+    cacheMaxAge: source.maxAgeMs,
+    timeoutDuration: source.timeoutMs,
+    [customFetch]: (url, init) => services.fetch(url, init),
+  });
   bySource.set(id, set);
   return set;
 }

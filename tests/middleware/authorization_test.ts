@@ -57,3 +57,34 @@ Deno.test("authorization() applies with bearer_token in report mode and where it
     assert.equal(reached, 0);
   }
 });
+
+Deno.test("authorization() says which header is missing", async () => {
+  const { body } = await call("/api/v1/checkout/orders", CHECKOUT);
+  assert.equal(body.tppMessages[0].text, 'Header "Authorization" is required for this operation');
+});
+
+Deno.test("authorization() takes a value of only non-HTTP white space as missing", async () => {
+  // HTTP trims spaces and tabs itself; a no-break space (obs-text) stays in the value. Control
+  // characters never get this far (header rules: 400).
+  for (const blank of ["\u00a0", "\u00a0 \u00a0"]) {
+    const { response, body, reached } = await call("/api/v1/checkout/orders", {
+      ...CHECKOUT,
+      headers: { ...CHECKOUT.headers, authorization: blank },
+    });
+    assert.equal(response.status, 401, JSON.stringify(blank));
+    assert.equal(body.tppMessages[0].code, "TOKEN_UNKNOWN");
+    assert.equal(reached, 0);
+  }
+});
+
+Deno.test("authorization() is off under mode: off", async () => {
+  await using upstream = startUpstream();
+  const policy = buildPolicy({
+    defaults: { bearer_token: { mode: "off" }, authorization: { mode: "off" } },
+  });
+  await using gateway = await startGateway({ policy, upstream: upstream.url });
+  const response = await gateway.fetch("/api/v1/checkout/orders", CHECKOUT);
+  await response.body?.cancel();
+  assert.equal(response.status, 200);
+  assert.equal(upstream.received.length, 1);
+});

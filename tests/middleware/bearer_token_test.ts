@@ -649,3 +649,306 @@ Deno.test("bearerToken() refuses a policy with introspection but no endpoint or 
     /introspection\.client_secret: needed for client_auth basic/,
   );
 });
+
+// Rules pinned by mutation testing (issue 25).
+
+Deno.test("bearerToken() quotes the realm and the error text in its WWW-Authenticate challenges", async () => {
+  const realm = 'bank "edge" \\ 1';
+  await withGateway({ policy: policy({ realm }) }, async (call) => {
+    const challenge = async (
+      request: { path: string; init: RequestInit },
+      authorization?: string,
+    ) =>
+      (await call(request, authorization ? { authorization } : {})).response.headers.get(
+        "www-authenticate",
+      );
+    const quotedRealm = `Bearer realm="bank 'edge' ' 1"`;
+    assert.equal(await challenge(CHECKOUT), quotedRealm);
+    assert.equal(
+      await challenge(CHECKOUT, "Bearer"),
+      `${quotedRealm}, error="invalid_request", ` +
+        `error_description="Header 'Authorization' must look like Bearer <JWT>"`,
+    );
+    assert.equal(
+      await challenge(ACCOUNTS, `Bearer ${await token({ scope: "payments" })}`),
+      `${quotedRealm}, error="insufficient_scope", ` +
+        `error_description="The bearer token lacks the scope accounts this operation needs", ` +
+        `scope="accounts"`,
+    );
+    assert.equal(
+      await challenge(CHECKOUT, `Bearer ${await token({ iss: "https://evil.example" })}`),
+      `${quotedRealm}, error="invalid_token", ` +
+        `error_description="The bearer token was not issued by the bank's authorisation server"`,
+    );
+  });
+});
+
+Deno.test("bearerToken() takes the Bearer scheme in any case and spacing, a token with padding as a token", async () => {
+  await withGateway({}, async (call, { reached }) => {
+    const jwt = await token();
+    for (const authorization of [`bearer ${jwt}`, `BEARER   ${jwt}`]) {
+      assert.equal((await call(CHECKOUT, { authorization })).response.status, 200, authorization);
+    }
+    assert.equal(reached(), 2);
+    // Padding is token68 syntax: the token is checked (and is no JWT), not refused as a header.
+    assertRejected(
+      await call(CHECKOUT, { authorization: "Bearer abc==" }),
+      "TOKEN_UNKNOWN",
+      /well-formed/,
+    );
+    assertRejected(
+      await call(CHECKOUT, { authorization: "Bearer a=b" }),
+      "TOKEN_UNKNOWN",
+      /must look like/,
+    );
+    assertRejected(
+      await call(CHECKOUT, { authorization: "Bearer" }),
+      "TOKEN_UNKNOWN",
+      /must look like/,
+    );
+    // Another scheme that starts with the same letters is another scheme.
+    const products = { path: "/v1/products/en", init: {} };
+    assert.equal((await call(products, { authorization: "Bearerish abc" })).response.status, 200);
+    const refused = await call(CHECKOUT, { authorization: "Bearerish abc" });
+    assertRejected(refused, "TOKEN_UNKNOWN", /must carry a bearer token/);
+    assert.equal(refused.response.headers.get("www-authenticate"), 'Bearer realm="xs2a-edge"');
+    assert.equal(reached(), 3);
+  });
+});
+
+Deno.test("bearerToken() reads scopes from a spaced string or a list, in the claim the policy names", async () => {
+  await withGateway({}, async (call) => {
+    for (const scope of ["payments  accounts ", ["accounts", 7, null]]) {
+      const result = await call(ACCOUNTS, { authorization: `Bearer ${await token({ scope })}` });
+      assert.equal(result.response.status, 200, JSON.stringify(scope));
+    }
+    for (const scope of [["payments", 7], "accountsx", 42, { accounts: true }]) {
+      const result = await call(ACCOUNTS, { authorization: `Bearer ${await token({ scope })}` });
+      assertRejected(result, "TOKEN_INVALID", /lacks the scope accounts/);
+    }
+  });
+  const scp = buildPolicy(policy({ scope_claim: "scp" }), {
+    groups: { ais: { bearer_token: { scopes: ["accounts", "balances", "transactions"] } } },
+  });
+  await withGateway({ policy: scp }, async (call) => {
+    const both = await call(ACCOUNTS, {
+      authorization: `Bearer ${await token({ scope: "", scp: "accounts transactions balances" })}`,
+    });
+    assert.equal(both.response.status, 200);
+    const narrow = await call(ACCOUNTS, {
+      authorization: `Bearer ${await token({ scope: "balances transactions", scp: "accounts" })}`,
+    });
+    assertRejected(narrow, "TOKEN_INVALID", /lacks the scope balances, transactions this/);
+    assert.match(
+      narrow.response.headers.get("www-authenticate")!,
+      /scope="accounts balances transactions"$/,
+    );
+  });
+});
+
+Deno.test("bearerToken() names a missing or wrong claim of a JWT", async () => {
+  await withGateway({}, async (call, { reached }) => {
+    const noIssuer = await token({ iss: undefined });
+    assertRejected(
+      await call(CHECKOUT, { authorization: `Bearer ${noIssuer}` }),
+      "TOKEN_UNKNOWN",
+      /^The bearer token was not issued by the bank's authorisation server$/,
+    );
+    const noAudience = await token({ aud: undefined });
+    assertRejected(
+      await call(CHECKOUT, { authorization: `Bearer ${noAudience}` }),
+      "TOKEN_INVALID",
+      /^The bearer token must carry the "aud" claim$/,
+    );
+    const early = await token({ nbf: Math.floor(Date.now() / 1000) + 120 });
+    assertRejected(
+      await call(CHECKOUT, { authorization: `Bearer ${early}` }),
+      "TOKEN_INVALID",
+      /^The bearer token's "nbf" claim is not valid here: .*nbf/,
+    );
+    assertRejected(
+      await call(CHECKOUT, { authorization: `Bearer ${await token({ aud: "other" })}` }),
+      "TOKEN_INVALID",
+      /^The bearer token's "aud" claim is not valid here: /,
+    );
+    assert.equal(reached(), 0);
+  });
+});
+
+Deno.test("bearerToken() applies the policy's leeway and algorithms", async () => {
+  const strict = policy({ leeway: "0s", algorithms: ["ES256"] });
+  await withGateway({ policy: strict }, async (call) => {
+    const es = { kid: "k2", key: second.privateKey, alg: "ES256" };
+    const recent = await token({}, { ...es, exp: Math.floor(Date.now() / 1000) - 5 });
+    assertRejected(
+      await call(CHECKOUT, { authorization: `Bearer ${recent}` }),
+      "TOKEN_EXPIRED",
+      /^The bearer token has expired$/,
+    );
+    assertRejected(
+      await call(CHECKOUT, { authorization: `Bearer ${await token()}` }),
+      "TOKEN_UNKNOWN",
+      /^The bearer token's algorithm is not allowed$/,
+    );
+    assert.equal(
+      (await call(CHECKOUT, { authorization: `Bearer ${await token({}, es)}` })).response.status,
+      200,
+    );
+  });
+});
+
+Deno.test("bearerToken() refuses a token with a critical header it does not know as a token, not a 503", async () => {
+  await withGateway({}, async (call) => {
+    // Signed by hand: jose refuses to sign with a critical header it does not know either.
+    const part = (value: unknown) =>
+      btoa(JSON.stringify(value)).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+    const input = `${
+      part({ alg: "RS256", kid: "k1", crit: ["urn:bank:hop"], "urn:bank:hop": 1 })
+    }.${part({ iss: ISSUER, aud: "xs2a", exp: Math.floor(Date.now() / 1000) + 300 })}`;
+    const signature = new Uint8Array(
+      await crypto.subtle.sign(
+        "RSASSA-PKCS1-v1_5",
+        first.privateKey,
+        new TextEncoder().encode(input),
+      ),
+    );
+    const critical = `${input}.${
+      btoa(String.fromCharCode(...signature)).replace(/=+$/, "").replace(/\+/g, "-").replace(
+        /\//g,
+        "_",
+      )
+    }`;
+    assertRejected(
+      await call(CHECKOUT, { authorization: `Bearer ${critical}` }),
+      "TOKEN_UNKNOWN",
+      /^The bearer token is not a well-formed signed JWT$/,
+    );
+  });
+});
+
+Deno.test("bearerToken() checks a JWT's dates on the app's clock", async () => {
+  const jwks = jwksServer([k1]);
+  await using _jwks = jwks.server;
+  await using upstream = startUpstream();
+  const hourAgo = Date.now() - 3_600_000;
+  await using gateway = await startGateway({
+    policy: policy(),
+    upstream: upstream.url,
+    env: { JWKS_URL: jwks.url },
+    services: { now: () => hourAgo },
+  });
+  // Expired an hour ago by the machine's clock, valid on the app's.
+  const old = await token({ iat: Math.floor(hourAgo / 1000) }, {
+    exp: Math.floor(hourAgo / 1000) + 60,
+  });
+  const response = await gateway.fetch(CHECKOUT.path, {
+    ...CHECKOUT.init,
+    headers: {
+      ...CHECKOUT.init.headers,
+      "x-request-id": crypto.randomUUID(),
+      authorization: `Bearer ${old}`,
+    },
+  });
+  assert.equal(response.status, 200, await response.text());
+});
+
+Deno.test("bearerToken() logs the JWKS failure and asks the TPP to come back later", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: policy(),
+    upstream: upstream.url,
+    env: { JWKS_URL: `http://127.0.0.1:${closedPort()}/jwks.json` },
+  });
+  const response = await gateway.fetch(CHECKOUT.path, {
+    ...CHECKOUT.init,
+    headers: { ...CHECKOUT.init.headers, authorization: `Bearer ${await token()}` },
+  });
+  const body = await response.json();
+  assert.equal(response.status, 503);
+  assert.equal(body.tppMessages[0].text, "The keys to check bearer tokens are unavailable");
+  assert.equal(response.headers.get("retry-after"), "5");
+  assert.equal(response.headers.get("www-authenticate"), null);
+  const line = gateway.log.lines.find((l) => l.msg === "jwks unavailable");
+  assert.equal(line?.op, "createCheckoutOrder");
+  assert.equal(typeof line?.error, "string");
+});
+
+Deno.test("bearerToken() takes the TPP id from the policy's client id claim, a non-empty string only", async () => {
+  const azp = policy({ client_id_claim: "azp" });
+  await withGateway({ policy: azp }, async (call, { log }) => {
+    await call(CHECKOUT, { authorization: `Bearer ${await token({ azp: "shop-9" })}` });
+    await call(CHECKOUT, { authorization: `Bearer ${await token({ azp: "" })}` });
+    await call(CHECKOUT, { authorization: `Bearer ${await token({ azp: 42 })}` });
+    const tpps = log.filter((l) => l.op === "createCheckoutOrder").map((l) => l.tpp);
+    assert.equal(tpps.length, 3);
+    assert.equal(tpps[0], "shop-9");
+    assert.notEqual(tpps[1], "");
+    assert.notEqual(tpps[2], 42);
+    assert.notEqual(tpps[1], "PSDGE-NBG-123456", "the default claim is not read");
+  });
+});
+
+Deno.test("bearerToken() compares PSU-ID with the claim only when both are there", async () => {
+  await withGateway({ policy: policy({ psu_id_claim: "sub" }) }, async (call) => {
+    const bearer = { authorization: `Bearer ${await token({ sub: "PSU-1" })}` };
+    assert.equal((await call(CHECKOUT, bearer)).response.status, 200, "no PSU-ID");
+  });
+  await withGateway({}, async (call) => {
+    const bearer = { authorization: `Bearer ${await token({ sub: "PSU-1" })}` };
+    assert.equal(
+      (await call(CHECKOUT, { ...bearer, "psu-id": "PSU-2" })).response.status,
+      200,
+      "no psu_id_claim",
+    );
+  });
+});
+
+Deno.test("bearerToken() checks an introspected token's dates with the leeway, its issuer when it names one", async () => {
+  const now = Math.floor(Date.now() / 1000);
+  await using endpoint = introspectionServer({
+    "just-expired": { ...ACTIVE, exp: now - 20 },
+    "long-expired": { ...ACTIVE, exp: now - 40 },
+    "early": { ...ACTIVE, nbf: now + 40 },
+    "almost": { ...ACTIVE, nbf: now + 20 },
+    "no-issuer": { ...ACTIVE, iss: undefined },
+    "audiences": { ...ACTIVE, aud: ["other", "xs2a"] },
+    "other-audience": { ...ACTIVE, aud: "other" },
+  });
+  const withAudience = introspectionPolicy(endpoint.url, {}, "introspection", {
+    audience: ["xs2a"],
+  });
+  const tokens = [
+    "just-expired",
+    "long-expired",
+    "early",
+    "almost",
+    "no-issuer",
+    "audiences",
+    "other-audience",
+  ];
+  const { answers } = await introspected(
+    buildPolicy(withAudience, {
+      defaults: { bearer_token: { audience: undefined } },
+    }),
+    tokens.slice(0, 5),
+    { now: () => now * 1000 },
+  );
+  const outcome = (a: (typeof answers)[number]) => [a.status, a.body.tppMessages?.[0].code];
+  assert.deepEqual(answers.map(outcome), [
+    [200, undefined],
+    [401, "TOKEN_EXPIRED"],
+    [401, "TOKEN_INVALID"],
+    [200, undefined],
+    [200, undefined],
+  ]);
+  assert.equal(
+    answers[2].body.tppMessages[0].text,
+    'The bearer token\'s "nbf" claim is not valid here',
+  );
+  const aud = await introspected(withAudience, tokens.slice(5), { now: () => now * 1000 });
+  assert.deepEqual(aud.answers.map(outcome), [[200, undefined], [401, "TOKEN_INVALID"]]);
+  assert.equal(
+    aud.answers[1].body.tppMessages[0].text,
+    'The bearer token\'s "aud" claim is not valid here',
+  );
+});
