@@ -52,6 +52,7 @@ export const COVERED_BY: Record<string, string[]> = {
   // send the header) are attacks in tests/security.
   "middleware/tpp_certificate.ts": [
     "tests/middleware/jws_signature_test.ts",
+    "tests/middleware/tpp_certificate_log_test.ts",
     "tests/security/who_is_calling_test.ts",
   ],
   // mut_ocsp (ocsp.ts, register.ts): the real openssl responders, and the register's attacks.
