@@ -12,7 +12,7 @@ import { buildPolicy } from "../support/policies.ts";
 const ca = await createCa();
 const rogueCa = await createCa("Rogue CA");
 
-async function refused(certificate: Awaited<ReturnType<typeof issue>>) {
+async function refused(certificate: Awaited<ReturnType<typeof issue>> | string) {
   await using upstream = startUpstream();
   await using gateway = await startGateway({
     policy: buildPolicy({
@@ -21,11 +21,12 @@ async function refused(certificate: Awaited<ReturnType<typeof issue>>) {
     }),
     upstream: upstream.url,
   });
+  const requestId = crypto.randomUUID();
   const response = await gateway.fetch("/v1/accounts", {
     headers: {
-      "x-request-id": crypto.randomUUID(),
+      "x-request-id": requestId,
       "consent-id": "c-1",
-      "x-ssl-client-cert": nginxHeader(certificate),
+      "x-ssl-client-cert": typeof certificate === "string" ? certificate : nginxHeader(certificate),
     },
   });
   const body = await response.json();
@@ -33,6 +34,8 @@ async function refused(certificate: Awaited<ReturnType<typeof issue>>) {
   assert.equal(upstream.received.length, 0);
   const line = gateway.log.lines.find((l) => l.msg === "TPP certificate refused");
   assert.ok(line, JSON.stringify(gateway.log.lines));
+  assert.equal(line.request_id, requestId);
+  assert.equal(line.level, "info");
   return { code: body.tppMessages[0].code, line };
 }
 
@@ -45,6 +48,16 @@ Deno.test("tppCertificate() logs a certificate without the group's role with its
   assert.match(String(line.subject), /CN=tpp\.example/);
   assert.match(String(line.subject), /PSDGE-NBG-777001/);
   assert.equal(line.op, "getAccountList");
+  assert.equal(line.serial, pisOnly.cert.serialNumber.toLowerCase().replace(/^0+(?=.)/, ""));
+});
+
+Deno.test("tppCertificate() logs a header that holds no certificate with its code and no names", async () => {
+  const { code, line } = await refused(encodeURIComponent("-----BEGIN CERTIFICATE-----\nAAAA\n"));
+  assert.equal(code, "CERTIFICATE_INVALID");
+  assert.equal(line.code, "CERTIFICATE_INVALID");
+  assert.equal(line.subject, undefined);
+  assert.equal(line.organization_id, undefined);
+  assert.equal(line.serial, undefined);
 });
 
 Deno.test("tppCertificate() logs a certificate of an unknown CA with its subject and organisation id", async () => {

@@ -52,8 +52,12 @@ export const COVERED_BY: Record<string, string[]> = {
   // send the header) are attacks in tests/security.
   "middleware/tpp_certificate.ts": [
     "tests/middleware/jws_signature_test.ts",
+    "tests/middleware/tpp_certificate_log_test.ts",
     "tests/security/who_is_calling_test.ts",
   ],
+  // mut_ocsp (ocsp.ts, register.ts): the real openssl responders, and the register's attacks.
+  "src/pki/ocsp.ts": ["tests/src/pki/revocation_test.ts"],
+  "src/pki/register.ts": ["tests/security/trust_register_test.ts"],
   "src/tokens/jwks.ts": [
     "tests/middleware/bearer_token_test.ts",
     "tests/security/token_key_rotation_test.ts",
