@@ -3,6 +3,7 @@ import { GatewayError } from "../../../src/core/errors.ts";
 import { parseCertificate } from "../../../src/pki/certificate.ts";
 import {
   enforceRevocation,
+  revocationField,
   type RevocationOutcome,
   revocationSection,
   type RevocationUse,
@@ -136,4 +137,50 @@ Deno.test("revocationSection keeps its timers within their bounds", () => {
   refused("refresh_interval", "25d", /at most 24d/);
   refused("retry_interval", "999ms", /at least 1s/);
   refused("retry_interval", "25d", /at most 24d/);
+});
+
+Deno.test("revocationSection defaults to OCSP then CRL, a nonce, and bounded caches", () => {
+  assert.deepEqual(revocationSection.parse({}), {
+    methods: ["ocsp", "crl"],
+    crls: [],
+    nonce: true,
+    fetch_timeout: 2_000,
+    refresh_interval: 3_600_000,
+    retry_interval: 30_000,
+    cache_size: 10_000,
+    crl_max_bytes: 16 * 1024 * 1024,
+  });
+  const set = revocationSection.parse({
+    methods: ["crl"],
+    crls: ["/etc/xs2a/ca.crl", "https://crl.example/ca.crl"],
+    nonce: false,
+    cache_size: 1,
+  });
+  assert.deepEqual(set.methods, ["crl"]);
+  assert.deepEqual(set.crls, ["/etc/xs2a/ca.crl", "https://crl.example/ca.crl"]);
+  assert.equal(set.nonce, false);
+  assert.equal(set.cache_size, 1);
+  assert.deepEqual(revocationSection.parse({ methods: ["crl", "ocsp"] }).methods, ["crl", "ocsp"]);
+  for (
+    const wrong of [
+      { methods: [] },
+      { methods: ["ldap"] },
+      { crls: [""] },
+      { cache_size: 0 },
+      { cache_size: 1.5 },
+      { ocsp_responder: "ldap://ocsp.example" },
+      { unknown: true },
+    ]
+  ) {
+    assert.equal(revocationSection.safeParse(wrong).success, false, JSON.stringify(wrong));
+  }
+});
+
+Deno.test("revocationField() is off unless a check says soft or hard", () => {
+  const field = revocationField();
+  assert.equal(field.parse(undefined), "off");
+  for (const mode of ["off", "soft", "hard"]) assert.equal(field.parse(mode), mode);
+  assert.equal(field.safeParse("").success, false);
+  assert.equal(field.safeParse("strict").success, false);
+  assert.match(field.description ?? "", /^Revocation check of the certificate/);
 });
