@@ -91,6 +91,14 @@ export const COVERED_BY: Record<string, string[]> = {
   "src/store/lua/decide.ts": ["tests/src/store/redis_test.ts"],
   "src/store/lua/complete.ts": ["tests/src/store/redis_test.ts"],
   "src/store/lua/refund.ts": ["tests/src/store/redis_test.ts"],
+  // Revocation (src/pki/revocation_policy.ts, crl.ts, revocation.ts): the checker's tests and the
+  // attacks with revoked certificates through the gateway.
+  "src/pki/revocation_policy.ts": [
+    "tests/security/trust_revocation_test.ts",
+    "tests/src/pki/revocation_test.ts",
+  ],
+  "src/pki/crl.ts": ["tests/src/pki/revocation_test.ts"],
+  "src/pki/revocation.ts": ["tests/security/trust_revocation_test.ts"],
   // The header rules that drop an ignorable header, and those that need a header.
   "middleware/_headers.ts": [
     "tests/middleware/tpp_flags_test.ts",

@@ -1,10 +1,13 @@
 import assert from "node:assert/strict";
+import "reflect-metadata";
+import { X509CrlGenerator } from "@peculiar/x509";
 import { parseCertificate } from "../../../src/pki/certificate.ts";
 import { RevocationChecker } from "../../../src/pki/revocation.ts";
 import { type RevocationOutcome, revocationSection } from "../../../src/pki/revocation_policy.ts";
 import { createMetrics } from "../../../src/lib/metrics.ts";
 import { memoryLogger } from "../../../src/lib/log.ts";
-import { issue } from "../../support/pki.ts";
+import { createCa, issue, type Issued } from "../../support/pki.ts";
+import { ocspRequest } from "../../../src/pki/ocsp.ts";
 import { countingProxy, freePort, opensslCa, serveBytes } from "../../support/openssl_ca.ts";
 
 const HOUR = 3_600_000;
@@ -249,4 +252,430 @@ Deno.test("RevocationChecker.check() answers a cached status without the network
   await responder.close();
   for (let i = 0; i < 1000; i++) assert.equal((await check.check(info, issuer)).kind, "good");
   assert.equal(services.metrics.revocation.value({ source: "ocsp", outcome: "good" }), 1);
+});
+
+/** A test server that records each request (method, headers, body) and answers with `answer`. */
+function recorder(answer: (request: Request, body: Uint8Array) => Response | Promise<Response>) {
+  const requests: { method: string; headers: Headers; body: Uint8Array }[] = [];
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    async (request) => {
+      const body = new Uint8Array(await request.arrayBuffer());
+      requests.push({ method: request.method, headers: request.headers, body });
+      return await answer(request, body);
+    },
+  );
+  return {
+    url: `http://127.0.0.1:${server.addr.port}`,
+    requests,
+    [Symbol.asyncDispose]: () => server.shutdown(),
+  };
+}
+
+/** Forwards an OCSP request to `target`. */
+async function forward(target: string, body: Uint8Array): Promise<Response> {
+  const answer = await fetch(target, {
+    method: "POST",
+    headers: { "content-type": "application/ocsp-request" },
+    body: body as BodyInit,
+  });
+  return new Response(await answer.arrayBuffer(), { status: answer.status });
+}
+
+/** The DER of the OCSP nonce extension's OID (1.3.6.1.5.5.7.48.1.2). */
+const NONCE_OID = [0x06, 0x09, 0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x30, 0x01, 0x02];
+
+function holds(bytes: Uint8Array, part: number[]): boolean {
+  outer: for (let i = 0; i + part.length <= bytes.length; i++) {
+    for (let j = 0; j < part.length; j++) if (bytes[i + j] !== part[j]) continue outer;
+    return true;
+  }
+  return false;
+}
+
+/** Time for a background refresh that should not start to show up if it did. */
+async function pause(): Promise<void> {
+  await new Promise((r) => setTimeout(r, 150));
+}
+
+async function settle(until: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !until(); i++) await new Promise((r) => setTimeout(r, 20));
+  await new Promise((r) => setTimeout(r, 50));
+}
+
+/** A CRL of the openssl CA made with its key (openssl cannot leave out nextUpdate). */
+async function peculiarCrl(
+  options: { thisUpdate: Date; nextUpdate?: Date; revoked?: string[]; signer?: Issued },
+): Promise<Uint8Array> {
+  const signer = options.signer ?? ca.ca;
+  const crl = await X509CrlGenerator.create({
+    issuer: signer.cert.subject,
+    thisUpdate: options.thisUpdate,
+    nextUpdate: options.nextUpdate,
+    entries: (options.revoked ?? []).map((serialNumber) => ({ serialNumber })),
+    signingAlgorithm: { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" },
+    signingKey: signer.keys.privateKey,
+  });
+  return new Uint8Array(crl.rawData);
+}
+
+/** Milliseconds rounded down to the second, as CRLs and OCSP responses carry their dates. */
+function second(ms: number): number {
+  return Math.floor(ms / 1000) * 1000;
+}
+
+Deno.test("RevocationChecker.check() posts an OCSP request with the OCSP media types and a nonce, and none when the policy says so", async () => {
+  await using responder = await ca.responder();
+  await using proxy = recorder((_, body) => forward(responder.url, body));
+  const { checker: check } = checker({ ocsp_responder: proxy.url, methods: ["ocsp"] });
+  assert.deepEqual(await outcome(check, good), { kind: "good", source: "ocsp" });
+  const [sent] = proxy.requests;
+  assert.equal(sent.method, "POST");
+  assert.equal(sent.headers.get("content-type"), "application/ocsp-request");
+  assert.equal(sent.headers.get("accept"), "application/ocsp-response");
+  assert.ok(holds(sent.body, NONCE_OID), "the request carries a nonce");
+  const without = checker({ ocsp_responder: proxy.url, methods: ["ocsp"], nonce: false });
+  assert.deepEqual(await outcome(without.checker, good), { kind: "good", source: "ocsp" });
+  assert.equal(proxy.requests.length, 2);
+  assert.ok(!holds(proxy.requests[1].body, NONCE_OID), "no nonce under nonce: false");
+});
+
+Deno.test("RevocationChecker.check() asks the policy's responder rather than the one of the certificate's AIA", async () => {
+  // The AIA's port is not listening in this test.
+  await using responder = await ca.responder();
+  const { checker: check } = checker({ ocsp_responder: responder.url, methods: ["ocsp"] });
+  assert.deepEqual(await outcome(check, withAia), { kind: "good", source: "ocsp" });
+});
+
+Deno.test("RevocationChecker.check() takes only http(s) URLs of the AIA and the distribution points", async () => {
+  const ldap = await issue(ca.ca, {
+    keyType: "EC",
+    ocsp: ["ldap://127.0.0.1/ocsp"],
+    crl: ["ldap://127.0.0.1/cn=ca?certificateRevocationList"],
+  });
+  const { checker: check } = checker({});
+  assert.deepEqual(await outcome(check, ldap), { kind: "unchecked" });
+  // Scheme names are case-insensitive.
+  const crl = await ca.crl();
+  await using server = serveBytes(() => crl);
+  const upper = await issue(ca.ca, {
+    keyType: "EC",
+    crl: [server.url.replace("http:", "HTTP:") + "/ca.crl"],
+  });
+  assert.deepEqual(await outcome(check, upper), { kind: "good", source: "crl" });
+  const port = freePort();
+  const upperAia = await issue(ca.ca, { keyType: "EC", ocsp: [`HTTP://127.0.0.1:${port}`] });
+  await ca.valid(upperAia);
+  await using _responder = await ca.responder({ port });
+  assert.deepEqual(await outcome(check, upperAia), { kind: "good", source: "ocsp" });
+});
+
+Deno.test("RevocationChecker.check() tries the sources in the policy's order", async () => {
+  await using responder = await ca.responder();
+  const crl = await ca.crl();
+  await using server = serveBytes(() => crl);
+  const sources = { ocsp_responder: responder.url, crls: [server.url] };
+  const ocspFirst = checker(sources).checker;
+  assert.deepEqual(await outcome(ocspFirst, good), { kind: "good", source: "ocsp" });
+  const crlFirst = checker({ ...sources, methods: ["crl", "ocsp"] }).checker;
+  assert.deepEqual(await outcome(crlFirst, good), { kind: "good", source: "crl" });
+  const crlOnly = checker({ ...sources, methods: ["crl"] }).checker;
+  assert.deepEqual(await outcome(crlOnly, revoked), {
+    kind: "revoked",
+    source: "crl",
+    revokedAt: (await outcome(crlOnly, revoked) as { revokedAt: number }).revokedAt,
+  });
+  assert.equal(responder.url.length > 0 && server.hits, 2, "the OCSP-first checker used no CRL");
+});
+
+Deno.test("RevocationChecker.check() answers unchecked for a policy CRL of another CA, unavailable for one it cannot download", async () => {
+  const other = await peculiarCrl({
+    thisUpdate: new Date(second(Date.now())),
+    nextUpdate: new Date(Date.now() + HOUR),
+    signer: await createCa("Another QTSP CA"),
+  });
+  await using server = serveBytes(() => other);
+  const { checker: check, services } = checker({ methods: ["crl"], crls: [server.url] });
+  assert.deepEqual(await outcome(check, revoked), { kind: "unchecked" });
+  assert.equal(services.metrics.revocation.value({ source: "crl", outcome: "unavailable" }), 0);
+  const down = `http://127.0.0.1:${freePort()}/ca.crl`;
+  const failing = checker({ methods: ["crl"], crls: [down] });
+  const answer = await outcome(failing.checker, revoked);
+  assert.equal(answer.kind, "unavailable");
+  assert.match((answer as { reason: string }).reason, new RegExp(`^crl ${down}: `));
+});
+
+Deno.test("RevocationChecker.check() says why each source failed, in its log and its answer", async () => {
+  await using refusing = recorder(() => new Response("no", { status: 404 }));
+  const { checker: check, services } = checker({
+    ocsp_responder: refusing.url,
+    crls: [refusing.url + "/ca.crl"],
+  });
+  const answer = await outcome(check, good);
+  assert.equal(answer.kind, "unavailable");
+  assert.equal(
+    (answer as { reason: string }).reason,
+    `ocsp ${refusing.url}: Error: HTTP 404; crl ${refusing.url}/ca.crl: Error: HTTP 404`,
+  );
+  assert.equal(refusing.requests[1].headers.get("accept"), "application/pkix-crl");
+  assert.equal(refusing.requests[1].method, "GET");
+  assert.deepEqual(services.log.lines[0], {
+    ...services.log.lines[0],
+    msg: "revocation source unavailable",
+    source: "ocsp",
+    where: refusing.url,
+    error: "Error: HTTP 404",
+  });
+  assert.equal(services.log.lines[1].source, "crl");
+  assert.equal(services.metrics.revocation.value({ source: "crl", outcome: "unavailable" }), 1);
+  assert.equal(services.metrics.revocation.value({ source: "ocsp", outcome: "unavailable" }), 1);
+});
+
+Deno.test("RevocationChecker.check() refuses a CRL larger than crl_max_bytes, with or without Content-Length", async () => {
+  const crl = await ca.crl();
+  await using sized = serveBytes(() => crl);
+  await using streamed = recorder(() =>
+    new Response(
+      new ReadableStream({
+        start(controller) {
+          controller.enqueue(crl.subarray(0, 100));
+          controller.enqueue(crl.subarray(100));
+          controller.close();
+        },
+      }),
+    )
+  );
+  for (const url of [sized.url, streamed.url]) {
+    const exact = checker({ methods: ["crl"], crls: [url], crl_max_bytes: crl.length });
+    assert.equal((await outcome(exact.checker, revoked)).kind, "revoked", url);
+    const small = checker({ methods: ["crl"], crls: [url], crl_max_bytes: crl.length - 1 });
+    const answer = await outcome(small.checker, revoked);
+    assert.equal(answer.kind, "unavailable", url);
+    assert.match(
+      (answer as { reason: string }).reason,
+      new RegExp(`: the answer is larger than ${crl.length - 1} bytes$`),
+    );
+  }
+});
+
+Deno.test("RevocationChecker.check() keeps an OCSP status until its nextUpdate plus the clock skew, and refreshes it at three quarters of its time", async () => {
+  const responder = await ca.responder({ minutes: 4 });
+  let target = responder.url;
+  await using proxy = countingProxy(() => target);
+  const start = Date.now();
+  let now = start;
+  const { checker: check } = checker({ ocsp_responder: proxy.url, methods: ["ocsp"] }, () => now);
+  assert.equal((await outcome(check, good)).kind, "good");
+  // Held until nextUpdate (4 minutes on) plus the skew (1 minute): a refresh is due after 3:45.
+  now = start + 3 * 60_000 + 35_000;
+  assert.equal((await outcome(check, good)).kind, "good");
+  await pause();
+  assert.equal(proxy.hits, 1, "not due yet");
+  // The responder is gone: from now on only the cache can answer good.
+  await responder.close();
+  target = `http://127.0.0.1:${freePort()}`;
+  now = start + 3 * 60_000 + 55_000;
+  assert.equal((await outcome(check, good)).kind, "good");
+  await settle(() => proxy.hits > 1);
+  assert.equal(proxy.hits, 2, "due: refreshed in the background");
+  // Held until nextUpdate plus the skew, whatever the failed refresh said.
+  now = start + 4 * 60_000 + 55_000;
+  assert.equal((await outcome(check, good)).kind, "good");
+  now = start + 5 * 60_000 + 5_000;
+  assert.equal((await outcome(check, good)).kind, "unavailable");
+});
+
+Deno.test("RevocationChecker.check() after a failed refresh waits retry_interval before the next one", async () => {
+  const responder = await ca.responder({ minutes: 60 });
+  let target = responder.url;
+  await using proxy = countingProxy(() => target);
+  let now = Date.now();
+  const { checker: check } = checker(
+    {
+      ocsp_responder: proxy.url,
+      methods: ["ocsp"],
+      refresh_interval: "10m",
+      retry_interval: "30s",
+    },
+    () => now,
+  );
+  assert.equal((await outcome(check, good)).kind, "good");
+  await responder.close();
+  target = `http://127.0.0.1:${freePort()}`;
+  now += 11 * 60_000;
+  assert.equal((await outcome(check, good)).kind, "good");
+  await settle(() => proxy.hits > 1);
+  assert.equal(proxy.hits, 2);
+  now += 29_000;
+  assert.equal((await outcome(check, good)).kind, "good");
+  await pause();
+  assert.equal(proxy.hits, 2, "within retry_interval: no new attempt");
+  now += 2_000;
+  assert.equal((await outcome(check, good)).kind, "good");
+  await settle(() => proxy.hits > 2);
+  assert.equal(proxy.hits, 3, "after retry_interval: tried again");
+});
+
+Deno.test("RevocationChecker.check() tries an unavailable source again after retry_interval, not before", async () => {
+  await using refusing = recorder(() => new Response("busy", { status: 503 }));
+  let now = Date.now();
+  const { checker: check } = checker(
+    { ocsp_responder: refusing.url, methods: ["ocsp"], retry_interval: "30s" },
+    () => now,
+  );
+  const first = await outcome(check, good);
+  assert.deepEqual(first, {
+    kind: "unavailable",
+    reason: `ocsp ${refusing.url}: Error: HTTP 503`,
+    retryAt: now + 30_000,
+  });
+  now += 29_999;
+  assert.equal((await outcome(check, good)).kind, "unavailable");
+  assert.equal(refusing.requests.length, 1);
+  now += 1;
+  assert.equal((await outcome(check, good)).kind, "unavailable");
+  assert.equal(refusing.requests.length, 2);
+});
+
+Deno.test("RevocationChecker.check() uses a verifying staple over a cached unavailable status, and a cached status over a staple", async () => {
+  await using responder = await ca.responder();
+  const staple = async (cert: { pem: string }) => {
+    const info = await parseCertificate(cert.pem);
+    const answer = await fetch(responder.url, {
+      method: "POST",
+      body: await ocspRequest(info.cert, issuer.cert) as BodyInit,
+    });
+    return new Uint8Array(await answer.arrayBuffer());
+  };
+  const { checker: check, services } = checker({
+    ocsp_responder: `http://127.0.0.1:${freePort()}`,
+    methods: ["ocsp"],
+  });
+  assert.equal((await outcome(check, revoked)).kind, "unavailable");
+  const stapled = await outcome(check, revoked, await staple(revoked));
+  assert.equal(stapled.kind, "revoked");
+  assert.equal((stapled as { source: string }).source, "stapled");
+  assert.equal(services.metrics.revocation.value({ source: "stapled", outcome: "revoked" }), 1);
+  // The revoked status is cached: a staple (even a good one of another certificate) is not read.
+  assert.equal((await outcome(check, revoked, await staple(good))).kind, "revoked");
+  assert.equal(services.metrics.revocation.value({ source: "stapled", outcome: "unavailable" }), 0);
+  assert.equal(services.log.lines.some((l) => l.msg === "stapled OCSP response ignored"), false);
+  await outcome(check, unknown, new Uint8Array([0x30, 0x00]));
+  assert.ok(services.log.lines.some((l) => l.msg === "stapled OCSP response ignored"));
+});
+
+Deno.test("RevocationChecker.check() keeps statuses per certificate and issuer", async () => {
+  await using responder = await ca.responder();
+  const { checker: check } = checker({ ocsp_responder: responder.url, methods: ["ocsp"] });
+  const info = await parseCertificate(good.pem);
+  assert.equal((await check.check(info, issuer)).kind, "good");
+  // Asked about the same certificate under another CA of the same name, the answer is not the
+  // cached one: the responder's answer names the real CA's key.
+  const other = await parseCertificate(impostor.ca.pem);
+  assert.notEqual((await check.check(info, other)).kind, "good");
+  assert.equal((await check.check(info, issuer)).kind, "good");
+});
+
+Deno.test("RevocationChecker.check() keeps at most cache_size statuses", async () => {
+  await using responder = await ca.responder();
+  await using proxy = countingProxy(() => responder.url);
+  const { checker: check } = checker({ ocsp_responder: proxy.url, cache_size: 1 });
+  await outcome(check, good);
+  await outcome(check, good);
+  assert.equal(proxy.hits, 1);
+  await outcome(check, revoked);
+  await outcome(check, good);
+  assert.equal(proxy.hits, 3, "the status of good was dropped for the one of revoked");
+});
+
+Deno.test("RevocationChecker.check() keeps at most cache_size CRLs (and at most 1000)", async () => {
+  const other = await peculiarCrl({
+    thisUpdate: new Date(second(Date.now())),
+    nextUpdate: new Date(Date.now() + HOUR),
+    signer: impostor.ca,
+  });
+  const own = await ca.crl();
+  await using otherServer = serveBytes(() => other);
+  await using ownServer = serveBytes(() => own);
+  const crls = [otherServer.url, ownServer.url];
+  const small = checker({ methods: ["crl"], crls, cache_size: 1 }).checker;
+  const large = checker({ methods: ["crl"], crls }).checker;
+  for (const check of [small, large]) {
+    assert.equal((await outcome(check, revoked)).kind, "revoked");
+    assert.equal((await outcome(check, good)).kind, "good");
+  }
+  // The impostor's CRL has the CA's name: both are read, only the CA's verifies... the first is
+  // dropped from a cache of one when the second comes in.
+  assert.equal(otherServer.hits, 3);
+  assert.equal(ownServer.hits, 3);
+});
+
+Deno.test("RevocationChecker.check() downloads a CRL once for concurrent checks, and not again within retry_interval after a failure", async () => {
+  let status = 200;
+  const crl = await ca.crl();
+  await using server = recorder(() => new Response(crl as BodyInit, { status }));
+  let now = Date.now();
+  const { checker: check } = checker(
+    { methods: ["crl"], crls: [server.url], retry_interval: "30s" },
+    () => now,
+  );
+  const answers = await Promise.all([good, revoked, unknown, good].map((c) => outcome(check, c)));
+  assert.deepEqual(answers.map((a) => a.kind), ["good", "revoked", "good", "good"]);
+  assert.equal(server.requests.length, 1);
+
+  status = 500;
+  const failing = checker(
+    { methods: ["crl"], crls: [server.url], retry_interval: "30s" },
+    () => now,
+  ).checker;
+  assert.equal((await outcome(failing, good)).kind, "unavailable");
+  assert.equal(server.requests.length, 2);
+  now += 29_000;
+  const again = await outcome(failing, revoked);
+  assert.match((again as { reason: string }).reason, /the last attempt failed; retried later/);
+  assert.equal(server.requests.length, 2);
+  status = 200;
+  now += 2_000;
+  // The status of good (unavailable since the first failure) has run out; the CRL is tried again.
+  assert.deepEqual(await outcome(failing, good), { kind: "good", source: "crl" });
+  assert.equal(server.requests.length, 3);
+});
+
+Deno.test("RevocationChecker.check() keeps a CRL without nextUpdate for refresh_interval after its thisUpdate", async () => {
+  const start = second(Date.now());
+  const list = await peculiarCrl({ thisUpdate: new Date(start - 50 * 60_000), revoked: [] });
+  await using server = serveBytes(() => list);
+  let now = start;
+  const { checker: check } = checker(
+    { methods: ["crl"], crls: [server.url], refresh_interval: "1h" },
+    () => now,
+  );
+  assert.deepEqual(await outcome(check, revoked), { kind: "good", source: "crl" });
+  // Held until thisUpdate + 1 h (start + 10 min), refreshed from three quarters of that on.
+  now = start + 7 * 60_000;
+  assert.equal((await outcome(check, good)).kind, "good");
+  await pause();
+  assert.equal(server.hits, 1, "not due yet");
+  now = start + 8 * 60_000;
+  assert.equal((await outcome(check, good)).kind, "good");
+  await settle(() => server.hits > 1);
+  assert.equal(server.hits, 2, "due: refreshed in the background");
+  now = start + 10 * 60_000 + 1;
+  const answer = await outcome(check, good);
+  assert.equal(answer.kind, "unavailable");
+  assert.match((answer as { reason: string }).reason, /older than the policy allows/);
+});
+
+Deno.test("revocationChecker() makes one checker per app and configuration", async () => {
+  const { revocationChecker } = await import("../../../src/pki/revocation.ts");
+  const { services } = checker({});
+  const config = revocationSection.parse({});
+  const first = revocationChecker(config, services, 60_000);
+  assert.equal(revocationChecker(revocationSection.parse({}), services, 60_000), first);
+  assert.notEqual(revocationChecker(config, services, 30_000), first);
+  assert.notEqual(
+    revocationChecker(revocationSection.parse({ nonce: false }), services, 60_000),
+    first,
+  );
+  assert.notEqual(revocationChecker(config, checker({}).services, 60_000), first);
 });
