@@ -2,8 +2,10 @@ import assert from "node:assert/strict";
 // In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
 import { gatewayApp as startGateway, type TestGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
+import { startFaultyUpstream } from "../support/faulty_upstream.ts";
 import { startRedisServer, storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
 import { MemoryStore } from "../../src/store/memory.ts";
+import type { Completion } from "../../src/store/types.ts";
 import { tokenIssuer } from "../support/tpp_tokens.ts";
 import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
 
@@ -204,6 +206,44 @@ Deno.test("idempotency() makes a repeat wait for the first request in flight", a
   assert.equal(upstream.received.length, 1);
 });
 
+Deno.test("idempotency() answers a waiting repeat when the first request is done, not when wait ends", async () => {
+  await using upstream = paymentUpstream(300);
+  // The default wait (5 s) and poll (50 ms).
+  await using gateway = await startGateway({
+    policy: buildPolicy({ defaults: { bearer_token: issuer.options } }),
+    upstream: upstream.url,
+  });
+  const id = crypto.randomUUID();
+  const first = gateway.fetch(PAYMENT, post(id));
+  await new Promise((r) => setTimeout(r, 50));
+  const started = performance.now();
+  const repeat = await gateway.fetch(PAYMENT, post(id));
+  const waited = performance.now() - started;
+  await repeat.body?.cancel();
+  assert.equal(repeat.headers.get("x-idempotent-replay"), "true");
+  // The store is asked again every `poll` (50 ms): the answer comes about 250 ms later.
+  assert.ok(waited < 3000, `waited ${Math.round(waited)} ms of the 5 s`);
+  await (await first).body?.cancel();
+  assert.equal(upstream.received.length, 1);
+});
+
+Deno.test("idempotency() stops waiting when wait ends, even between two polls", async () => {
+  // wait 2 s, poll 1.5 s: the last look is at 2 s (409), not at 3 s, when the first is done.
+  await using upstream = paymentUpstream(2500);
+  await using gateway = await startGateway({
+    policy: idempotency({ wait: "2s", poll: "1500ms" }),
+    upstream: upstream.url,
+  });
+  const id = crypto.randomUUID();
+  const first = gateway.fetch(PAYMENT, post(id));
+  await new Promise((r) => setTimeout(r, 50));
+  const repeat = await json(await gateway.fetch(PAYMENT, post(id)));
+  assert.equal(repeat.status, 409);
+  assert.equal(repeat.body.tppMessages[0].code, "STATUS_INVALID");
+  assert.equal((await first).status, 201);
+  assert.equal(upstream.received.length, 1);
+});
+
 Deno.test("idempotency() answers 409 STATUS_INVALID when the first request stays in flight past wait", async () => {
   await using upstream = paymentUpstream(800);
   await using gateway = await startGateway({
@@ -259,13 +299,61 @@ Deno.test("idempotency() requires plain uniqueness on reads only when the policy
   const first = await read(gateway, id);
   assert.equal(first.status, 200);
   await first.body?.cancel();
+  // A used id is all the store keeps for a read: nothing to complete after the answer.
+  assert.equal(gateway.store.stats.roundTrips, 1, "one round trip");
   const second = await json(await read(gateway, id));
   assert.equal(second.status, 400);
-  assert.equal(
-    second.body.tppMessages[0].text,
-    `X-Request-ID "${id}" was already used; every request needs a new one`,
-  );
+  assert.deepEqual(second.body.tppMessages[0], {
+    category: "ERROR",
+    code: "FORMAT_ERROR",
+    path: "X-Request-ID",
+    text: `X-Request-ID "${id}" was already used; every request needs a new one`,
+  });
   assert.equal(upstream.received.length, 3);
+});
+
+Deno.test("idempotency() takes writes: replay, unique (any reuse refused, never replayed) and none (nothing checked)", async () => {
+  await using upstream = paymentUpstream();
+  {
+    // replay, the default, said explicitly.
+    await using gateway = await startGateway({
+      policy: idempotency({ writes: "replay", reads: "none" }),
+      upstream: upstream.url,
+    });
+    const id = crypto.randomUUID();
+    await (await gateway.fetch(PAYMENT, post(id))).body?.cancel();
+    const same = await gateway.fetch(PAYMENT, post(id));
+    await same.body?.cancel();
+    assert.equal(same.headers.get("x-idempotent-replay"), "true");
+    assert.equal(upstream.received.length, 1);
+  }
+  {
+    await using gateway = await startGateway({
+      policy: idempotency({ writes: "unique" }),
+      upstream: upstream.url,
+    });
+    const id = crypto.randomUUID();
+    assert.equal((await json(await gateway.fetch(PAYMENT, post(id)))).status, 201);
+    const same = await json(await gateway.fetch(PAYMENT, post(id)));
+    assert.equal(same.status, 400, "the same request is refused too, never replayed");
+    assert.equal(same.headers.get("x-idempotent-replay"), null);
+    assert.equal(
+      same.body.tppMessages[0].text,
+      `X-Request-ID "${id}" was already used; every request needs a new one`,
+    );
+    assert.equal(upstream.received.length, 2);
+  }
+  await using gateway = await startGateway({
+    policy: idempotency({ writes: "none" }),
+    upstream: upstream.url,
+  });
+  const id = crypto.randomUUID();
+  for (const n of [1, 2]) {
+    const response = await json(await gateway.fetch(PAYMENT, post(id)));
+    assert.equal(response.status, 201, `request ${n}`);
+    assert.equal(response.headers.get("x-idempotent-replay"), null);
+  }
+  assert.equal(upstream.received.length, 4);
 });
 
 Deno.test("idempotency() in report mode forwards a reused id and records the finding", async () => {
@@ -319,14 +407,17 @@ for (const kind of ["memory", "redis", "upstash"] as const) {
 
 for (const fail of ["closed", "open"] as const) {
   Deno.test({
-    name: `idempotency() with fail: ${fail} while Redis is down, and recovery after its restart`,
+    name: `idempotency() with fail: ${fail} while Redis is down, and recovery after its restart${
+      fail === "closed" ? " (closed: the default)" : ""
+    }`,
     ignore: WITHOUT_REDIS,
     async fn() {
       await using redis = await startRedisServer();
       await using store = await storeSetup("redis", { url: redis.url, timeoutMs: 300 });
       await using upstream = paymentUpstream();
       await using gateway = await startGateway({
-        policy: idempotency({ fail }, store.policy),
+        // fail: closed is the default: no payment goes through unchecked.
+        policy: idempotency(fail === "closed" ? {} : { fail }, store.policy),
         upstream: upstream.url,
         env: store.env,
       });
@@ -463,21 +554,27 @@ Deno.test("idempotency() releases the id after the bank's 408, 425 and 429: a re
   }
 });
 
-Deno.test("idempotency() replays an answer without a body (204) as one", async () => {
-  await using upstream = startUpstream(() => new Response(null, { status: 204 }));
-  await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
-  const id = crypto.randomUUID();
-  const cancel = () =>
-    gateway.fetch("/v1/payments/domestic/p-1", {
-      method: "DELETE",
-      headers: { "x-request-id": id, ...TPP },
-    });
-  assert.equal((await cancel()).status, 204);
-  const again = await cancel();
-  assert.equal(again.status, 204);
-  assert.equal(again.headers.get("x-idempotent-replay"), "true");
-  assert.equal(await again.text(), "");
-  assert.equal(upstream.received.length, 1);
+Deno.test("idempotency() replays an answer without a body (204, 205, an empty 202) as one", async () => {
+  for (const status of [204, 205, 202]) {
+    // A 205 says "no content" by Content-Length: 0 (RFC 9110, 15.3.6).
+    await using upstream = startFaultyUpstream();
+    upstream.fault = { kind: "answer", status, body: "", framing: "length" };
+    await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
+    const id = crypto.randomUUID();
+    const cancel = () =>
+      gateway.fetch("/v1/payments/domestic/p-1", {
+        method: "DELETE",
+        headers: { "x-request-id": id, ...TPP },
+      });
+    const first = await cancel();
+    assert.equal(first.status, status);
+    await first.body?.cancel();
+    const again = await cancel();
+    assert.equal(again.status, status);
+    assert.equal(again.headers.get("x-idempotent-replay"), "true", `${status}`);
+    assert.equal(await again.text(), "");
+    assert.equal(upstream.requests.length, 1);
+  }
 });
 
 Deno.test("idempotency() refuses inconsistent times: poll over wait, inflight under wait, retention under inflight", async () => {
@@ -677,4 +774,71 @@ Deno.test("idempotency() spends one store round trip on a write it keeps nothing
   for (const name of Object.keys(TPP)) delete (anonymous.headers as Record<string, string>)[name];
   assert.equal(await trips(anonymous), 1, "the claim only");
   assert.equal(await trips(post(crypto.randomUUID())), 2, "the claim, then the kept answer");
+});
+
+/** A memory store that also records each completion the gateway asks of it. */
+class RecordingStore extends MemoryStore {
+  readonly completions: Completion[] = [];
+  override complete(completion: Completion): Promise<void> {
+    this.completions.push(completion);
+    return super.complete(completion);
+  }
+}
+
+Deno.test("idempotency() keeps the answer's headers as the response lists them, without those of one exchange", async () => {
+  // Every header of one exchange reaches the answer here: the upstream's (passed by
+  // answer_headers, its X-Request-ID echoed in another case) and the rate limit's.
+  await using upstream = startUpstream((request) => {
+    const headers = new Headers({
+      "content-type": "application/json",
+      "X-Zeta": "z",
+      "ASPSP-SCA-Approach": "REDIRECT",
+      "X-Request-ID": request.headers.get("x-request-id")!.toUpperCase(),
+      "Date": "Mon, 01 Jan 2024 00:00:00 GMT",
+      "Retry-After": "3",
+      "X-Idempotent-Replay": "false",
+    });
+    headers.append("Link", "<a>");
+    headers.append("link", "<b>");
+    headers.append("Set-Cookie", "a=b");
+    headers.append("set-cookie", "c=d");
+    return new Response(JSON.stringify({ paymentId: "p-1" }), { status: 201, headers });
+  });
+  const store = new RecordingStore();
+  await using gateway = await startGateway({
+    policy: policy({
+      defaults: {
+        proxy: { answer_headers: ["date", "set-cookie", "x-idempotent-replay", "link", "x-zeta"] },
+        rate_limit: { limits: { per_tpp: { key: ["tpp"], limit: 10, window: "1h" } } },
+      },
+    }),
+    upstream: upstream.url,
+    services: { store },
+  });
+  const id = crypto.randomUUID();
+  const first = await gateway.fetch(PAYMENT, post(id));
+  await first.body?.cancel();
+  for (const name of ["set-cookie", "retry-after", "ratelimit-limit", "ratelimit-remaining"]) {
+    assert.ok(first.headers.has(name), `the first answer has ${name}`);
+  }
+  assert.ok(first.headers.has("ratelimit-reset"));
+  assert.equal(first.headers.get("date"), "Mon, 01 Jan 2024 00:00:00 GMT");
+  assert.deepEqual(store.completions.map((c) => [c.action, c.response?.headers]), [[
+    "done",
+    [
+      ["aspsp-sca-approach", "REDIRECT"],
+      ["cache-control", "no-store"],
+      ["content-type", "application/json"],
+      ["link", "<a>, <b>"],
+      ["x-content-type-options", "nosniff"],
+      ["x-zeta", "z"],
+    ],
+  ]]);
+  const replay = await gateway.fetch(PAYMENT, post(id));
+  await replay.body?.cancel();
+  assert.equal(replay.headers.get("x-idempotent-replay"), "true");
+  assert.equal(replay.headers.get("x-request-id"), id);
+  assert.equal(replay.headers.get("link"), "<a>, <b>");
+  assert.equal(replay.headers.get("x-zeta"), "z");
+  assert.equal(upstream.received.length, 1);
 });

@@ -77,7 +77,13 @@ export const COVERED_BY: Record<string, string[]> = {
     "tests/security/upstream_answer_headers_test.ts",
   ],
   "src/store/script.ts": ["tests/src/store/redis_test.ts", "tests/src/store/upstash_test.ts"],
-  "middleware/idempotency.ts": ["tests/faults/idempotency_faults_test.ts"],
+  // idempotency (mut_idem): the fault tests, the replay attacks (callers without TPP identity),
+  // and the store's verdicts it must not take for "go".
+  "middleware/idempotency.ts": [
+    "tests/faults/idempotency_faults_test.ts",
+    "tests/security/shared_state_replay_test.ts",
+    "tests/security/shared_state_store_verdicts_test.ts",
+  ],
   "middleware/rate_limit.ts": [
     "tests/security/shared_state_psu_limit_test.ts",
     "tests/security/shared_state_store_verdicts_test.ts",

@@ -12,7 +12,10 @@ if (!file || !tests) throw new Error("Run through `deno task mutate`");
 export default {
   $schema: "./node_modules/@stryker-mutator/core/schema/stryker-schema.json",
   testRunner: "command",
-  commandRunner: { command: `deno test --allow-all --no-check --quiet ${tests}` },
+  // --fail-fast: a killed mutant stops at its first failing test. Most mutants fail one of the
+  // first tests of a file, so they cost the start of a run instead of the whole run (a mutant of
+  // middleware/idempotency.ts that the first test kills: 3 s instead of 20 s under load).
+  commandRunner: { command: `deno test --allow-all --no-check --quiet --fail-fast ${tests}` },
   coverageAnalysis: "off",
   mutate: process.env.MUTATE_RANGES ? process.env.MUTATE_RANGES.split(" ") : [file],
   concurrency: Number(process.env.MUTATE_CONCURRENCY ?? 2),
