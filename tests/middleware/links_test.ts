@@ -134,6 +134,11 @@ Deno.test("locationRewriter() takes any origin off a Location under an upstream 
   // Elsewhere, or not a URL: as it is.
   assert.equal(location("https://bank.example/sca/1"), "https://bank.example/sca/1");
   assert.equal(location("http://[bad/psd2/v1/x"), "http://[bad/psd2/v1/x");
+  // A URI without an authority (scheme:/path) names no host to take off, even when a "://"
+  // follows later: as it is.
+  for (const uri of ["urn:/psd2/v1/payments/p-1?back=https://tpp.example", "urn:/psd2/v1/x"]) {
+    assert.equal(location(uri), uri);
+  }
 });
 
 Deno.test("rewriteLinks() leaves an href that is no valid JSON string as it is, and rewrites the others", () => {
