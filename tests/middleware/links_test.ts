@@ -171,6 +171,24 @@ Deno.test("links() adds its filter after the response filters already registered
   assert.equal(filters[1]('{"href":"http://127.0.0.1:9/psd2/v1/a"}'), '{"href":"/v1/a"}');
 });
 
+Deno.test("links() has the proxy rewrite Location on every operation, after the rewrites already registered", async () => {
+  // getAccountList's answer has no Location in the interface; the policy may still pass one on.
+  const middleware = build({})!;
+  const c = new Context(new Request("http://gateway.test/v1/accounts")) as GatewayContext;
+  await middleware(c, () => Promise.resolve());
+  const alone = c.get("answerRewrites")!;
+  assert.deepEqual(alone.map(([name]) => name), ["location"]);
+  assert.equal(alone[0][1]("http://127.0.0.1:9/psd2/v1/consents/c-1"), "/v1/consents/c-1");
+  const earlier: [string, (value: string) => string] = ["x-other", (value) => value];
+  const d = new Context(new Request("http://gateway.test/v1/accounts")) as GatewayContext;
+  d.set("answerRewrites", [earlier]);
+  await middleware(d, () => Promise.resolve());
+  const both = d.get("answerRewrites")!;
+  assert.equal(both.length, 2);
+  assert.equal(both[0], earlier);
+  assert.equal(both[1][0], "location");
+});
+
 Deno.test("links() options refuse a prefix that is no path", () => {
   assert.throws(
     () =>
