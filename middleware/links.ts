@@ -4,7 +4,7 @@
  * `_links` at any depth and of the checkout's `links[]`, and any other `href` member, so that no
  * internal address leaks. Links elsewhere (the bank's SCA pages, `approve`) stay as they are
  * unless a mapping says otherwise. A response with nothing to rewrite is passed through as it is.
- * The `Location` of a created resource is rewritten the same way, and an absolute one of any
+ * The `Location` of an answer (any operation) is rewritten the same way, and an absolute one of any
  * origin whose path lies under an upstream prefix becomes the public path: it names the API,
  * never another site, and an internal host name must not leak.
  */
@@ -135,7 +135,7 @@ export const links = defineCheck({
       "Explicit rewrites for links that point elsewhere, for example the bank's SCA pages",
     ),
   }).strict(),
-  create(options, { operation, sections }) {
+  create(options, { sections }) {
     if (!options.rewrite) return undefined;
     const rules: RewriteRules = {
       prefixes: options.upstream_prefixes,
@@ -153,10 +153,8 @@ export const links = defineCheck({
       c.set("responseFilters", before ? [...before, filter] : alone);
       return next();
     };
-    // Only answers of operations the interface gives a Location have theirs rewritten, by the
-    // proxy before it builds the response (reading the headers of a built response costs the
-    // runtime's prepared copy of them).
-    if (!operation.answers.includes("location")) return filtered;
+    // Every answer's Location, by the proxy before it builds the response: also on an operation
+    // the interface gives none, where the proxy's answer_headers may let the core's one through.
     const relocate: [string, (value: string) => string][] = [["location", locationRewriter(rules)]];
     return (c, next) => {
       const before = c.get("answerRewrites");

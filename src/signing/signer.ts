@@ -35,9 +35,9 @@ export interface Coverage {
 }
 
 /**
- * What both schemes sign: one line per covered name, `(request-target): <lower-case method>
- * <path and query>`, `<name>: <trimmed value>`, or for another pseudo-header its value in
- * `pseudo` (draft-cavage's `(created)`), joined by "\n".
+ * What both schemes sign, one line per covered name joined by "\n": `(request-target): <lower-case
+ * method> <path and query>`, another pseudo-header's value in `pseudo` (draft-cavage's `(created)`),
+ * or `<name>: <value>` as `Headers` trimmed it (of spaces, tabs; `trim()` cut a final 0xA0 byte).
  */
 export function signedLines(
   names: readonly string[],
@@ -49,7 +49,7 @@ export function signedLines(
       ? `(request-target): ${request.method.toLowerCase()} ${request.target}`
       : name in pseudo
       ? `${name}: ${pseudo[name]}`
-      : `${name}: ${(request.headers.get(name) ?? "").trim()}`
+      : `${name}: ${request.headers.get(name) ?? ""}`
   ).join("\n");
 }
 

@@ -3,6 +3,8 @@ import { Hono } from "hono";
 import {
   callerId,
   consentIdKey,
+  decide,
+  decideAgain,
   keyPart,
   slotTag,
   storeUnavailable,
@@ -14,6 +16,8 @@ import { GatewayError } from "../../src/core/errors.ts";
 import { RETRY_AFTER_SECONDS } from "../../src/core/retry_after.ts";
 import { defaultServices, type Services } from "../../src/core/services.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
+import { MemoryStore } from "../../src/store/memory.ts";
+import { type Decision, StoreUnavailableError, type Verdict } from "../../src/store/types.ts";
 // In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
 import { gatewayApp as startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
@@ -140,4 +144,71 @@ Deno.test("storeUnavailable() throws 503 with Retry-After when closed, logs and 
   assert.equal(log.lines.at(-1)?.request_id, "99391c7e-ad88-49ec-a2ad-99ddcb1f7721");
   assert.equal(services.metrics.storeErrors.value({ check: "rate_limit" }), 1);
   assert.equal(services.metrics.storeErrors.value({ check: "consent_frequency" }), 2);
+});
+
+/** A memory store whose decide() answers through `answer` (the real verdict by default). */
+class ScriptedAnswers extends MemoryStore {
+  answer?: (decision: Decision) => Promise<Verdict>;
+  override decide(decision: Decision): Promise<Verdict> {
+    return this.answer ? this.answer(decision) : super.decide(decision);
+  }
+}
+
+function storeServices() {
+  const store = new ScriptedAnswers();
+  const log = memoryLogger();
+  return { store, log, services: defaultServices({ log, store }) };
+}
+
+Deno.test("decide() counts, logs and answers as an outage a verdict it does not understand", async () => {
+  const { store, log, services } = storeServices();
+  store.answer = () => Promise.resolve({ now: -1, blocked: false, limits: [] });
+  const outcome = await inContext({}, (c) => decide(c, {}, services));
+  assert.ok(outcome.error instanceof StoreUnavailableError);
+  assert.equal(outcome.error.message, "The store answered with an unknown verdict: store clock -1");
+  assert.equal(store.stats.errors, 1);
+  assert.deepEqual(log.lines.at(-1), {
+    level: "error",
+    msg: "store verdict not understood",
+    store: "memory",
+    problem: "store clock -1",
+  });
+});
+
+Deno.test("decide() answers a StoreUnavailableError as an outage and lets any other error through", async () => {
+  const { store, services } = storeServices();
+  const outage = new StoreUnavailableError("The store failed on decide: down");
+  store.answer = () => Promise.reject(outage);
+  const outcome = await inContext({}, (c) => decide(c, {}, services));
+  assert.equal(outcome.error, outage);
+  // A bug is no outage: it must not be let through as fail open (it becomes a 500).
+  store.answer = () => Promise.reject(new TypeError("bug"));
+  await assert.rejects(inContext({}, (c) => decide(c, {}, services)), TypeError);
+});
+
+Deno.test("decide() observes each store round trip in xs2a_store_duration_seconds", async () => {
+  const { store, services } = storeServices();
+  store.answer = async (decision) => {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    return await MemoryStore.prototype.decide.call(store, decision);
+  };
+  const started = performance.now();
+  const outcome = await inContext({}, (c) => decide(c, {}, services));
+  const elapsed = (performance.now() - started) / 1000;
+  assert.equal(outcome.error, undefined);
+  const { sum, count } = services.metrics.storeSeconds.series({});
+  assert.equal(count, 1);
+  // In seconds, the call's own time: at least the store's 50 ms, at most what the test saw.
+  assert.ok(sum >= 0.045 && sum <= elapsed, `${sum} s observed, ${elapsed} s elapsed`);
+});
+
+Deno.test("decideAgain() asks again and keeps the new outcome for the checks that read it next", async () => {
+  const { services } = storeServices();
+  const [first, again, next] = await inContext({}, async (c) => {
+    const first = await decide(c, {}, services);
+    const again = await decideAgain(c, services);
+    return [first, again, await decide(c, {}, services)];
+  });
+  assert.notEqual(again, first);
+  assert.equal(next, again);
 });

@@ -7,6 +7,11 @@ import { buildPolicy, type LevelInput, type PolicyInput } from "../support/polic
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
 import { signJws } from "../support/signing.ts";
 import { digestOf } from "../../src/signing/digest.ts";
+import { Hono } from "hono";
+import { digest } from "../../middleware/digest.ts";
+import { buildContext } from "../support/sections.ts";
+import { operation } from "../../src/core/catalogue.ts";
+import type { GatewayEnv } from "../../src/core/check.ts";
 
 const BODY = JSON.stringify(singlePayment());
 const bytes = new TextEncoder().encode(BODY);
@@ -98,4 +103,28 @@ Deno.test("digest() requires the header where the policy says, and passes withou
     policy: policy({ required: true }),
   });
   assert.equal((await post(undefined)).response.status, 201);
+});
+
+Deno.test("digest() marks a matching Digest as checked, so that a signature check does not hash the body again", async () => {
+  // The mark is what the signature checks read (requireMatchingDigest) to skip their own hash.
+  const check = digest.create(
+    digest.options.parse({}),
+    buildContext(operation("initiatePayment")),
+  )!;
+  const app = new Hono<GatewayEnv>();
+  let marked: unknown = "not reached";
+  app.post("/", (c, next) => {
+    c.set("body", bytes);
+    return check(c, next);
+  }, (c) => {
+    marked = c.get("digestVerified");
+    return c.text("ok");
+  });
+  const response = await app.request("/", {
+    method: "POST",
+    headers: { digest: await digestOf(bytes) },
+    body: BODY,
+  });
+  assert.equal(response.status, 200);
+  assert.equal(marked, true);
 });

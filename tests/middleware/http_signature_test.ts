@@ -409,3 +409,16 @@ Deno.test("httpSignature() refuses a policy whose cover list leaves out digest",
     /cover must include "digest"/,
   );
 });
+
+Deno.test("httpSignature() verifies a UTF-8 PSU-ID whose last byte is 0xA0", async () => {
+  // "Р" is D0 A0 in UTF-8: read one character per byte, the value ends in U+00A0, which
+  // String.prototype.trim() took off the signed line (it is no HTTP whitespace).
+  const psuId = "ПЕТР";
+  const sent = String.fromCharCode(...new TextEncoder().encode(psuId));
+  const { response, body, reached } = await run({
+    ...await signHttpSignature(tpp, input({ "psu-id": psuId })),
+    "psu-id": sent,
+  });
+  assert.equal(response.status, 201, JSON.stringify(body));
+  assert.equal(reached, 1);
+});

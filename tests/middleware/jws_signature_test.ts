@@ -543,3 +543,16 @@ Deno.test("jwsSignature() refuses a sigt_skew under 1s or over 1h", async () => 
     assert.ok(gateway.url, skew);
   }
 });
+
+Deno.test("jwsSignature() verifies a UTF-8 PSU-ID whose last byte is 0xA0", async () => {
+  // "Р" is D0 A0 in UTF-8: read one character per byte, the value ends in U+00A0, which
+  // String.prototype.trim() took off the signed line (it is no HTTP whitespace).
+  const psuId = "ПЕТР";
+  const sent = String.fromCharCode(...new TextEncoder().encode(psuId));
+  const { response, body, received } = await run({
+    ...await signed({}, tpp, { "psu-id": psuId }),
+    "psu-id": sent,
+  });
+  assert.equal(response.status, 201, JSON.stringify(body));
+  assert.equal(received, 1);
+});

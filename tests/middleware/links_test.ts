@@ -134,6 +134,11 @@ Deno.test("locationRewriter() takes any origin off a Location under an upstream 
   // Elsewhere, or not a URL: as it is.
   assert.equal(location("https://bank.example/sca/1"), "https://bank.example/sca/1");
   assert.equal(location("http://[bad/psd2/v1/x"), "http://[bad/psd2/v1/x");
+  // A URI without an authority (scheme:/path) names no host to take off, even when a "://"
+  // follows later: as it is.
+  for (const uri of ["urn:/psd2/v1/payments/p-1?back=https://tpp.example", "urn:/psd2/v1/x"]) {
+    assert.equal(location(uri), uri);
+  }
 });
 
 Deno.test("rewriteLinks() leaves an href that is no valid JSON string as it is, and rewrites the others", () => {
@@ -164,6 +169,24 @@ Deno.test("links() adds its filter after the response filters already registered
   assert.equal(filters[1]('{"href":"/psd2/v1/a"}'), '{"href":"/v1/a"}');
   // The upstream URL's own origin (http://127.0.0.1:9 in the test sections) is an upstream origin.
   assert.equal(filters[1]('{"href":"http://127.0.0.1:9/psd2/v1/a"}'), '{"href":"/v1/a"}');
+});
+
+Deno.test("links() has the proxy rewrite Location on every operation, after the rewrites already registered", async () => {
+  // getAccountList's answer has no Location in the interface; the policy may still pass one on.
+  const middleware = build({})!;
+  const c = new Context(new Request("http://gateway.test/v1/accounts")) as GatewayContext;
+  await middleware(c, () => Promise.resolve());
+  const alone = c.get("answerRewrites")!;
+  assert.deepEqual(alone.map(([name]) => name), ["location"]);
+  assert.equal(alone[0][1]("http://127.0.0.1:9/psd2/v1/consents/c-1"), "/v1/consents/c-1");
+  const earlier: [string, (value: string) => string] = ["x-other", (value) => value];
+  const d = new Context(new Request("http://gateway.test/v1/accounts")) as GatewayContext;
+  d.set("answerRewrites", [earlier]);
+  await middleware(d, () => Promise.resolve());
+  const both = d.get("answerRewrites")!;
+  assert.equal(both.length, 2);
+  assert.equal(both[0], earlier);
+  assert.equal(both[1][0], "location");
 });
 
 Deno.test("links() options refuse a prefix that is no path", () => {

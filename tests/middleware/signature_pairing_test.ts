@@ -3,6 +3,13 @@ import { initiationHeaders, singlePayment } from "../support/requests.ts";
 import { createCa, issue } from "../support/pki.ts";
 import { signHttpSignature, signJws } from "../support/signing.ts";
 import { digestOf } from "../../src/signing/digest.ts";
+import assert from "node:assert/strict";
+import { Hono } from "hono";
+import { signaturePairing } from "../../middleware/signature_pairing.ts";
+import { buildContext } from "../support/sections.ts";
+import { operation } from "../../src/core/catalogue.ts";
+import type { GatewayEnv } from "../../src/core/check.ts";
+import { GatewayError } from "../../src/core/errors.ts";
 
 const PATH = "/v1/payments/domestic";
 const BODY = JSON.stringify(singlePayment());
@@ -77,4 +84,48 @@ Deno.test("signaturePairing() forwards Digest with either signature header, and 
   assertForwarded(await t.call(PATH, initiate(initiationHeaders())), t.upstream);
   assertForwarded(await t.call(PATH, initiate(jws)), t.upstream, 2);
   assertForwarded(await t.call(PATH, initiate(signature)), t.upstream, 3);
+});
+
+/**
+ * The pairing check built for initiatePayment with only `headers` of its signing headers taken:
+ * undefined when it builds none, else the code it answers for each request header set.
+ */
+function pairing(taken: string[]) {
+  const signing = ["digest", "x-jws-signature", "signature"];
+  const base = operation("initiatePayment");
+  const op = {
+    ...base,
+    headers: [...base.headers.filter((h) => !signing.includes(h)), ...taken],
+  };
+  const check = signaturePairing.create(
+    signaturePairing.options.parse({}),
+    buildContext(op),
+  );
+  if (!check) return undefined;
+  return async (headers: Record<string, string>) => {
+    const app = new Hono<GatewayEnv>();
+    let code = "passed";
+    app.get("/", async (c, next) => {
+      try {
+        await check(c, next);
+      } catch (error) {
+        if (!(error instanceof GatewayError)) throw error;
+        code = error.code;
+        return c.text("refused", 400);
+      }
+    }, (c) => c.text("ok"));
+    await app.request("/", { headers });
+    return code;
+  };
+}
+
+Deno.test("signaturePairing() pairs Digest only with the signature headers the operation takes", async () => {
+  // Every operation of the catalogue takes the three together; the rule must not rely on it.
+  assert.equal(pairing(["digest"]), undefined);
+  assert.equal(pairing(["x-jws-signature", "signature"]), undefined);
+  const jwsOnly = pairing(["digest", "x-jws-signature"])!;
+  // A Signature header the operation does not take signs nothing here.
+  assert.equal(await jwsOnly({ digest: DIGEST, signature: "sig" }), "SIGNATURE_MISSING");
+  assert.equal(await jwsOnly({ digest: DIGEST, "x-jws-signature": "a..b" }), "passed");
+  assert.equal(await jwsOnly({ "x-jws-signature": "a..b" }), "FORMAT_ERROR");
 });

@@ -128,3 +128,26 @@ Deno.test("a read's answer carries no Location, and the policy's allow-list pass
   assert.equal(response.headers.get("x-bank-trace-id"), "t-1");
   assert.deepEqual(leaked(response), []);
 });
+
+Deno.test("a Location the policy's allow-list passes on a read is rewritten too, never leaked", async () => {
+  // The interface gives a read no Location, so links rewrote it only where it does; a policy that
+  // lets the core's Location through (answer_headers) then passed the internal host on.
+  await using core = startFaultyUpstream({
+    kind: "raw",
+    parts: [{
+      bytes: rawAnswer(200, [
+        "content-type: application/json",
+        "location: http://core-7.internal:8443/psd2/v1/consents/c-1",
+      ], '{"consentStatus":"valid"}'),
+    }],
+  });
+  await using gateway = await startGateway({
+    policy: policy({ answer_headers: ["Location"] }),
+    upstream: core.url,
+  });
+  const response = await gateway.fetch("/v1/consents/c-1/status", {
+    headers: { "x-request-id": crypto.randomUUID() },
+  });
+  assert.deepEqual(await response.json(), { consentStatus: "valid" });
+  assert.equal(response.headers.get("location"), "/v1/consents/c-1");
+});

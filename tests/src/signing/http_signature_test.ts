@@ -379,6 +379,32 @@ Deno.test("HttpSignatureVerifier.verify() percent-decodes the keyId's DN, not th
   });
 });
 
+Deno.test("HttpSignatureVerifier.verify() compares the keyId's issuer in lower case: a dotless ı is no I", async () => {
+  // As LDAP's case folding: "TıST" and "tıst" name one CA, "TIST" (whose lower case is "tist")
+  // another; upper case would merge ı and i into I.
+  const dotless = await createCa("Tıst CA");
+  const signer = await issue(dotless);
+  const dotlessVerifier = new HttpSignatureVerifier(
+    new TrustStore(trustSection.parse({ anchors: [dotless.pem] })),
+    { algorithms: ["rsa-sha256"], coverage, group: "pis", skewMs: 300_000 },
+  );
+  const keyId = (cn: string) =>
+    `SN=${signer.cert.serialNumber},CA=CN=${encodeURIComponent(cn)}, O=Test QTSP, C=GE`;
+  const headers = await signed({ keyId: keyId("Tıst CA") }, signer);
+  const call = (cn: string) =>
+    dotlessVerifier.verify(withParam(headers, "keyId", keyId(cn)), {
+      method: "POST",
+      target: TARGET,
+      headers,
+      now: Date.now(),
+    });
+  await call("TıST CA");
+  await assert.rejects(
+    call("TIST CA"),
+    (error) => error instanceof GatewayError && /^The Signature keyId names /.test(error.message),
+  );
+});
+
 Deno.test("HttpSignatureVerifier.verify() lists the algorithms it allows in its texts", async () => {
   const two = new HttpSignatureVerifier(store, {
     algorithms: ["rsa-sha512", "hs2019"],

@@ -252,6 +252,22 @@ Deno.test("JwsVerifier.verify() names the covered headers when the value does no
   );
 });
 
+Deno.test("JwsVerifier.verify() takes lines signed with the pars names as written, (request-target) in lower case", async () => {
+  // Every name written otherwise than in lower case, (request-target) included: the second form
+  // keeps (request-target) as the pseudo-header, not as a header named "(Request-Target)".
+  const pars = ["(Request-Target)", "Digest", "X-Request-ID"];
+  for (const linesAsWritten of [false, true]) {
+    const signer = await verify(await signed({ pars, linesAsWritten }));
+    assert.equal(signer.organizationId, "PSDGE-NBG-123456");
+  }
+  const headers = await signed({ pars, linesAsWritten: true });
+  headers.set("x-request-id", "0e8a3f7c-0000-4000-8000-000000000000");
+  await invalid(
+    verify(headers),
+    "The JWS signature value does not verify over (request-target), digest, x-request-id with the signing certificate",
+  );
+});
+
 Deno.test("sigTInstant() reads RFC 3339 times to the millisecond, with any offset", () => {
   const noon = Date.UTC(2026, 0, 31, 12, 0, 0);
   for (
@@ -290,6 +306,9 @@ Deno.test("sigTInstant() refuses what names no real instant", () => {
       "2026-01-31T12:00:00+24:00",
       "2026-01-31T12:00:00+04:60",
       "0000-01-01T00:00:00Z",
+      // Years 1 to 99, which Date.UTC would read as 1901 to 1999: refused, never misread.
+      "0050-06-15T12:00:00Z",
+      "0099-12-31T23:59:59Z",
       "2026-01-31 12:00:00Z",
       "2026-01-31T12:00:00",
       "2026-01-31T12:00Z",

@@ -59,6 +59,23 @@ Deno.test("signedBytes() takes each character of the lines as one byte (header v
   );
 });
 
+Deno.test('signedBytes() keeps a final 0xA0 byte of a value (a UTF-8 "Р" ends in it)', () => {
+  // Headers trims spaces and tabs only; String.prototype.trim() also cut U+00A0, the byte the
+  // TPP signed as the end of its UTF-8 "ПЕТР", so the signature never verified.
+  const sent = String.fromCharCode(...new TextEncoder().encode("ПЕТР"));
+  assert.equal(sent.at(-1), "\xa0");
+  const r = request({ "psu-id": sent, "x-request-id": "\xa0id-1\xa0" });
+  assert.deepEqual(
+    signedBytes(["psu-id", "x-request-id"], r),
+    new Uint8Array([
+      ...new TextEncoder().encode("psu-id: ПЕТР\nx-request-id: "),
+      0xa0,
+      ...new TextEncoder().encode("id-1"),
+      0xa0,
+    ]),
+  );
+});
+
 Deno.test("checkCoverage() accepts a list that covers what it must and only headers the request has", () => {
   assert.equal(coverage(["(request-target)", "digest"], { digest: "d" }), undefined);
   assert.equal(
