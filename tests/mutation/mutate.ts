@@ -92,6 +92,23 @@ export const COVERED_BY: Record<string, string[]> = {
     "tests/middleware/header_limits_test.ts",
     "tests/middleware/request_id_test.ts",
   ],
+  // The proxy (middleware/proxy.ts, src/upstream/forward.ts, src/upstream/exchange.ts): what is
+  // forwarded, what comes back from a hostile core, failures and timeouts, against real upstreams.
+  "src/upstream/exchange.ts": ["tests/security/upstream_desync_test.ts"],
+  "middleware/proxy.ts": [
+    "tests/security/upstream_request_headers_test.ts",
+    "tests/security/upstream_answer_headers_test.ts",
+    "tests/security/upstream_encoding_test.ts",
+    "tests/security/upstream_chunked_test.ts",
+    "tests/faults/upstream_faults_test.ts",
+  ],
+  "src/upstream/forward.ts": [
+    "tests/middleware/proxy_test.ts",
+    "tests/security/upstream_request_headers_test.ts",
+    "tests/security/upstream_answer_headers_test.ts",
+    "tests/security/upstream_encoding_test.ts",
+    "tests/faults/upstream_faults_test.ts",
+  ],
 };
 
 /**
