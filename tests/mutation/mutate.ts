@@ -99,7 +99,6 @@ export const COVERED_BY: Record<string, string[]> = {
     "tests/security/upstream_request_headers_test.ts",
     "tests/security/upstream_answer_headers_test.ts",
     "tests/security/upstream_encoding_test.ts",
-    "tests/security/upstream_chunked_test.ts",
     "tests/faults/upstream_faults_test.ts",
   ],
   "src/upstream/forward.ts": [
