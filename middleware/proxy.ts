@@ -257,6 +257,8 @@ function respond(
 /**
  * Rewrites the values of one header in a list of pairs, in place: several values are joined by
  * ", " (as `Headers.get` gives them) and, when the rewrite changes them, replaced by one entry.
+ * Each value of the list is rewritten on its own (a URL has no ", "): a core's second Location
+ * would otherwise pass unrewritten inside the first one's path.
  */
 function rewriteHeader(
   headers: [string, string][],
@@ -269,7 +271,7 @@ function rewriteHeader(
   for (let i = at + 1; i < headers.length; i++) {
     if (headers[i][0] === name) value += `, ${headers[i][1]}`;
   }
-  const rewritten = rewrite(value);
+  const rewritten = value.split(", ").map((part) => rewrite(part)).join(", ");
   if (rewritten === value) return;
   headers[at] = [name, rewritten];
   for (let i = headers.length - 1; i > at; i--) if (headers[i][0] === name) headers.splice(i, 1);

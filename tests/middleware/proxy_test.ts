@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
-import { startGateway } from "../support/gateway.ts";
+import { gatewayApp, startGateway } from "../support/gateway.ts";
 import { closedPort, startUpstream } from "../support/upstream.ts";
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
 import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
+import { paymentCreated, rawAnswer, startFaultyUpstream } from "../support/faulty_upstream.ts";
+import { tokenIssuer } from "../support/tpp_tokens.ts";
+import { PIPELINE } from "../../middleware/mod.ts";
+import { policyJsonSchema } from "../../src/policy/load.ts";
 
 const ID = "9b2f3c1e-4d5a-4b6c-8d7e-0f1a2b3c4d5e";
 
@@ -217,7 +221,9 @@ Deno.test("proxy() passes a JSON answer that is not UTF-8 byte for byte, links a
   const invalid = await passedOn([0xff, 0xfe]);
   assert.deepEqual(invalid.got, invalid.sent);
   assert.ok(
-    invalid.log.some((line) => line.level === "warn" && String(line.msg).includes("UTF-8")),
+    invalid.log.some((line) =>
+      line.level === "warn" && String(line.msg).includes("UTF-8") && line.request_id === ID
+    ),
   );
 
   // The same answer in valid UTF-8 has its link rewritten (the filter is on in this policy), also
@@ -298,4 +304,212 @@ Deno.test("proxy() logs upstream failures without the upstream URL and its accou
   assert.ok(failure, "the failure is logged");
   assert.equal(failure.request_id, ID);
   assert.doesNotMatch(JSON.stringify(gateway.log.lines), /GE42SB0000000101904917/);
+});
+
+Deno.test("proxy() logs an upstream failure with the operation, its time and the error", async () => {
+  await using gateway = await startGateway({
+    policy: policy(),
+    upstream: `http://127.0.0.1:${closedPort()}`,
+  });
+  const response = await gateway.fetch("/v1/consents/c-1", { headers: { "x-request-id": ID } });
+  await response.body?.cancel();
+  const failure = gateway.log.lines.find((l) => l.msg === "upstream failure")!;
+  assert.equal(failure.op, "getConsentInformation");
+
+  assert.match(String(failure.error), /^UpstreamError: /);
+  const line = gateway.log.lines.find((l) => l.op === "getConsentInformation" && !l.msg)!;
+  assert.equal(line.upstream_status, undefined, "no answer, no upstream status");
+  assert.ok(typeof failure.ms === "number" && failure.ms >= 0);
+  assert.ok(failure.ms <= (line.ms as number) + 1, "within the request's time");
+});
+
+Deno.test("proxy() records the upstream's status and time in the access log line", async () => {
+  await using upstream = startUpstream(() => Response.json({}, { status: 202 }));
+  await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
+  const response = await gateway.fetch("/v1/consents/c-1", { headers: { "x-request-id": ID } });
+  await response.body?.cancel();
+  assert.equal(response.status, 202);
+  const line = gateway.log.lines.find((l) => l.request_id === ID && l.status === 202)!;
+  assert.equal(line.upstream_status, 202);
+  assert.ok(typeof line.upstream_ms === "number" && line.upstream_ms >= 0);
+  assert.ok(line.upstream_ms <= (line.ms as number) + 1, "within the request's time");
+});
+
+/** A gateway that keeps answers for a replay to one identified TPP, in front of `core`. */
+let issuing: ReturnType<typeof tokenIssuer> | undefined;
+
+async function keeping(core: string) {
+  const issuer = await (issuing ??= tokenIssuer());
+  const gateway = await startGateway({
+    policy: policy({}, {
+      defaults: { idempotency: { mode: "enforce" }, bearer_token: issuer.options },
+    }),
+    upstream: core,
+  });
+  const tpp = await issuer.headers("PSDGE-NBG-123456");
+  const pay = (id: string) =>
+    gateway.fetch("/v1/payments/domestic", {
+      method: "POST",
+      headers: initiationHeaders({ "x-request-id": id, ...tpp }),
+      body: JSON.stringify(singlePayment()),
+    });
+  return { gateway, pay };
+}
+
+Deno.test("proxy() marks a write whose answer was encoded or cut off as an unknown outcome, replayed, never executed again", async () => {
+  const answers = {
+    encoded: rawAnswer(201, ["content-type: application/json", "content-encoding: gzip"], "xxxx"),
+    "cut off": rawAnswer(201, ["content-type: application/json"], '{"paymentId":"p', {
+      length: false,
+    }),
+  };
+  for (const [kind, bytes] of Object.entries(answers)) {
+    await using core = startFaultyUpstream({ kind: "raw", parts: [{ bytes }], then: "close" });
+    const { gateway, pay } = await keeping(core.url);
+    try {
+      const id = crypto.randomUUID();
+      const first = await pay(id);
+      assert.equal(first.status, 503, kind);
+      assert.match((await first.json()).tppMessages[0].text, /outcome is unknown/, kind);
+      const logged = gateway.log.lines.find((l) => String(l.msg).startsWith("upstream answer"))!;
+      assert.equal(logged.msg, `upstream answer ${kind}`);
+      assert.equal(logged.op, "initiatePayment");
+      const again = await pay(id);
+      assert.equal(again.status, 503, kind);
+      assert.equal(again.headers.get("x-idempotent-replay"), "true", kind);
+      await again.body?.cancel();
+      assert.equal(core.requests.length, 1, `${kind}: the write reached the core once`);
+    } finally {
+      await gateway.close();
+    }
+  }
+});
+
+Deno.test("proxy() marks a write that timed out as an unknown outcome; a refused one is not and runs again", async () => {
+  await using core = startFaultyUpstream({ kind: "stall" });
+  const { gateway, pay } = await keeping(core.url);
+  try {
+    const id = crypto.randomUUID();
+    const first = await pay(id);
+    assert.equal(first.status, 503);
+    await first.body?.cancel();
+    const again = await pay(id);
+    assert.equal(again.headers.get("x-idempotent-replay"), "true");
+    await again.body?.cancel();
+    assert.equal(core.requests.length, 1);
+    core.refuse();
+    const refusedId = crypto.randomUUID();
+    const refused = await pay(refusedId);
+    assert.equal(refused.status, 503);
+    await refused.body?.cancel();
+    core.listen();
+    core.fault = paymentCreated();
+    const retried = await pay(refusedId);
+    assert.equal(retried.status, 201);
+    assert.equal(retried.headers.get("x-idempotent-replay"), null);
+    await retried.body?.cancel();
+  } finally {
+    await gateway.close();
+  }
+});
+
+Deno.test("proxy() passes a 205 the core sent with a body as a 205 without content", async () => {
+  await using core = startFaultyUpstream({
+    kind: "raw",
+    parts: [{ bytes: rawAnswer(205, ["content-type: application/json"], '{"a":1}') }],
+    then: "close",
+  });
+  await using gateway = await startGateway({ policy: policy(), upstream: core.url });
+  const response = await gateway.fetch("/v1/consents/c-1", { headers: { "x-request-id": ID } });
+  assert.equal(response.status, 205);
+  assert.equal(await response.text(), "");
+});
+
+Deno.test("proxy() adds no-store to every answer under no_store: always, public data included", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: policy({ no_store: "always" }),
+    upstream: upstream.url,
+  });
+  const response = await gateway.fetch("/v1/products/en/deposits");
+  await response.body?.cancel();
+  assert.equal(response.status, 200);
+  assert.equal(response.headers.get("cache-control"), "no-store");
+});
+
+Deno.test("proxy() tells the core the scheme the client used: https", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await gatewayApp({ policy: policy(), upstream: upstream.url });
+  const response = await gateway.fetch("https://gateway.example/v1/consents/c-1", {
+    headers: { "x-request-id": ID },
+  });
+  await response.body?.cancel();
+  assert.equal(response.status, 200);
+  assert.equal(upstream.received[0].headers.get("x-forwarded-proto"), "https");
+});
+
+Deno.test("proxy() never forwards a header a check dropped", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
+  const response = await gateway.fetch("/v1/payments/domestic", {
+    method: "POST",
+    headers: initiationHeaders({
+      "x-request-id": ID,
+      "tpp-decoupled-preferred": "maybe",
+      "tpp-rejection-nofunds-preferred": "true",
+    }),
+    body: JSON.stringify(singlePayment()),
+  });
+  await response.body?.cancel();
+  assert.equal(response.status, 200);
+  assert.equal(upstream.received[0].headers.get("tpp-decoupled-preferred"), null);
+  assert.equal(upstream.received[0].headers.get("tpp-rejection-nofunds-preferred"), "true");
+});
+
+Deno.test("proxy() reports each header it leaves out, once, under unlisted_headers: report", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await gatewayApp({
+    policy: policy({ unlisted_headers: "report" }),
+    upstream: upstream.url,
+  });
+  const sent = { "x-request-id": ID, "x-original-url": "/admin", "consent-id": "c1" };
+  const response = await gateway.fetch("/v1/consents/c-1", { headers: sent });
+  await response.body?.cancel();
+  const line = gateway.log.lines.find((l) => l.request_id === ID && l.op)!;
+  const findings = line.findings as Record<string, unknown>[];
+  assert.deepEqual(findings.find((f) => f.path === "X-Original-Url"), {
+    check: "proxy",
+    mode: "report",
+    code: "FORMAT_ERROR",
+    path: "X-Original-Url",
+    dropped: true,
+  });
+  // Only names the request carried (Deno's fetch adds its defaults; the gateway's own none).
+  const carried = new Set([...Object.keys(sent), "accept-language", "user-agent", "host"]);
+  for (const finding of findings) {
+    assert.ok(carried.has(String(finding.path).toLowerCase()), String(finding.path));
+  }
+  assert.equal(new Set(findings.map((f) => f.path)).size, findings.length, "each once");
+});
+
+Deno.test("proxy() passes JSON untouched where no response filter is on, and never rewrites a non-JSON answer", async () => {
+  const linked = '{"_links":{"self":{"href":"/psd2/v1/consents/c-1"}}}';
+  for (const [type, rewrite] of [["application/json", false], ["text/plain", true]] as const) {
+    await using upstream = startUpstream(() =>
+      new Response(linked, { headers: { "content-type": type } })
+    );
+    await using gateway = await startGateway({
+      policy: policy({}, { defaults: { links: { rewrite } } }),
+      upstream: upstream.url,
+    });
+    const response = await gateway.fetch("/v1/consents/c-1", { headers: { "x-request-id": ID } });
+    assert.equal(response.status, 200, type);
+    assert.equal(await response.text(), linked, type);
+  }
+});
+
+Deno.test("proxy's options, their defaults and texts are what config/policy.schema.json documents", () => {
+  // (tests/src/policy/load_test.ts checks the same for every check; here it runs with the proxy's
+  // own tests, so that a changed default or text of the proxy fails them.)
+  assert.equal(Deno.readTextFileSync("config/policy.schema.json"), policyJsonSchema(PIPELINE));
 });

@@ -117,6 +117,22 @@ export const COVERED_BY: Record<string, string[]> = {
   // transport certificate (cnf, certificate_claim) is attacked in tests/security.
   "src/tokens/introspection.ts": ["tests/middleware/bearer_token_test.ts"],
   "middleware/bearer_token.ts": ["tests/security/who_is_calling_test.ts"],
+  // The proxy (middleware/proxy.ts, src/upstream/forward.ts, src/upstream/exchange.ts): what is
+  // forwarded, what comes back from a hostile core, failures and timeouts, against real upstreams.
+  "src/upstream/exchange.ts": ["tests/security/upstream_desync_test.ts"],
+  "middleware/proxy.ts": [
+    "tests/security/upstream_request_headers_test.ts",
+    "tests/security/upstream_answer_headers_test.ts",
+    "tests/security/upstream_encoding_test.ts",
+    "tests/faults/upstream_faults_test.ts",
+  ],
+  "src/upstream/forward.ts": [
+    "tests/middleware/proxy_test.ts",
+    "tests/security/upstream_request_headers_test.ts",
+    "tests/security/upstream_answer_headers_test.ts",
+    "tests/security/upstream_encoding_test.ts",
+    "tests/faults/upstream_faults_test.ts",
+  ],
 };
 
 /**

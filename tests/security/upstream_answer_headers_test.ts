@@ -151,3 +151,93 @@ Deno.test("a Location the policy's allow-list passes on a read is rewritten too,
   assert.deepEqual(await response.json(), { consentStatus: "valid" });
   assert.equal(response.headers.get("location"), "/v1/consents/c-1");
 });
+
+/** Headers of the core that stay hidden whatever the policy's `answer_headers` names. */
+const ALWAYS_HIDDEN = [
+  "server: legacy-core/7.2",
+  "x-powered-by: CoreBanking",
+  "x-aspnet-version: 4.0.30319",
+  "x-aspnetmvc-version: 5.2",
+  "via: 1.1 core-gw.internal",
+  "keep-alive: timeout=5",
+  "proxy-connection: keep-alive",
+  "proxy-authenticate: Basic realm=core",
+  "trailer: x-checksum",
+  "upgrade: h2c",
+  "te: trailers",
+  "content-encoding: identity",
+];
+
+Deno.test("the core's internal and hop-by-hop headers stay hidden even when the policy passes them by name", async () => {
+  const named = ALWAYS_HIDDEN.map((line) => line.slice(0, line.indexOf(":")));
+  await using core = startFaultyUpstream({
+    kind: "raw",
+    parts: [{
+      bytes: rawAnswer(200, [
+        "content-type: application/json",
+        ...ALWAYS_HIDDEN,
+        "x-content-type-options: sniff-me",
+        "cache-control: public, max-age=3600",
+      ], '{"consentStatus":"valid"}'),
+    }],
+  });
+  await using gateway = await startGateway({
+    policy: policy({ answer_headers: [...named, "X-Content-Type-Options", "Cache-Control"] }),
+    upstream: core.url,
+  });
+  const response = await gateway.fetch("/v1/consents/c-1/status", {
+    headers: { "x-request-id": crypto.randomUUID() },
+  });
+  assert.deepEqual(await response.json(), { consentStatus: "valid" });
+  for (const name of named) assert.equal(response.headers.get(name), null, name);
+  // The gateway's own values replace the core's.
+  assert.equal(response.headers.get("x-content-type-options"), "nosniff");
+  assert.equal(response.headers.get("cache-control"), "no-store");
+});
+
+Deno.test("no_store: never passes the core's Cache-Control when the policy names it, always replaces it with no-store", async () => {
+  const answer = rawAnswer(200, [
+    "content-type: application/json",
+    "cache-control: private, max-age=60",
+  ], '{"consentStatus":"valid"}');
+  await using core = startFaultyUpstream({ kind: "raw", parts: [{ bytes: answer }] });
+  for (const [noStore, expected] of [["never", "private, max-age=60"], ["always", "no-store"]]) {
+    await using gateway = await startGateway({
+      policy: policy({ answer_headers: ["Cache-Control"], no_store: noStore as "never" }),
+      upstream: core.url,
+    });
+    const response = await gateway.fetch("/v1/consents/c-1/status", {
+      headers: { "x-request-id": crypto.randomUUID() },
+    });
+    await response.body?.cancel();
+    assert.equal(response.headers.get("cache-control"), expected, noStore);
+  }
+});
+
+Deno.test("two Location headers from the core are each rewritten: neither names the internal host", async () => {
+  const internal = "http://core-7.internal:8443/psd2/v1/payments/domestic";
+  for (const client of ["http1", "fetch"] as const) {
+    await using core = startFaultyUpstream({
+      kind: "raw",
+      parts: [{
+        bytes: rawAnswer(201, [
+          `location: ${internal}/pay-1`,
+          "content-type: application/json",
+          `location: ${internal}/pay-2`,
+        ], JSON.stringify({ transactionStatus: "RCVD", paymentId: "pay-1" })),
+      }],
+    });
+    await using gateway = await startGateway({
+      policy: policy({}, { upstream: { url: "${UPSTREAM_URL}", prefix: "/psd2/v1", client } }),
+      upstream: core.url,
+    });
+    const response = await pay(gateway);
+    await response.body?.cancel();
+    assert.equal(response.status, 201, client);
+    assert.equal(
+      response.headers.get("location"),
+      "/v1/payments/domestic/pay-1, /v1/payments/domestic/pay-2",
+      client,
+    );
+  }
+});

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { startFaultyUpstream } from "../support/faulty_upstream.ts";
-import { startGateway } from "../support/gateway.ts";
+import { gatewayApp, startGateway } from "../support/gateway.ts";
 import { createCa, issue, nginxHeader } from "../support/pki.ts";
 import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
@@ -79,6 +79,7 @@ Deno.test("the interface's headers, the media types, trace context and the gatew
     accept: "application/json",
     date: new Date().toUTCString(),
     traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+    tracestate: "congo=t61rcWkgMzE",
     authorization: "Bearer token",
   };
   const response = await pay(gateway, sent);
@@ -122,23 +123,69 @@ Deno.test("a header the policy allows reaches the core; report mode logs each dr
 Deno.test("the certificate header reaches the core only when the gateway verified the certificate", async () => {
   const ca = await createCa();
   const tpp = await issue(ca);
-  const header = { "x-ssl-client-cert": nginxHeader(tpp) };
-  for (const verified of [true, false]) {
-    await using core = startFaultyUpstream();
-    await using gateway = await startGateway({
-      policy: buildPolicy({
-        trust: { anchors: [ca.pem] },
-        defaults: { tpp_certificate: { mode: verified ? "enforce" : "off" } },
-      }),
-      upstream: core.url,
-    });
-    const response = await pay(gateway, header);
-    await response.body?.cancel();
-    assert.equal(response.status, 201);
-    assert.equal(
-      core.requests[0].headers.get("x-ssl-client-cert"),
-      verified ? header["x-ssl-client-cert"] : null,
-      verified ? "verified" : "not verified",
-    );
+  const forms = {
+    nginx: ["x-ssl-client-cert", nginxHeader(tpp)],
+    envoy: ["x-forwarded-client-cert", `Hash=abc;Cert="${nginxHeader(tpp)}"`],
+    rfc9440: ["client-cert", `:${tpp.base64}:`],
+  } as const;
+  for (const [form, [name, value]] of Object.entries(forms)) {
+    for (const verified of [true, false]) {
+      await using core = startFaultyUpstream();
+      await using gateway = await startGateway({
+        policy: buildPolicy({
+          trust: { anchors: [ca.pem] },
+          defaults: {
+            tpp_certificate: { mode: verified ? "enforce" : "off", form: form as "nginx" },
+          },
+        }),
+        upstream: core.url,
+      });
+      const response = await pay(gateway, { [name]: value });
+      await response.body?.cancel();
+      assert.equal(response.status, 201, form);
+      assert.equal(
+        core.requests[0].headers.get(name),
+        verified ? value : null,
+        `${form} ${verified ? "verified" : "not verified"}`,
+      );
+    }
+  }
+});
+
+/** The hop-by-hop request headers a client can send (Host and the framing ones are the client's own). */
+const HOP_BY_HOP_SENT: Record<string, string> = {
+  "keep-alive": "timeout=5",
+  "proxy-connection": "keep-alive",
+  "proxy-authenticate": "Basic",
+  "proxy-authorization": "Basic c2VjcmV0",
+  te: "trailers",
+  trailer: "x-checksum",
+  upgrade: "websocket",
+};
+
+Deno.test("hop-by-hop headers never reach the core, even when the policy forwards them by name, and are not reported", async () => {
+  await using core = startFaultyUpstream();
+  await using gateway = await gatewayApp({
+    policy: policy({
+      forward_headers: [...Object.keys(HOP_BY_HOP_SENT), "connection", "host", "content-length"],
+      unlisted_headers: "report",
+    }),
+    upstream: core.url,
+  });
+  const response = await pay(gateway, { ...HOP_BY_HOP_SENT, connection: "x-secret" });
+  await response.body?.cancel();
+  assert.equal(response.status, 201);
+  const names = receivedNames(core.requests[0].head);
+  for (const name of Object.keys(HOP_BY_HOP_SENT)) {
+    assert.ok(!names.includes(name), `${name} reached the core`);
+  }
+  assert.ok(!/x-secret/i.test(core.requests[0].head), "the client's Connection reached the core");
+  assert.equal(names.filter((name) => name === "host").length, 1);
+  assert.equal(core.requests[0].headers.get("host"), new URL(core.url).host);
+  const line = gateway.log.lines.find((l) => l.op === "initiatePayment")!;
+  const reported = ((line.findings ?? []) as { check: string; path: string }[])
+    .filter((f) => f.check === "proxy").map((f) => f.path.toLowerCase());
+  for (const name of [...Object.keys(HOP_BY_HOP_SENT), "connection", "host", "content-length"]) {
+    assert.ok(!reported.includes(name), `${name} reported`);
   }
 });

@@ -3,12 +3,22 @@ import {
   answerHeaders,
   compileRoute,
   cutOff,
+  encodedAnswer,
+  exchange,
   failure,
   forwardedHeaders,
   HOP_BY_HOP,
   upstreamTarget,
+  utf8,
 } from "../../../src/upstream/forward.ts";
-import { UpstreamError } from "../../../src/upstream/exchange.ts";
+import {
+  type Upstream,
+  UpstreamError,
+  type UpstreamFailure,
+  type UpstreamRequest,
+} from "../../../src/upstream/exchange.ts";
+import { createUpstream } from "../../../src/upstream/mod.ts";
+import { type Fault, startFaultyUpstream } from "../../support/faulty_upstream.ts";
 import { GatewayError } from "../../../src/core/errors.ts";
 
 function route(method = "POST") {
@@ -115,4 +125,374 @@ Deno.test("answerHeaders() passes the allowed headers the gateway did not decide
   const none = new Set<string>();
   assert.equal(answerHeaders([["content-encoding", "gzip"]], none, undefined).encoded, true);
   assert.equal(answerHeaders([["content-encoding", "Identity"]], none, undefined).encoded, false);
+});
+
+Deno.test("compileRoute() takes the origin and the URL's path without trailing slashes, writes for every method but GET", () => {
+  const compiled = compileRoute({
+    url: "https://core.internal:8443/psd2//",
+    template: "/v1/consents/{consentId}",
+    method: "GET",
+    timeoutMs: 1234,
+    retryReads: true,
+    maxBytes: 5678,
+  });
+  assert.equal(compiled.origin, "https://core.internal:8443");
+  assert.equal(compiled.prefix, "/psd2");
+  assert.equal(compiled.method, "GET");
+  assert.equal(compiled.writes, false);
+  assert.equal(compiled.timeoutMs, 1234);
+  assert.equal(compiled.maxBytes, 5678);
+  assert.equal(compiled.path({ consentId: "c-1" }), "/v1/consents/c-1");
+  const bare = compileRoute({
+    url: "http://core.internal/",
+    template: "/v1/consents",
+    method: "GET",
+    timeoutMs: 1,
+    retryReads: true,
+    maxBytes: 1,
+  });
+  assert.equal(bare.prefix, "");
+  assert.equal(bare.path({}), "/v1/consents");
+  for (const method of ["PUT", "DELETE", "PATCH"]) assert.equal(route(method).writes, true, method);
+  const noRetries = compileRoute({
+    url: "http://core.internal",
+    template: "/",
+    method: "GET",
+    timeoutMs: 1,
+    retryReads: false,
+    maxBytes: 1,
+  });
+  assert.equal(noRetries.retries, 0);
+});
+
+Deno.test("upstreamTarget() leaves the query out when there is none, and a missing parameter empty", () => {
+  const params = { "payment-service": "payments", "payment-product": "sepa" };
+  assert.equal(
+    upstreamTarget(route(), params, "http://gw/v1/payments/sepa"),
+    "/base/psd2/v1/payments/sepa",
+  );
+  assert.equal(
+    upstreamTarget(route(), { "payment-service": "payments" }, "http://gw/v1/payments/"),
+    "/base/psd2/v1/payments/",
+  );
+});
+
+Deno.test("upstreamTarget() refuses a dot segment with a 400 naming the parameter and the value", () => {
+  for (const value of [".", ".."]) {
+    assert.throws(
+      () =>
+        upstreamTarget(
+          route(),
+          { "payment-service": value, "payment-product": "sepa" },
+          "http://gw/",
+        ),
+      (e) =>
+        e instanceof GatewayError && e.status === 400 && e.code === "FORMAT_ERROR" &&
+        e.path === "payment-service" &&
+        e.message === `Path parameter "payment-service" must not be "${value}"`,
+    );
+  }
+  // A value that only holds dots among other characters is a name, not a dot segment.
+  assert.equal(
+    upstreamTarget(route(), { "payment-service": "...", "payment-product": ".a" }, "http://gw/"),
+    "/base/psd2/v1/.../.a",
+  );
+});
+
+Deno.test("forwardedHeaders() never forwards a hop-by-hop header, even one the allow-list names, and does not report it", () => {
+  const unlisted: string[] = [];
+  const list = HOP_BY_HOP.map((name): [string, string] => [name, "x"]);
+  const headers = forwardedHeaders(list, {
+    allow: new Set(HOP_BY_HOP),
+    strip: new Set(HOP_BY_HOP),
+    unlisted,
+    https: false,
+  });
+  assert.deepEqual(headers, [["x-forwarded-proto", "http"], ["accept-encoding", "identity"]]);
+  assert.deepEqual(unlisted, []);
+  assert.deepEqual(HOP_BY_HOP, [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "content-length",
+  ]);
+});
+
+Deno.test("forwardedHeaders() keeps an X-Forwarded-Proto set in front of the gateway, and X-Forwarded-For without a peer", () => {
+  const headers = forwardedHeaders(
+    [["x-forwarded-proto", "https"], ["x-forwarded-for", "203.0.113.7"], ["accept-encoding", "br"]],
+    { allow: new Set(["accept-encoding"]), strip: new Set(HOP_BY_HOP), https: false },
+  );
+  assert.deepEqual(headers, [
+    ["x-forwarded-proto", "https"],
+    ["x-forwarded-for", "203.0.113.7"],
+    ["accept-encoding", "identity"],
+  ]);
+  // Neither a client's X-Forwarded-For nor a peer: none is made up.
+  assert.deepEqual(
+    forwardedHeaders([], { allow: new Set(), strip: new Set(), peerAddress: "", https: true }),
+    [["x-forwarded-proto", "https"], ["accept-encoding", "identity"]],
+  );
+  // A peer without a client's value: the peer alone.
+  assert.deepEqual(
+    forwardedHeaders([], {
+      allow: new Set(),
+      strip: new Set(),
+      peerAddress: "10.1.2.3",
+      https: true,
+    })[0],
+    ["x-forwarded-for", "10.1.2.3"],
+  );
+});
+
+Deno.test("forwardedHeaders() drops a not-allowed header silently without an unlisted list", () => {
+  const headers = forwardedHeaders([["x-original-url", "/admin"], ["psu-id", "p"]], {
+    allow: new Set(["psu-id"]),
+    strip: new Set(),
+    https: true,
+  });
+  assert.deepEqual(headers, [
+    ["psu-id", "p"],
+    ["x-forwarded-proto", "https"],
+    ["accept-encoding", "identity"],
+  ]);
+});
+
+Deno.test("failure() texts: what the TPP reads for each failure, with Retry-After", () => {
+  const text = (kind: UpstreamFailure | undefined, method: string) => {
+    const failed = failure(route(method), kind ? new UpstreamError(kind, "x") : new Error("x"));
+    assert.deepEqual(failed.error.headers, { "retry-after": "5" });
+    return failed.error.message;
+  };
+  const unknown = "; the outcome is unknown, read the resource status before retrying";
+  assert.equal(text("timeout", "GET"), "The bank did not answer in time");
+  assert.equal(text("timeout", "POST"), `The bank did not answer in time${unknown}`);
+  assert.equal(text("too_large", "GET"), "The bank's answer was too large to pass on");
+  assert.equal(text("too_large", "POST"), `The bank's answer was too large to pass on${unknown}`);
+  assert.equal(text("refused", "POST"), "The bank could not be reached");
+  assert.equal(text("reset", "GET"), "The bank could not be reached");
+  assert.equal(text("reset", "POST"), `The bank broke the connection${unknown}`);
+  assert.equal(text("broken", "DELETE"), `The bank broke the connection${unknown}`);
+  // Anything but an UpstreamError is a broken exchange: the write's outcome is unknown.
+  assert.equal(text(undefined, "POST"), `The bank broke the connection${unknown}`);
+  assert.equal(failure(route("POST"), new Error("x")).outcomeUnknown, true);
+  assert.equal(failure(route("GET"), new Error("x")).outcomeUnknown, false);
+});
+
+Deno.test("cutOff() takes an empty connection-framed answer as whole, and a read's cut one without an unknown outcome", () => {
+  const answer = (body: string) => ({
+    status: 200,
+    headers: [],
+    body: new TextEncoder().encode(body),
+    closeDelimited: true,
+  });
+  assert.equal(cutOff(route(), answer(""), true), undefined);
+  const read = cutOff(route("GET"), answer('{"a":'), true);
+  assert.equal(read?.outcomeUnknown, false);
+  assert.equal(read?.error.status, 503);
+  assert.equal(read?.error.code, "UPSTREAM_UNAVAILABLE");
+  assert.equal(read?.error.message, "The bank broke the connection");
+  assert.deepEqual(read?.error.headers, { "retry-after": "5" });
+  assert.match(cutOff(route("POST"), answer('{"a":'), true)!.error.message, /outcome is unknown/);
+});
+
+Deno.test("encodedAnswer() is a 503 whose write has an unknown outcome", () => {
+  const read = encodedAnswer(route("GET"));
+  assert.equal(read.outcomeUnknown, false);
+  assert.equal(read.error.code, "UPSTREAM_UNAVAILABLE");
+  assert.equal(read.error.message, "The bank's answer was encoded and cannot be passed on");
+  const write = encodedAnswer(route("POST"));
+  assert.equal(write.outcomeUnknown, true);
+  assert.equal(
+    write.error.message,
+    "The bank's answer was encoded and cannot be passed on; the outcome is unknown, read the resource status before retrying",
+  );
+});
+
+Deno.test("answerHeaders() finds JSON and an encoding in headers it does not pass, identity with spaces is none", () => {
+  const none = new Set<string>();
+  const seen = answerHeaders(
+    [["content-type", "application/problem+json"], ["content-encoding", " identity "]],
+    none,
+    undefined,
+  );
+  assert.deepEqual(seen, { headers: [], json: true, encoded: false });
+  assert.equal(answerHeaders([["content-type", "text/plain"]], none, undefined).json, false);
+  assert.equal(answerHeaders([["x-note", "json"]], none, undefined).json, false);
+  assert.equal(
+    answerHeaders([["content-encoding", "identity, gzip"]], none, undefined).encoded,
+    true,
+  );
+  assert.equal(answerHeaders([["content-encoding", "xidentity"]], none, undefined).encoded, true);
+  assert.equal(answerHeaders([["x-encoding", "gzip"]], none, undefined).encoded, false);
+  // Without decided headers every allowed one passes, in order, repeated ones too.
+  const allow = new Set(["content-type", "x-request-id", "retry-after"]);
+  const pairs: [string, string][] = [["x-request-id", "a"], ["retry-after", "1"], [
+    "retry-after",
+    "2",
+  ]];
+  assert.deepEqual(answerHeaders(pairs, allow, undefined).headers, pairs);
+  assert.deepEqual(answerHeaders(pairs, allow, [["ratelimit", "x"]]).headers, pairs);
+});
+
+Deno.test("utf8() decodes UTF-8 (a U+FFFD of the bank's own included) and refuses other bytes", () => {
+  assert.equal(utf8(new Uint8Array([0x7b, 0xc3, 0xa9, 0x7d])), "{\u00e9}");
+  assert.equal(utf8(new Uint8Array([0xef, 0xbb, 0xbf, 0x61])), "\ufeffa");
+  assert.equal(utf8(new Uint8Array([0xef, 0xbf, 0xbd])), "\ufffd");
+  assert.equal(utf8(new Uint8Array([0xef, 0xbb, 0xbf, 0xef, 0xbf, 0xbd])), "\ufeff\ufffd");
+  assert.equal(utf8(new Uint8Array([0x61, 0xff])), undefined);
+});
+
+/** The real HTTP/1.1 client, with what the proxy asked of each exchange kept (and when). */
+function recorded(upstream: Upstream = createUpstream({ client: "http1" })) {
+  const sent: { request: UpstreamRequest; at: number }[] = [];
+  return {
+    sent,
+    send(request: UpstreamRequest) {
+      sent.push({ request, at: performance.now() });
+      return upstream.send(request);
+    },
+    close: () => upstream.close(),
+  };
+}
+
+function readRoute(options: { retryReads?: boolean; timeoutMs?: number; url: string }) {
+  return compileRoute({
+    url: options.url,
+    template: "/v1/consents/c-1",
+    method: "GET",
+    timeoutMs: options.timeoutMs ?? 5000,
+    retryReads: options.retryReads ?? true,
+    maxBytes: 1000,
+  });
+}
+
+const answer: Fault = {
+  kind: "answer",
+  status: 200,
+  headers: { "content-type": "application/json" },
+  body: "{}",
+};
+
+Deno.test("exchange() retries a read once when the connection broke before the head, with what is left of the deadline", async () => {
+  let calls = 0;
+  await using core = startFaultyUpstream(() =>
+    calls++ === 0 ? { kind: "reset", stage: "head" } : answer
+  );
+  const upstream = recorded();
+  try {
+    const read = readRoute({ url: core.url, timeoutMs: 5000 });
+    const started = performance.now() - 4321;
+    const got = await exchange(upstream, read, {
+      target: "/v1/consents/c-1",
+      headers: [["x-request-id", "r-1"]],
+      body: new TextEncoder().encode("not for a read"),
+      started,
+    });
+    assert.equal(got.status, 200);
+    assert.equal(core.requests.length, 2);
+    assert.equal(core.requests[1].body, "", "a read carries no body");
+    assert.equal(core.requests[1].headers.get("x-request-id"), "r-1");
+    const [first, second] = upstream.sent;
+    assert.equal(first.request.timeoutMs, 5000);
+    assert.equal(first.request.maxBytes, 1000);
+    assert.equal(first.request.origin, core.url);
+    // What was left when the retry started (at most), rounded up to a tenth of a second.
+    const left = 5000 - (second.at - started);
+    assert.ok(second.request.timeoutMs >= left, `${second.request.timeoutMs} >= ${left}`);
+    assert.ok(second.request.timeoutMs < left + 100, `${second.request.timeoutMs} < ${left} + 100`);
+    assert.equal(second.request.timeoutMs % 100, 0);
+  } finally {
+    upstream.close();
+  }
+});
+
+Deno.test("exchange() gives a retry at least 100 ms when the deadline has passed", async () => {
+  let calls = 0;
+  await using core = startFaultyUpstream(() =>
+    calls++ === 0 ? { kind: "reset", stage: "head" } : answer
+  );
+  const upstream = recorded();
+  try {
+    const read = readRoute({ url: core.url, timeoutMs: 1000 });
+    await exchange(upstream, read, { target: "/", headers: [], started: performance.now() - 5000 });
+    assert.equal(upstream.sent[1].request.timeoutMs, 100);
+  } finally {
+    upstream.close();
+  }
+});
+
+Deno.test("exchange() retries a read once only, and not at all without retry_reads or after the head", async () => {
+  await using core = startFaultyUpstream({ kind: "reset", stage: "head" });
+  const upstream = recorded();
+  try {
+    const request = { target: "/", headers: [], started: performance.now() };
+    await assert.rejects(
+      () => exchange(upstream, readRoute({ url: core.url }), request),
+      (e) => e instanceof UpstreamError && e.failure === "reset",
+    );
+    assert.equal(core.requests.length, 2);
+    await assert.rejects(
+      () => exchange(upstream, readRoute({ url: core.url, retryReads: false }), request),
+      (e) => e instanceof UpstreamError && e.failure === "reset",
+    );
+    assert.equal(core.requests.length, 3);
+    core.fault = { kind: "reset", stage: "body" };
+    await assert.rejects(
+      () => exchange(upstream, readRoute({ url: core.url }), request),
+      (e) => e instanceof UpstreamError && e.failure === "broken",
+    );
+    assert.equal(core.requests.length, 4, "a broken answer is not retried");
+  } finally {
+    upstream.close();
+  }
+});
+
+Deno.test("exchange() retries a read whose connection was refused, and never a write", async () => {
+  await using core = startFaultyUpstream({ kind: "reset", stage: "head" });
+  const upstream = recorded();
+  try {
+    const request = {
+      target: "/",
+      headers: [],
+      body: new TextEncoder().encode('{"a":1}'),
+      started: performance.now(),
+    };
+    const write = compileRoute({
+      url: core.url,
+      template: "/",
+      method: "POST",
+      timeoutMs: 5000,
+      retryReads: true,
+      maxBytes: 1000,
+    });
+    await assert.rejects(
+      () => exchange(upstream, write, request),
+      (e) => e instanceof UpstreamError && e.failure === "reset",
+    );
+    assert.equal(core.requests.length, 1, "a write is sent once");
+    assert.equal(core.requests[0].body, '{"a":1}');
+    core.refuse();
+    upstream.sent.length = 0;
+    await assert.rejects(
+      () => exchange(upstream, readRoute({ url: core.url }), request),
+      (e) => e instanceof UpstreamError && e.failure === "refused",
+    );
+    assert.equal(upstream.sent.length, 2, "the read is tried twice");
+    upstream.sent.length = 0;
+    await assert.rejects(
+      () => exchange(upstream, write, request),
+      (e) => e instanceof UpstreamError && e.failure === "refused",
+    );
+    assert.equal(upstream.sent.length, 1, "the write once");
+  } finally {
+    upstream.close();
+  }
 });
