@@ -636,3 +636,40 @@ Deno.test("proxy() keeps its own Content-Encoding, X-Content-Type-Options and Ca
     assert.equal(response.headers.get("cache-control"), cacheControl, noStore);
   }
 });
+
+Deno.test("proxy() passes a repeated Location that needs no rewriting line by line, as the core sent it", async () => {
+  await using core = startFaultyUpstream({
+    kind: "raw",
+    parts: [{
+      bytes: rawAnswer(201, [
+        "content-type: application/json",
+        "location: https://sca.bank.example/a",
+        "location: https://sca.bank.example/b",
+      ], '{"paymentId":"pay-1"}'),
+    }],
+  });
+  await using gateway = await startGateway({ policy: policy(), upstream: core.url });
+  const body = JSON.stringify(singlePayment());
+  const headers = {
+    ...initiationHeaders({ "x-request-id": ID }),
+    host: "gateway",
+    connection: "close",
+    "content-length": String(body.length),
+  };
+  // A raw read of the answer: `Headers` would join the two lines.
+  const conn = await Deno.connect({
+    hostname: "127.0.0.1",
+    port: Number(new URL(gateway.url).port),
+  });
+  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("");
+  await conn.write(
+    new TextEncoder().encode(`POST /v1/payments/domestic HTTP/1.1\r\n${head}\r\n${body}`),
+  );
+  const text = new TextDecoder().decode(await new Response(conn.readable).arrayBuffer());
+  const lines = text.split("\r\n\r\n")[0].split("\r\n");
+  assert.equal(lines[0], "HTTP/1.1 201 Created");
+  assert.deepEqual(lines.filter((line) => line.toLowerCase().startsWith("location:")), [
+    "location: https://sca.bank.example/a",
+    "location: https://sca.bank.example/b",
+  ]);
+});
