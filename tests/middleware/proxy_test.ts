@@ -5,6 +5,7 @@ import { initiationHeaders, singlePayment } from "../support/requests.ts";
 import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
 import { paymentCreated, rawAnswer, startFaultyUpstream } from "../support/faulty_upstream.ts";
 import { tokenIssuer } from "../support/tpp_tokens.ts";
+import { createCa, issue, nginxHeader } from "../support/pki.ts";
 import { PIPELINE } from "../../middleware/mod.ts";
 import { policyJsonSchema } from "../../src/policy/load.ts";
 
@@ -512,4 +513,163 @@ Deno.test("proxy's options, their defaults and texts are what config/policy.sche
   // (tests/src/policy/load_test.ts checks the same for every check; here it runs with the proxy's
   // own tests, so that a changed default or text of the proxy fails them.)
   assert.equal(Deno.readTextFileSync("config/policy.schema.json"), policyJsonSchema(PIPELINE));
+});
+
+Deno.test("proxy() refuses a timeout longer than the runtime's timers allow (24 days)", async () => {
+  await assert.rejects(
+    () => startGateway({ policy: policy({ timeout: "25d" }), upstream: "http://127.0.0.1:1" }),
+    /timeout/,
+  );
+});
+
+Deno.test("proxy() drops a header it does not forward without a finding by default", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await gatewayApp({ policy: policy(), upstream: upstream.url });
+  const response = await gateway.fetch("/v1/consents/c-1", {
+    headers: { "x-request-id": ID, "x-original-url": "/admin" },
+  });
+  await response.body?.cancel();
+  assert.equal(response.status, 200);
+  assert.equal(upstream.received[0].headers.get("x-original-url"), null);
+  const line = gateway.log.lines.find((l) => l.request_id === ID && l.op)!;
+  assert.equal(line.findings, undefined);
+});
+
+/** A payment initiation through a gateway in front of `core` with these proxy options. */
+async function initiateThrough(
+  core: string,
+  proxy: LevelInput["proxy"] = {},
+  ...parts: PolicyInput[]
+) {
+  await using gateway = await startGateway({ policy: policy(proxy, ...parts), upstream: core });
+  const response = await gateway.fetch("/v1/payments/domestic", {
+    method: "POST",
+    headers: initiationHeaders({ "x-request-id": crypto.randomUUID() }),
+    body: JSON.stringify(singlePayment()),
+  });
+  await response.body?.cancel();
+  return response;
+}
+
+Deno.test("proxy() rewrites the core's Location, each of several values, wherever it stands", async () => {
+  const internal = "http://core-7.internal:8443/psd2/v1/payments/domestic";
+  const answers = [
+    [[
+      `location: ${internal}/pay-1`,
+      "content-type: application/json",
+      `location: ${internal}/pay-2`,
+      "aspsp-sca-approach: REDIRECT",
+    ], "/v1/payments/domestic/pay-1, /v1/payments/domestic/pay-2"],
+    [
+      ["content-type: application/json", `location: ${internal}/pay-3`],
+      "/v1/payments/domestic/pay-3",
+    ],
+    [[
+      "content-type: application/json",
+      "location: https://sca.bank.example/x",
+      "location: /psd2/v1/payments/domestic/pay-4",
+    ], "https://sca.bank.example/x, /v1/payments/domestic/pay-4"],
+  ] as const;
+  for (const [lines, expected] of answers) {
+    await using core = startFaultyUpstream({
+      kind: "raw",
+      parts: [{ bytes: rawAnswer(201, [...lines], '{"paymentId":"pay-1"}') }],
+    });
+    const response = await initiateThrough(core.url);
+    assert.equal(response.status, 201);
+    assert.equal(response.headers.get("location"), expected);
+    assert.equal(response.headers.get("content-type"), "application/json");
+  }
+});
+
+Deno.test("proxy() forwards a header the policy names in any case, and the certificate header of a verified certificate", async () => {
+  const ca = await createCa();
+  const tpp = await issue(ca);
+  await using core = startFaultyUpstream();
+  await using gateway = await startGateway({
+    policy: policy({ forward_headers: ["X-Bank-Channel"] }, {
+      trust: { anchors: [ca.pem] },
+      defaults: { tpp_certificate: { mode: "enforce" } },
+    }),
+    upstream: core.url,
+  });
+  const response = await gateway.fetch("/v1/payments/domestic", {
+    method: "POST",
+    headers: initiationHeaders({
+      "x-request-id": ID,
+      "x-bank-channel": "app",
+      "x-ssl-client-cert": nginxHeader(tpp),
+    }),
+    body: JSON.stringify(singlePayment()),
+  });
+  await response.body?.cancel();
+  assert.equal(response.status, 201);
+  assert.equal(core.requests[0].headers.get("x-bank-channel"), "app");
+  assert.equal(core.requests[0].headers.get("x-ssl-client-cert"), nginxHeader(tpp));
+});
+
+Deno.test("proxy() keeps its own Content-Encoding, X-Content-Type-Options and Cache-Control rules over the policy's answer_headers", async () => {
+  const answer = rawAnswer(200, [
+    "content-type: application/json",
+    "content-encoding: identity",
+    "x-content-type-options: sniff-me",
+    "cache-control: private, max-age=60",
+  ], '{"consentStatus":"valid"}');
+  const named = ["Content-Encoding", "X-Content-Type-Options", "Cache-Control"];
+  for (
+    const [noStore, cacheControl] of [["sensitive", "no-store"], [
+      "never",
+      "private, max-age=60",
+    ]] as const
+  ) {
+    await using core = startFaultyUpstream({ kind: "raw", parts: [{ bytes: answer }] });
+    await using gateway = await startGateway({
+      policy: policy({ answer_headers: named, no_store: noStore }),
+      upstream: core.url,
+    });
+    const response = await gateway.fetch("/v1/consents/c-1/status", {
+      headers: { "x-request-id": ID },
+    });
+    assert.deepEqual(await response.json(), { consentStatus: "valid" });
+    assert.equal(response.headers.get("content-encoding"), null, noStore);
+    assert.equal(response.headers.get("x-content-type-options"), "nosniff", noStore);
+    assert.equal(response.headers.get("cache-control"), cacheControl, noStore);
+  }
+});
+
+Deno.test("proxy() passes a repeated Location that needs no rewriting line by line, as the core sent it", async () => {
+  await using core = startFaultyUpstream({
+    kind: "raw",
+    parts: [{
+      bytes: rawAnswer(201, [
+        "content-type: application/json",
+        "location: https://sca.bank.example/a",
+        "location: https://sca.bank.example/b",
+      ], '{"paymentId":"pay-1"}'),
+    }],
+  });
+  await using gateway = await startGateway({ policy: policy(), upstream: core.url });
+  const body = JSON.stringify(singlePayment());
+  const headers = {
+    ...initiationHeaders({ "x-request-id": ID }),
+    host: "gateway",
+    connection: "close",
+    "content-length": String(body.length),
+  };
+  // A raw read of the answer: `Headers` would join the two lines.
+  const conn = await Deno.connect({
+    hostname: "127.0.0.1",
+    port: Number(new URL(gateway.url).port),
+  });
+  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("");
+  await conn.write(
+    new TextEncoder().encode(`POST /v1/payments/domestic HTTP/1.1\r\n${head}\r\n${body}`),
+  );
+  const text = new TextDecoder().decode(await new Response(conn.readable).arrayBuffer());
+  const lines = text.split("\r\n\r\n")[0].split("\r\n");
+  assert.equal(lines[0], "HTTP/1.1 201 Created");
+  assert.deepEqual(lines.filter((line) => line.toLowerCase().startsWith("location:")), [
+    "location: https://sca.bank.example/a",
+    "location: https://sca.bank.example/b",
+  ]);
 });

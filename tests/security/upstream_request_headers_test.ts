@@ -189,3 +189,26 @@ Deno.test("hop-by-hop headers never reach the core, even when the policy forward
     assert.ok(!reported.includes(name), `${name} reported`);
   }
 });
+
+Deno.test("a read forwards the media types, Date and trace context too, though its operation lists none of them", async () => {
+  await using core = startFaultyUpstream({
+    kind: "answer",
+    status: 200,
+    headers: { "content-type": "application/json" },
+    body: '{"consentStatus":"valid"}',
+  });
+  await using gateway = await startGateway({ policy: policy(), upstream: core.url });
+  const sent = {
+    "x-request-id": crypto.randomUUID(),
+    accept: "application/json",
+    "content-type": "application/json",
+    date: new Date().toUTCString(),
+    traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+    tracestate: "congo=t61rcWkgMzE",
+  };
+  const response = await gateway.fetch("/v1/consents/c-1/status", { headers: sent });
+  assert.equal(response.status, 200);
+  await response.body?.cancel();
+  const seen = core.requests[0].headers;
+  for (const [name, value] of Object.entries(sent)) assert.equal(seen.get(name), value, name);
+});

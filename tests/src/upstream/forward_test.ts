@@ -496,3 +496,24 @@ Deno.test("exchange() retries a read whose connection was refused, and never a w
     upstream.close();
   }
 });
+
+Deno.test("answerHeaders() leaves out every header the gateway decided, not only when it decided one", () => {
+  const passed = answerHeaders(
+    [["x-request-id", "core's"], ["ratelimit", "core's"], ["content-type", "application/json"]],
+    new Set(["x-request-id", "ratelimit", "content-type"]),
+    [["x-request-id", "gateway's"], ["ratelimit", "gateway's"]],
+  );
+  assert.deepEqual(passed.headers, [["content-type", "application/json"]]);
+});
+
+Deno.test("compileRoute() strips every trailing slash of the upstream path, also before a query", () => {
+  const compiled = compileRoute({
+    url: "http://core.internal/base//?tenant=1",
+    template: "/x",
+    method: "GET",
+    timeoutMs: 1,
+    retryReads: true,
+    maxBytes: 1,
+  });
+  assert.equal(compiled.prefix, "/base");
+});
