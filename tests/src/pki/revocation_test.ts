@@ -679,3 +679,29 @@ Deno.test("revocationChecker() makes one checker per app and configuration", asy
   );
   assert.notEqual(revocationChecker(config, checker({}).services, 60_000), first);
 });
+
+Deno.test("RevocationChecker.check() after a failed CRL refresh keeps the CRL and waits retry_interval before the next download", async () => {
+  let status = 200;
+  const crl = await ca.crl();
+  await using server = recorder(() => new Response(crl as BodyInit, { status }));
+  let now = Date.now();
+  const { checker: check } = checker(
+    { methods: ["crl"], crls: [server.url], refresh_interval: "10m", retry_interval: "30s" },
+    () => now,
+  );
+  assert.deepEqual(await outcome(check, good), { kind: "good", source: "crl" });
+  status = 500;
+  now += 11 * 60_000;
+  assert.equal((await outcome(check, revoked)).kind, "revoked");
+  await settle(() => server.requests.length > 1);
+  assert.equal(server.requests.length, 2, "due: a refresh, which fails");
+  now += 10_000;
+  assert.equal((await outcome(check, revoked)).kind, "revoked", "the CRL is kept");
+  assert.equal((await outcome(check, good)).kind, "good");
+  await pause();
+  assert.equal(server.requests.length, 2, "within retry_interval: no new download");
+  now += 21_000;
+  assert.equal((await outcome(check, good)).kind, "good");
+  await settle(() => server.requests.length > 2);
+  assert.equal(server.requests.length, 3, "after retry_interval: downloaded again");
+});
