@@ -103,8 +103,13 @@ Deno.test("RevocationChecker.check() asks once per certificate while the status 
   assert.equal(proxy.hits, 1, "concurrent first checks share one request");
   for (let i = 0; i < 20; i++) await outcome(check, good);
   assert.equal(proxy.hits, 1, "a cached status costs no request");
-  // Due for a refresh: the cached status answers at once, the refresh runs behind it.
-  now += 11 * 60_000;
+  // Due for a refresh from refresh_interval on (to the millisecond): the cached status answers at
+  // once, the refresh runs behind it.
+  now += 10 * 60_000 - 1;
+  assert.equal((await outcome(check, good)).kind, "good");
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(proxy.hits, 1, "not due yet");
+  now += 1;
   assert.equal((await outcome(check, good)).kind, "good");
   await outcome(check, good);
   for (let i = 0; i < 50 && proxy.hits < 2; i++) await new Promise((r) => setTimeout(r, 20));
@@ -704,4 +709,65 @@ Deno.test("RevocationChecker.check() after a failed CRL refresh keeps the CRL an
   assert.equal((await outcome(check, good)).kind, "good");
   await settle(() => server.requests.length > 2);
   assert.equal(server.requests.length, 3, "after retry_interval: downloaded again");
+});
+
+Deno.test("RevocationChecker.check() takes a revocation found by a background refresh at once", async () => {
+  const cert = await issue(ca.ca, { keyType: "EC" });
+  await ca.valid(cert);
+  await using before = await ca.responder({ minutes: 60 });
+  let target = before.url;
+  await using proxy = countingProxy(() => target);
+  let now = Date.now();
+  const { checker: check } = checker(
+    { ocsp_responder: proxy.url, methods: ["ocsp"], refresh_interval: "10m" },
+    () => now,
+  );
+  assert.equal((await outcome(check, cert)).kind, "good");
+  await ca.revoke(cert);
+  await using after = await ca.responder({ minutes: 60 });
+  target = after.url;
+  now += 11 * 60_000;
+  assert.equal((await outcome(check, cert)).kind, "good", "the cached status, while refreshing");
+  await settle(() => proxy.hits > 1);
+  assert.equal(proxy.hits, 2);
+  assert.equal((await outcome(check, cert)).kind, "revoked");
+});
+
+Deno.test("RevocationChecker.check() gives up a status at nextUpdate plus the skew when the source fails, to the millisecond", async () => {
+  let status = 200;
+  const nextUpdate = second(Date.now()) + 30 * 60_000;
+  const list = await peculiarCrl({
+    thisUpdate: new Date(second(Date.now()) - 60_000),
+    nextUpdate: new Date(nextUpdate),
+  });
+  await using server = recorder(() => new Response(list as BodyInit, { status }));
+  let now = Date.now();
+  const { checker: check } = checker(
+    { methods: ["crl"], crls: [server.url], refresh_interval: "1h" },
+    () => now,
+  );
+  assert.deepEqual(await outcome(check, good), { kind: "good", source: "crl" });
+  status = 500;
+  // The skew of these checkers is 60 s.
+  now = nextUpdate + 60_000 - 1;
+  assert.equal((await outcome(check, good)).kind, "good");
+  await settle(() => server.requests.length > 1);
+  now = nextUpdate + 60_000;
+  assert.equal((await outcome(check, good)).kind, "unavailable");
+});
+
+Deno.test("RevocationChecker.check() answers the new retry time when a fetch fails again over an unavailable status", async () => {
+  await using refusing = recorder(() => new Response("busy", { status: 503 }));
+  let now = Date.now();
+  const { checker: check } = checker(
+    { ocsp_responder: refusing.url, methods: ["ocsp"], retry_interval: "30s" },
+    () => now,
+  );
+  assert.equal((await outcome(check, good) as { retryAt: number }).retryAt, now + 30_000);
+  // A staple that does not verify makes the checker ask the responder again at once.
+  now += 10_000;
+  const again = await outcome(check, good, new Uint8Array([0x30, 0x00]));
+  assert.equal(again.kind, "unavailable");
+  assert.equal((again as { retryAt: number }).retryAt, now + 30_000);
+  assert.equal(refusing.requests.length, 2);
 });
