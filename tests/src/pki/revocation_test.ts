@@ -771,3 +771,37 @@ Deno.test("RevocationChecker.check() answers the new retry time when a fetch fai
   assert.equal((again as { retryAt: number }).retryAt, now + 30_000);
   assert.equal(refusing.requests.length, 2);
 });
+
+Deno.test("RevocationChecker.check() counts a CRL that fails its signature as a source: unavailable, not unchecked", async () => {
+  const forged = await impostor.crl();
+  await using server = serveBytes(() => forged);
+  const { checker: check } = checker({
+    ocsp_responder: `http://127.0.0.1:${freePort()}`,
+    crls: [server.url],
+  });
+  const answer = await outcome(check, revoked);
+  assert.equal(answer.kind, "unavailable");
+  assert.match((answer as { reason: string }).reason, /; crl .*signature does not verify/);
+});
+
+Deno.test("RevocationChecker.check() keeps an unchecked answer for refresh_interval without looking again", async () => {
+  const start = second(Date.now());
+  const other = await peculiarCrl({
+    thisUpdate: new Date(start - 60_000),
+    nextUpdate: new Date(start + 60_000),
+    signer: await createCa("Another QTSP CA"),
+  });
+  await using server = serveBytes(() => other);
+  let now = start;
+  const { checker: check } = checker(
+    { methods: ["crl"], crls: [server.url], refresh_interval: "1h" },
+    () => now,
+  );
+  assert.deepEqual(await outcome(check, good), { kind: "unchecked" });
+  assert.equal(server.hits, 1);
+  // The other CA's CRL ran out (nextUpdate + skew); the unchecked answer still holds.
+  now = start + 3 * 60_000;
+  assert.deepEqual(await outcome(check, good), { kind: "unchecked" });
+  await pause();
+  assert.equal(server.hits, 1);
+});
