@@ -811,3 +811,14 @@ Deno.test("RevocationChecker.check() keeps an unchecked answer for refresh_inter
   await pause();
   assert.equal(server.hits, 1);
 });
+
+Deno.test("RevocationChecker.check() takes an empty answer for no CRL", async () => {
+  await using empty = recorder(() => new Response(null, { status: 204 }));
+  const { checker: check } = checker({ methods: ["crl"], crls: [empty.url] });
+  const answer = await outcome(check, revoked);
+  assert.equal(answer.kind, "unavailable");
+  assert.equal(
+    (answer as { reason: string }).reason,
+    `crl ${empty.url}: CrlError: It is not a DER or PEM encoded CRL`,
+  );
+});
