@@ -192,7 +192,9 @@ Deno.test("RevocationChecker.check() falls back to the CRL when the OCSP respond
 });
 
 Deno.test("RevocationChecker.check() reads a CRL file of the policy", async () => {
-  const file = `${ca.dir}/policy.crl`;
+  // A path that holds "http:" is still a path.
+  await Deno.mkdir(`${ca.dir}/http:`, { recursive: true });
+  const file = `${ca.dir}/http:/policy.crl`;
   await Deno.writeFile(file, await ca.crl());
   const { checker: check } = checker({ methods: ["crl"], crls: [file] });
   assert.equal((await outcome(check, revoked)).kind, "revoked");
@@ -641,13 +643,14 @@ Deno.test("RevocationChecker.check() downloads a CRL once for concurrent checks,
   ).checker;
   assert.equal((await outcome(failing, good)).kind, "unavailable");
   assert.equal(server.requests.length, 2);
-  now += 29_000;
+  now += 29_999;
   const again = await outcome(failing, revoked);
   assert.match((again as { reason: string }).reason, /the last attempt failed; retried later/);
   assert.equal(server.requests.length, 2);
   status = 200;
-  now += 2_000;
-  // The status of good (unavailable since the first failure) has run out; the CRL is tried again.
+  now += 1;
+  // The status of good (unavailable since the first failure) has run out, and so has the CRL's
+  // back-off, to the millisecond: the CRL is tried again.
   assert.deepEqual(await outcome(failing, good), { kind: "good", source: "crl" });
   assert.equal(server.requests.length, 3);
 });
@@ -826,4 +829,35 @@ Deno.test("RevocationChecker.check() takes an empty answer for no CRL", async ()
     (answer as { reason: string }).reason,
     `crl ${empty.url}: CrlError: It is not a DER or PEM encoded CRL`,
   );
+});
+
+Deno.test("RevocationChecker.check() says which status a source answered without a body", async () => {
+  await using unchanged = recorder(() => new Response(null, { status: 304 }));
+  const { checker: check } = checker({ ocsp_responder: unchanged.url, methods: ["ocsp"] });
+  const answer = await outcome(check, good);
+  assert.equal((answer as { reason: string }).reason, `ocsp ${unchanged.url}: Error: HTTP 304`);
+});
+
+Deno.test("RevocationChecker.check() refreshes a CRL from three quarters of its time, to the millisecond", async () => {
+  const start = second(Date.now());
+  // Held until nextUpdate (39 min on) plus the skew (1 min): due for a refresh after 30 min.
+  const list = await peculiarCrl({
+    thisUpdate: new Date(start - 60_000),
+    nextUpdate: new Date(start + 39 * 60_000),
+  });
+  await using server = serveBytes(() => list);
+  let now = start;
+  const { checker: check } = checker(
+    { methods: ["crl"], crls: [server.url], refresh_interval: "1h" },
+    () => now,
+  );
+  assert.equal((await outcome(check, good)).kind, "good");
+  now = start + 30 * 60_000 - 1;
+  assert.equal((await outcome(check, good)).kind, "good");
+  await pause();
+  assert.equal(server.hits, 1, "not due yet");
+  now = start + 30 * 60_000;
+  assert.equal((await outcome(check, good)).kind, "good");
+  await settle(() => server.hits > 1);
+  assert.equal(server.hits, 2, "due: refreshed");
 });
