@@ -176,3 +176,21 @@ Deno.test("checkCrlSignature() accepts the issuer's signature only", async () =>
     });
   }
 });
+
+Deno.test("checkCrlSignature() refuses a CRL whose outer signature algorithm differs from the signed one", async () => {
+  const bytes = der(await crlOf(ca, { serials: ["01"] }));
+  // sha256WithRSAEncryption (1.2.840.113549.1.1.11) in the CRL's outer AlgorithmIdentifier (the
+  // last one) made sha1WithRSAEncryption (1.2.840.113549.1.1.5): the signature itself is unchanged.
+  const oid = [0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0b];
+  let last = -1;
+  for (let i = 0; i + oid.length <= bytes.length; i++) {
+    if (oid.every((b, j) => bytes[i + j] === b)) last = i;
+  }
+  bytes[last + oid.length - 1] = 0x05;
+  const list = parseCrl(bytes);
+  await assert.rejects(checkCrlSignature(list, ca.cert), (error: unknown) => {
+    assert.ok(error instanceof CrlError, String(error));
+    assert.equal(error.message, "Its signature does not verify with the issuer's key");
+    return true;
+  });
+});

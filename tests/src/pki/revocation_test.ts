@@ -103,8 +103,13 @@ Deno.test("RevocationChecker.check() asks once per certificate while the status 
   assert.equal(proxy.hits, 1, "concurrent first checks share one request");
   for (let i = 0; i < 20; i++) await outcome(check, good);
   assert.equal(proxy.hits, 1, "a cached status costs no request");
-  // Due for a refresh: the cached status answers at once, the refresh runs behind it.
-  now += 11 * 60_000;
+  // Due for a refresh from refresh_interval on (to the millisecond): the cached status answers at
+  // once, the refresh runs behind it.
+  now += 10 * 60_000 - 1;
+  assert.equal((await outcome(check, good)).kind, "good");
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(proxy.hits, 1, "not due yet");
+  now += 1;
   assert.equal((await outcome(check, good)).kind, "good");
   await outcome(check, good);
   for (let i = 0; i < 50 && proxy.hits < 2; i++) await new Promise((r) => setTimeout(r, 20));
@@ -187,7 +192,9 @@ Deno.test("RevocationChecker.check() falls back to the CRL when the OCSP respond
 });
 
 Deno.test("RevocationChecker.check() reads a CRL file of the policy", async () => {
-  const file = `${ca.dir}/policy.crl`;
+  // A path that holds "http:" is still a path.
+  await Deno.mkdir(`${ca.dir}/http:`, { recursive: true });
+  const file = `${ca.dir}/http:/policy.crl`;
   await Deno.writeFile(file, await ca.crl());
   const { checker: check } = checker({ methods: ["crl"], crls: [file] });
   assert.equal((await outcome(check, revoked)).kind, "revoked");
@@ -350,8 +357,9 @@ Deno.test("RevocationChecker.check() asks the policy's responder rather than the
 Deno.test("RevocationChecker.check() takes only http(s) URLs of the AIA and the distribution points", async () => {
   const ldap = await issue(ca.ca, {
     keyType: "EC",
-    ocsp: ["ldap://127.0.0.1/ocsp"],
-    crl: ["ldap://127.0.0.1/cn=ca?certificateRevocationList"],
+    // "http:" inside an LDAP URL does not make it one.
+    ocsp: ["ldap://127.0.0.1/http://ocsp"],
+    crl: ["ldap://127.0.0.1/cn=ca?certificateRevocationList;http://crl"],
   });
   const { checker: check } = checker({});
   assert.deepEqual(await outcome(check, ldap), { kind: "unchecked" });
@@ -436,10 +444,14 @@ Deno.test("RevocationChecker.check() refuses a CRL larger than crl_max_bytes, wi
   await using sized = serveBytes(() => crl);
   await using streamed = recorder(() =>
     new Response(
+      // In three parts, apart in time, so that the client reads them as separate chunks.
       new ReadableStream({
-        start(controller) {
+        async start(controller) {
           controller.enqueue(crl.subarray(0, 100));
-          controller.enqueue(crl.subarray(100));
+          await new Promise((r) => setTimeout(r, 30));
+          controller.enqueue(crl.subarray(100, 300));
+          await new Promise((r) => setTimeout(r, 30));
+          controller.enqueue(crl.subarray(300));
           controller.close();
         },
       }),
@@ -604,8 +616,9 @@ Deno.test("RevocationChecker.check() keeps at most cache_size CRLs (and at most 
     assert.equal((await outcome(check, revoked)).kind, "revoked");
     assert.equal((await outcome(check, good)).kind, "good");
   }
-  // The impostor's CRL has the CA's name: both are read, only the CA's verifies... the first is
-  // dropped from a cache of one when the second comes in.
+  // The impostor's CRL has the CA's name, so each check reads both (only the CA's verifies). With
+  // cache_size 1 each CRL drops the other: both are downloaded again for the second certificate
+  // (2 + 2); the default cache keeps both (1 + 1).
   assert.equal(otherServer.hits, 3);
   assert.equal(ownServer.hits, 3);
 });
@@ -630,13 +643,14 @@ Deno.test("RevocationChecker.check() downloads a CRL once for concurrent checks,
   ).checker;
   assert.equal((await outcome(failing, good)).kind, "unavailable");
   assert.equal(server.requests.length, 2);
-  now += 29_000;
+  now += 29_999;
   const again = await outcome(failing, revoked);
   assert.match((again as { reason: string }).reason, /the last attempt failed; retried later/);
   assert.equal(server.requests.length, 2);
   status = 200;
-  now += 2_000;
-  // The status of good (unavailable since the first failure) has run out; the CRL is tried again.
+  now += 1;
+  // The status of good (unavailable since the first failure) has run out, and so has the CRL's
+  // back-off, to the millisecond: the CRL is tried again.
   assert.deepEqual(await outcome(failing, good), { kind: "good", source: "crl" });
   assert.equal(server.requests.length, 3);
 });
@@ -678,4 +692,172 @@ Deno.test("revocationChecker() makes one checker per app and configuration", asy
     first,
   );
   assert.notEqual(revocationChecker(config, checker({}).services, 60_000), first);
+});
+
+Deno.test("RevocationChecker.check() after a failed CRL refresh keeps the CRL and waits retry_interval before the next download", async () => {
+  let status = 200;
+  const crl = await ca.crl();
+  await using server = recorder(() => new Response(crl as BodyInit, { status }));
+  let now = Date.now();
+  const { checker: check } = checker(
+    { methods: ["crl"], crls: [server.url], refresh_interval: "10m", retry_interval: "30s" },
+    () => now,
+  );
+  assert.deepEqual(await outcome(check, good), { kind: "good", source: "crl" });
+  status = 500;
+  now += 11 * 60_000;
+  assert.equal((await outcome(check, revoked)).kind, "revoked");
+  await settle(() => server.requests.length > 1);
+  assert.equal(server.requests.length, 2, "due: a refresh, which fails");
+  now += 10_000;
+  assert.equal((await outcome(check, revoked)).kind, "revoked", "the CRL is kept");
+  assert.equal((await outcome(check, good)).kind, "good");
+  await pause();
+  assert.equal(server.requests.length, 2, "within retry_interval: no new download");
+  now += 21_000;
+  assert.equal((await outcome(check, good)).kind, "good");
+  await settle(() => server.requests.length > 2);
+  assert.equal(server.requests.length, 3, "after retry_interval: downloaded again");
+});
+
+Deno.test("RevocationChecker.check() takes a revocation found by a background refresh at once", async () => {
+  const cert = await issue(ca.ca, { keyType: "EC" });
+  await ca.valid(cert);
+  await using before = await ca.responder({ minutes: 60 });
+  let target = before.url;
+  await using proxy = countingProxy(() => target);
+  let now = Date.now();
+  const { checker: check } = checker(
+    { ocsp_responder: proxy.url, methods: ["ocsp"], refresh_interval: "10m" },
+    () => now,
+  );
+  assert.equal((await outcome(check, cert)).kind, "good");
+  await ca.revoke(cert);
+  await using after = await ca.responder({ minutes: 60 });
+  target = after.url;
+  now += 11 * 60_000;
+  assert.equal((await outcome(check, cert)).kind, "good", "the cached status, while refreshing");
+  // The refresh's answer is read and verified behind the requests: wait for it (up to 5 s).
+  let kind = "good";
+  for (let i = 0; i < 250 && kind !== "revoked"; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    kind = (await outcome(check, cert)).kind;
+  }
+  assert.equal(kind, "revoked");
+  assert.equal(proxy.hits, 2);
+});
+
+Deno.test("RevocationChecker.check() gives up a status at nextUpdate plus the skew when the source fails, to the millisecond", async () => {
+  let status = 200;
+  const nextUpdate = second(Date.now()) + 30 * 60_000;
+  const list = await peculiarCrl({
+    thisUpdate: new Date(second(Date.now()) - 60_000),
+    nextUpdate: new Date(nextUpdate),
+  });
+  await using server = recorder(() => new Response(list as BodyInit, { status }));
+  let now = Date.now();
+  const { checker: check } = checker(
+    { methods: ["crl"], crls: [server.url], refresh_interval: "1h" },
+    () => now,
+  );
+  assert.deepEqual(await outcome(check, good), { kind: "good", source: "crl" });
+  status = 500;
+  // The skew of these checkers is 60 s.
+  now = nextUpdate + 60_000 - 1;
+  assert.equal((await outcome(check, good)).kind, "good");
+  await settle(() => server.requests.length > 1);
+  now = nextUpdate + 60_000;
+  assert.equal((await outcome(check, good)).kind, "unavailable");
+});
+
+Deno.test("RevocationChecker.check() answers the new retry time when a fetch fails again over an unavailable status", async () => {
+  await using refusing = recorder(() => new Response("busy", { status: 503 }));
+  let now = Date.now();
+  const { checker: check } = checker(
+    { ocsp_responder: refusing.url, methods: ["ocsp"], retry_interval: "30s" },
+    () => now,
+  );
+  assert.equal((await outcome(check, good) as { retryAt: number }).retryAt, now + 30_000);
+  // A staple that does not verify makes the checker ask the responder again at once.
+  now += 10_000;
+  const again = await outcome(check, good, new Uint8Array([0x30, 0x00]));
+  assert.equal(again.kind, "unavailable");
+  assert.equal((again as { retryAt: number }).retryAt, now + 30_000);
+  assert.equal(refusing.requests.length, 2);
+});
+
+Deno.test("RevocationChecker.check() counts a CRL that fails its signature as a source: unavailable, not unchecked", async () => {
+  const forged = await impostor.crl();
+  await using server = serveBytes(() => forged);
+  const { checker: check } = checker({
+    ocsp_responder: `http://127.0.0.1:${freePort()}`,
+    crls: [server.url],
+  });
+  const answer = await outcome(check, revoked);
+  assert.equal(answer.kind, "unavailable");
+  assert.match((answer as { reason: string }).reason, /; crl .*signature does not verify/);
+});
+
+Deno.test("RevocationChecker.check() keeps an unchecked answer for refresh_interval without looking again", async () => {
+  const start = second(Date.now());
+  const other = await peculiarCrl({
+    thisUpdate: new Date(start - 60_000),
+    nextUpdate: new Date(start + 60_000),
+    signer: await createCa("Another QTSP CA"),
+  });
+  await using server = serveBytes(() => other);
+  let now = start;
+  const { checker: check } = checker(
+    { methods: ["crl"], crls: [server.url], refresh_interval: "1h" },
+    () => now,
+  );
+  assert.deepEqual(await outcome(check, good), { kind: "unchecked" });
+  assert.equal(server.hits, 1);
+  // The other CA's CRL ran out (nextUpdate + skew); the unchecked answer still holds.
+  now = start + 3 * 60_000;
+  assert.deepEqual(await outcome(check, good), { kind: "unchecked" });
+  await pause();
+  assert.equal(server.hits, 1);
+});
+
+Deno.test("RevocationChecker.check() takes an empty answer for no CRL", async () => {
+  await using empty = recorder(() => new Response(null, { status: 204 }));
+  const { checker: check } = checker({ methods: ["crl"], crls: [empty.url] });
+  const answer = await outcome(check, revoked);
+  assert.equal(answer.kind, "unavailable");
+  assert.equal(
+    (answer as { reason: string }).reason,
+    `crl ${empty.url}: CrlError: It is not a DER or PEM encoded CRL`,
+  );
+});
+
+Deno.test("RevocationChecker.check() says which status a source answered without a body", async () => {
+  await using unchanged = recorder(() => new Response(null, { status: 304 }));
+  const { checker: check } = checker({ ocsp_responder: unchanged.url, methods: ["ocsp"] });
+  const answer = await outcome(check, good);
+  assert.equal((answer as { reason: string }).reason, `ocsp ${unchanged.url}: Error: HTTP 304`);
+});
+
+Deno.test("RevocationChecker.check() refreshes a CRL from three quarters of its time, to the millisecond", async () => {
+  const start = second(Date.now());
+  // Held until nextUpdate (39 min on) plus the skew (1 min): due for a refresh after 30 min.
+  const list = await peculiarCrl({
+    thisUpdate: new Date(start - 60_000),
+    nextUpdate: new Date(start + 39 * 60_000),
+  });
+  await using server = serveBytes(() => list);
+  let now = start;
+  const { checker: check } = checker(
+    { methods: ["crl"], crls: [server.url], refresh_interval: "1h" },
+    () => now,
+  );
+  assert.equal((await outcome(check, good)).kind, "good");
+  now = start + 30 * 60_000 - 1;
+  assert.equal((await outcome(check, good)).kind, "good");
+  await pause();
+  assert.equal(server.hits, 1, "not due yet");
+  now = start + 30 * 60_000;
+  assert.equal((await outcome(check, good)).kind, "good");
+  await settle(() => server.hits > 1);
+  assert.equal(server.hits, 2, "due: refreshed");
 });
