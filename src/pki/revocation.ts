@@ -127,7 +127,11 @@ export class RevocationChecker {
     const key = leaf.sha256 + "/" + issuer.sha256;
     const now = this.#services.now();
     const cached = this.#statuses.get(key);
-    if (cached && now < cached.validUntil && !(stapled && cached.outcome.kind === "unavailable")) {
+    // A staple is a source of its own: it replaces a cached answer that had none ("unchecked") or
+    // could not reach one ("unavailable"), never a status a source gave.
+    const undecided = cached?.outcome.kind === "unavailable" ||
+      cached?.outcome.kind === "unchecked";
+    if (cached && now < cached.validUntil && !(stapled && undecided)) {
       if (now >= cached.refreshAt && !this.#pending.has(key)) {
         this.#fetch(key, leaf, issuer).catch(() => {});
       }

@@ -576,6 +576,24 @@ Deno.test("RevocationChecker.check() uses a verifying staple over a cached unava
   assert.ok(services.log.lines.some((l) => l.msg === "stapled OCSP response ignored"));
 });
 
+Deno.test("RevocationChecker.check() uses a verifying staple over a cached unchecked answer", async () => {
+  // No source in the policy or the certificate: unchecked, cached for refresh_interval. A request
+  // that then brings a staple (hard mode refused the first for lack of any) is checked with it.
+  await using responder = await ca.responder();
+  const info = await parseCertificate(revoked.pem);
+  const answer = await fetch(responder.url, {
+    method: "POST",
+    body: await ocspRequest(info.cert, issuer.cert) as BodyInit,
+  });
+  const staple = new Uint8Array(await answer.arrayBuffer());
+  const { checker: check } = checker({});
+  assert.deepEqual(await outcome(check, revoked), { kind: "unchecked" });
+  const stapled = await outcome(check, revoked, staple);
+  assert.equal(stapled.kind, "revoked");
+  assert.equal((stapled as { source: string }).source, "stapled");
+  assert.equal((await outcome(check, revoked)).kind, "revoked", "the staple's status is cached");
+});
+
 Deno.test("RevocationChecker.check() keeps statuses per certificate and issuer", async () => {
   await using responder = await ca.responder();
   const { checker: check } = checker({ ocsp_responder: responder.url, methods: ["ocsp"] });
