@@ -76,6 +76,13 @@ const clientAuthOnly = await issue(ca, {
 });
 const responderFrom = new Date(NOW - 10 * DAY);
 const responderUntil = new Date(NOW + 10 * DAY);
+/** A responder that expired (by the machine's clock) five days ago. */
+const expiredResponder = await issue(ca, {
+  name: "Expired OCSP Responder",
+  notBefore: new Date(NOW - 20 * DAY),
+  notAfter: new Date(NOW - 5 * DAY),
+  extensions: ocspSigning(),
+});
 const dated = await issue(ca, {
   name: "Dated OCSP Responder",
   notBefore: responderFrom,
@@ -489,6 +496,15 @@ Deno.test("readOcspResponse() believes a delegated responder only inside its val
   assert.equal((await read(await der(until), leaf, { now: until })).status, "good");
   await refused(der(from - 1000), message, { now: from - 1000 });
   await refused(der(until + 1000), message, { now: until + 1000 });
+  // The dates count at the check's time (the app's clock), not the machine's.
+  const then = NOW - 10 * DAY;
+  const old = response({
+    signer: expiredResponder,
+    carry: [expiredResponder],
+    responses: [{ thisUpdate: then, nextUpdate: then + MINUTE }],
+  });
+  assert.equal((await read(await old, leaf, { now: then })).status, "good");
+  await refused(old, message);
 });
 
 // The nonce.
