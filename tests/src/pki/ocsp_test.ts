@@ -167,6 +167,8 @@ interface Build {
   extensions?: AsnExtension[];
   /** Flip a bit of the signature. */
   tamper?: boolean;
+  /** Claim this signature algorithm (OID) instead. */
+  algorithm?: string;
   /** Encode the tbsResponseData with its default version written out, and sign those bytes. */
   explicitVersion?: boolean;
 }
@@ -265,7 +267,11 @@ async function response(build: Build = {}): Promise<Uint8Array> {
   });
   let data = new Uint8Array(AsnConvert.serialize(tbs));
   if (build.explicitVersion) data = withExplicitVersion(data);
-  const { algorithm, signature } = await sign(signer, data, build.tamper);
+  const signed = await sign(signer, data, build.tamper);
+  const { signature } = signed;
+  const algorithm = build.algorithm
+    ? new AlgorithmIdentifier({ algorithm: build.algorithm })
+    : signed.algorithm;
   const basic = new BasicOCSPResponse({
     tbsResponseData: tbs,
     signatureAlgorithm: algorithm,
@@ -447,6 +453,8 @@ Deno.test("readOcspResponse() refuses a response whose signature does not verify
     response({ signer: ecDelegated, carry: [ecDelegated], tamper: true }),
     "Its signature does not verify",
   );
+  // An algorithm nobody knows verifies nothing.
+  await refused(response({ algorithm: "1.2.3.4.5" }), "Its signature does not verify");
   // Signed by the delegated responder's key, naming the CA.
   await refused(response({ signer: delegated, responderId: ca }), "Its signature does not verify");
 });
@@ -558,6 +566,10 @@ Deno.test("readOcspResponse() compares serials by value, not by their last bytes
   );
   await refused(
     response({ responses: [{ serial: new Uint8Array([...serial, 0]) }] }),
+    "It says nothing about this certificate",
+  );
+  await refused(
+    response({ responses: [{ serial: serial.slice(0, -1), status: "revoked" }] }),
     "It says nothing about this certificate",
   );
 });
