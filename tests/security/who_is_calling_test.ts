@@ -265,7 +265,16 @@ Deno.test("terminators: X-Forwarded-For from a peer that is no terminator is ref
     code: "FORMAT_ERROR",
     path: "X-Forwarded-For",
   });
+  assert.equal(
+    outcome.body.tppMessages![0].text,
+    'Header "X-Forwarded-For" is accepted only from the TLS terminator',
+  );
   assert.equal(outcome.received.length, 0);
+  // The same peer without either header passes (an optional certificate).
+  const plain = await send(PAYMENT_TARGET, payment(), {
+    policy: policy(CERTIFICATE_OPTIONAL, {}, TERMINATOR_ELSEWHERE),
+  });
+  assert.equal(plain.status, 201);
 });
 
 Deno.test("terminators: under strip, another peer's certificate and X-Forwarded-For never reach the core", async () => {

@@ -76,6 +76,13 @@ const clientAuthOnly = await issue(ca, {
 });
 const responderFrom = new Date(NOW - 10 * DAY);
 const responderUntil = new Date(NOW + 10 * DAY);
+/** A responder that expired (by the machine's clock) five days ago. */
+const expiredResponder = await issue(ca, {
+  name: "Expired OCSP Responder",
+  notBefore: new Date(NOW - 20 * DAY),
+  notAfter: new Date(NOW - 5 * DAY),
+  extensions: ocspSigning(),
+});
 const dated = await issue(ca, {
   name: "Dated OCSP Responder",
   notBefore: responderFrom,
@@ -160,6 +167,8 @@ interface Build {
   extensions?: AsnExtension[];
   /** Flip a bit of the signature. */
   tamper?: boolean;
+  /** Claim this signature algorithm (OID) instead. */
+  algorithm?: string;
   /** Encode the tbsResponseData with its default version written out, and sign those bytes. */
   explicitVersion?: boolean;
 }
@@ -258,7 +267,11 @@ async function response(build: Build = {}): Promise<Uint8Array> {
   });
   let data = new Uint8Array(AsnConvert.serialize(tbs));
   if (build.explicitVersion) data = withExplicitVersion(data);
-  const { algorithm, signature } = await sign(signer, data, build.tamper);
+  const signed = await sign(signer, data, build.tamper);
+  const { signature } = signed;
+  const algorithm = build.algorithm
+    ? new AlgorithmIdentifier({ algorithm: build.algorithm })
+    : signed.algorithm;
   const basic = new BasicOCSPResponse({
     tbsResponseData: tbs,
     signatureAlgorithm: algorithm,
@@ -440,6 +453,8 @@ Deno.test("readOcspResponse() refuses a response whose signature does not verify
     response({ signer: ecDelegated, carry: [ecDelegated], tamper: true }),
     "Its signature does not verify",
   );
+  // An algorithm nobody knows verifies nothing.
+  await refused(response({ algorithm: "1.2.3.4.5" }), "Its signature does not verify");
   // Signed by the delegated responder's key, naming the CA.
   await refused(response({ signer: delegated, responderId: ca }), "Its signature does not verify");
 });
@@ -489,6 +504,15 @@ Deno.test("readOcspResponse() believes a delegated responder only inside its val
   assert.equal((await read(await der(until), leaf, { now: until })).status, "good");
   await refused(der(from - 1000), message, { now: from - 1000 });
   await refused(der(until + 1000), message, { now: until + 1000 });
+  // The dates count at the check's time (the app's clock), not the machine's.
+  const then = NOW - 10 * DAY;
+  const old = response({
+    signer: expiredResponder,
+    carry: [expiredResponder],
+    responses: [{ thisUpdate: then, nextUpdate: then + MINUTE }],
+  });
+  assert.equal((await read(await old, leaf, { now: then })).status, "good");
+  await refused(old, message);
 });
 
 // The nonce.
@@ -542,6 +566,10 @@ Deno.test("readOcspResponse() compares serials by value, not by their last bytes
   );
   await refused(
     response({ responses: [{ serial: new Uint8Array([...serial, 0]) }] }),
+    "It says nothing about this certificate",
+  );
+  await refused(
+    response({ responses: [{ serial: serial.slice(0, -1), status: "revoked" }] }),
     "It says nothing about this certificate",
   );
 });

@@ -11,6 +11,7 @@ import { GatewayError } from "../../../src/core/errors.ts";
 import { createMetrics } from "../../../src/lib/metrics.ts";
 import { memoryLogger } from "../../../src/lib/log.ts";
 import { startUpstream } from "../../support/upstream.ts";
+import { startFaultyUpstream } from "../../support/faulty_upstream.ts";
 import { withoutSyncFs } from "../../support/no_sync_fs.ts";
 import { readPolicyFiles } from "../../../src/lib/policy_files.ts";
 
@@ -73,8 +74,10 @@ Deno.test("trust.register: a bad file is a policy error naming the file and the 
     const parsed = registerSection.safeParse({ source: file });
     assert.equal(parsed.success, false);
     assert.match(parsed.error!.issues[0].message, /file ".*\.json": entries\.0\.status: /);
+    assert.deepEqual(parsed.error!.issues[0].path, ["source"]);
     const missing = registerSection.safeParse({ source: "/nonexistent/register.json" });
     assert.match(missing.error!.issues[0].message, /cannot read file "\/nonexistent/);
+    assert.deepEqual(missing.error!.issues[0].path, ["source"]);
   } finally {
     await Deno.remove(file);
   }
@@ -488,4 +491,105 @@ Deno.test("parseRegister() holds each entry to the register's form", () => {
   assert.ok(map instanceof Map);
   assert.deepEqual([...map.keys()], ["PSDGE-NBG-123456", "PSDLT-BOL-LB000123"]);
   assert.deepEqual(map.get("PSDGE-NBG-123456"), PIS_AND_AIS);
+});
+
+Deno.test("TppRegister.check() names every service a TPP has when it lacks the group's", async () => {
+  const register = await fileRegister([{ ...PIS_AND_AIS, services: ["AIS", "PIIS"] }]);
+  assert.deepEqual(await refusal(register.check("PSDGE-NBG-123456", "pis", "h")), [
+    401,
+    "ROLE_INVALID",
+    'TPP "PSDGE-NBG-123456" is not authorised for payment initiation (PIS) in the TPP register; it is for AIS, PIIS',
+    "h",
+  ]);
+});
+
+Deno.test("TppRegister.check() answers 503 with a text and Retry-After while there is no register", async () => {
+  await using server = startUpstream(() => new Response("down", { status: 503 }));
+  const register = new TppRegister(
+    registerSection.parse({ source: `${server.url}/register.json` })!,
+    services(),
+  );
+  const error = await register.check("PSDGE-NBG-123456", "pis", "h").catch((e) => e);
+  assert.ok(error instanceof GatewayError);
+  assert.equal(error.message, "The TPP register is unavailable now");
+  assert.deepEqual(error.headers, { "retry-after": "5" });
+});
+
+Deno.test("TppRegister.check() refuses a declared register size over max_bytes before reading the body", async () => {
+  // The head declares a megabyte, the body never comes: only the declaration can refuse it.
+  await using server = startFaultyUpstream({
+    kind: "raw",
+    parts: [{
+      bytes:
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000000\r\n\r\n{",
+    }],
+  });
+  const deps = services();
+  const register = new TppRegister(
+    registerSection.parse({
+      source: `${server.url}/register.json`,
+      max_bytes: 1000,
+      fetch_timeout: "2s",
+    })!,
+    deps,
+  );
+  const started = Date.now();
+  assert.equal(
+    await code(register.check("PSDGE-NBG-123456", "pis", "h")),
+    "503 UPSTREAM_UNAVAILABLE",
+  );
+  assert.equal(deps.log.lines[0].error, "Error: larger than 1000 bytes");
+  assert.ok(Date.now() - started < 1_500);
+});
+
+Deno.test("TppRegister.check() logs the status of a register answer without a body", async () => {
+  await using server = startUpstream(() => new Response(null, { status: 304 }));
+  const deps = services();
+  const register = new TppRegister(
+    registerSection.parse({ source: `${server.url}/register.json` })!,
+    deps,
+  );
+  assert.equal(
+    await code(register.check("PSDGE-NBG-123456", "pis", "h")),
+    "503 UPSTREAM_UNAVAILABLE",
+  );
+  assert.equal(deps.log.lines[0].error, "Error: HTTP 304");
+});
+
+Deno.test("trust.register: a file path that holds http:// is a file, at load and at refresh", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "xs2a-register-" });
+  try {
+    await Deno.mkdir(`${dir}/http:`);
+    const source = `${dir}/http://register.json`;
+    await Deno.writeTextFile(source, entries([{ ...PIS_AND_AIS, status: "gone" }]));
+    assert.equal(registerSection.safeParse({ source }).success, false);
+    await Deno.writeTextFile(source, entries([PIS_AND_AIS]));
+    let now = Date.now();
+    const deps = services(() => now);
+    const register = new TppRegister(
+      registerSection.parse({ source, refresh_interval: "1m" })!,
+      deps,
+    );
+    await Deno.writeTextFile(source, entries([{ ...PIS_AND_AIS, status: "suspended" }]));
+    now += 60_000;
+    await register.check("PSDGE-NBG-123456", "pis", "h"); // starts the refresh
+    for (let i = 0; i < 50 && deps.metrics.register.value({ outcome: "loaded" }) < 1; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.equal(
+      await code(register.check("PSDGE-NBG-123456", "pis", "h")),
+      "401 CERTIFICATE_BLOCKED",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("registerSection: refresh_interval of at least 1s, fetch_timeout of at most 24d", () => {
+  const parse = (extra: Record<string, unknown>) =>
+    registerSection.safeParse({ source: "https://register.example/tpp.json", ...extra }).success;
+  assert.equal(parse({ refresh_interval: "1s" }), true);
+  assert.equal(parse({ refresh_interval: "999ms" }), false);
+  assert.equal(parse({ fetch_timeout: "24d" }), true);
+  assert.equal(parse({ fetch_timeout: "25d" }), false);
 });
