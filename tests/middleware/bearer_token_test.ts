@@ -652,6 +652,25 @@ Deno.test("bearerToken() refuses a policy with introspection but no endpoint or 
 
 // Rules pinned by mutation testing (issue 25).
 
+function base64url(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes)).replace(/=+$/, "").replace(/\+/g, "-")
+    .replace(/\//g, "_");
+}
+
+/** A compact JWS signed with the first (RS256) key, header and payload as given. */
+async function signedByHand(header: Record<string, unknown>, payload: string): Promise<string> {
+  const encoder = new TextEncoder();
+  const input = `${base64url(encoder.encode(JSON.stringify(header)))}.${
+    base64url(encoder.encode(payload))
+  }`;
+  const signature = await crypto.subtle.sign(
+    "RSASSA-PKCS1-v1_5",
+    first.privateKey,
+    encoder.encode(input),
+  );
+  return `${input}.${base64url(new Uint8Array(signature))}`;
+}
+
 Deno.test("bearerToken() quotes the realm and the error text in its WWW-Authenticate challenges", async () => {
   const realm = 'bank "edge" \\ 1';
   await withGateway({ policy: policy({ realm }) }, async (call) => {
@@ -800,24 +819,10 @@ Deno.test("bearerToken() applies the policy's leeway and algorithms", async () =
 Deno.test("bearerToken() refuses a token with a critical header it does not know as a token, not a 503", async () => {
   await withGateway({}, async (call) => {
     // Signed by hand: jose refuses to sign with a critical header it does not know either.
-    const part = (value: unknown) =>
-      btoa(JSON.stringify(value)).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
-    const input = `${
-      part({ alg: "RS256", kid: "k1", crit: ["urn:bank:hop"], "urn:bank:hop": 1 })
-    }.${part({ iss: ISSUER, aud: "xs2a", exp: Math.floor(Date.now() / 1000) + 300 })}`;
-    const signature = new Uint8Array(
-      await crypto.subtle.sign(
-        "RSASSA-PKCS1-v1_5",
-        first.privateKey,
-        new TextEncoder().encode(input),
-      ),
+    const critical = await signedByHand(
+      { alg: "RS256", kid: "k1", crit: ["urn:bank:hop"], "urn:bank:hop": 1 },
+      JSON.stringify({ iss: ISSUER, aud: "xs2a", exp: Math.floor(Date.now() / 1000) + 300 }),
     );
-    const critical = `${input}.${
-      btoa(String.fromCharCode(...signature)).replace(/=+$/, "").replace(/\+/g, "-").replace(
-        /\//g,
-        "_",
-      )
-    }`;
     assertRejected(
       await call(CHECKOUT, { authorization: `Bearer ${critical}` }),
       "TOKEN_UNKNOWN",
@@ -951,4 +956,90 @@ Deno.test("bearerToken() checks an introspected token's dates with the leeway, i
     aud.answers[1].body.tppMessages[0].text,
     'The bearer token\'s "aud" claim is not valid here',
   );
+});
+
+Deno.test("bearerToken() refuses a signed JWS whose payload is no JWT as a token, not a 503", async () => {
+  await withGateway({}, async (call) => {
+    const text = await signedByHand({ alg: "RS256", kid: "k1" }, "not a claims set");
+    assertRejected(
+      await call(CHECKOUT, { authorization: `Bearer ${text}` }),
+      "TOKEN_UNKNOWN",
+      /^The bearer token is not a well-formed signed JWT$/,
+    );
+  });
+});
+
+Deno.test("bearerToken() refuses a kid that names two keys of the JWKS as an unknown key, not a 503", async () => {
+  const third = await generateKeyPair("RS256");
+  const twin = await jwk(third.publicKey, "k1", "RS256");
+  const jwks = jwksServer([twin, k1]);
+  await using _jwks = jwks.server;
+  await withGateway({ jwks }, async (call, { reached }) => {
+    assertRejected(
+      await call(CHECKOUT, { authorization: `Bearer ${await token()}` }),
+      "TOKEN_UNKNOWN",
+      /^The bearer token's signing key is not known$/,
+    );
+    assert.equal(reached(), 0);
+  });
+});
+
+Deno.test("bearerToken() requires a token wherever the operation's scopes are set, unless required: false", async () => {
+  await withGateway({}, async (call, { reached }) => {
+    assertRejected(await call(ACCOUNTS), "TOKEN_UNKNOWN", /must carry a bearer token/);
+    assert.equal(reached(), 0);
+  });
+  const optional = buildPolicy(policy(), {
+    groups: { ais: { bearer_token: { required: false } } },
+  });
+  await withGateway({ policy: optional }, async (call, { reached }) => {
+    assert.equal((await call(ACCOUNTS)).response.status, 200);
+    assert.equal(reached(), 1);
+  });
+});
+
+Deno.test("bearerToken() with verification introspection needs no JWKS, with jwt asks no endpoint", async () => {
+  await using endpoint = introspectionServer({ "opaque-1": ACTIVE });
+  const onlyIntrospection = buildPolicy(introspectionPolicy(endpoint.url), {
+    defaults: { bearer_token: { jwks_url: undefined } },
+  });
+  const { answers } = await introspected(onlyIntrospection, ["opaque-1"]);
+  assert.equal(answers[0].status, 200, JSON.stringify(answers[0].body));
+  assert.equal(endpoint.received.length, 1);
+  const jwtOnly = await introspected(
+    introspectionPolicy(endpoint.url, {}, "jwt"),
+    ["opaque-1"],
+  );
+  assert.equal(jwtOnly.answers[0].status, 401);
+  assert.match(jwtOnly.answers[0].body.tppMessages[0].text, /not a well-formed signed JWT/);
+  assert.equal(endpoint.received.length, 1, "the endpoint was not asked");
+});
+
+Deno.test("bearerToken() takes an introspected exp at exactly the leeway as expired, an nbf at it as valid", async () => {
+  const now = Math.floor(Date.now() / 1000);
+  await using endpoint = introspectionServer({
+    "exp-at-leeway": { ...ACTIVE, exp: now - 30 },
+    "nbf-at-leeway": { ...ACTIVE, nbf: now + 30 },
+  });
+  const { answers } = await introspected(
+    introspectionPolicy(endpoint.url),
+    ["exp-at-leeway", "nbf-at-leeway"],
+    { now: () => now * 1000 },
+  );
+  assert.deepEqual(answers.map((a) => a.status), [401, 200]);
+  assert.equal(answers[0].body.tppMessages[0].code, "TOKEN_EXPIRED");
+});
+
+Deno.test("bearerToken() refuses a confirmation that is not an object of methods", async () => {
+  await withGateway({}, async (call, { reached }) => {
+    for (const [cnf, method] of [["x5t", "x5t"], [null, "null"]] as const) {
+      const result = await call(CHECKOUT, { authorization: `Bearer ${await token({ cnf })}` });
+      assertRejected(
+        result,
+        "TOKEN_INVALID",
+        new RegExp(`^The bearer token's confirmation "cnf\\.${method}" cannot be checked here`),
+      );
+    }
+    assert.equal(reached(), 0);
+  });
 });
