@@ -1043,3 +1043,24 @@ Deno.test("bearerToken() refuses a confirmation that is not an object of methods
     assert.equal(reached(), 0);
   });
 });
+
+Deno.test("bearerToken() makes a string sub the PSU of a request without PSU-ID", async () => {
+  const perPsu = buildPolicy(policy(), {
+    defaults: {
+      rate_limit: {
+        mode: "enforce",
+        limits: { per_psu: { key: ["tpp", "psu_id"], limit: 1, window: "1m" } },
+      },
+    },
+  });
+  await withGateway({ policy: perPsu }, async (call) => {
+    const status = async (claims: JWTPayload) =>
+      (await call(CHECKOUT, { authorization: `Bearer ${await token(claims)}` })).response.status;
+    assert.equal(await status({ sub: "psu-a" }), 200);
+    assert.equal(await status({ sub: "psu-a" }), 429);
+    assert.equal(await status({ sub: "psu-b" }), 200, "another PSU, its own count");
+    // A sub that is no string names no PSU: the TPP's one unknown PSU.
+    assert.equal(await status({ sub: 42 as unknown as string }), 200);
+    assert.equal(await status({ sub: undefined }), 429);
+  });
+});
