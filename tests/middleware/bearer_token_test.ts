@@ -13,6 +13,7 @@ import { gatewayApp as startGateway } from "../support/gateway.ts";
 import { closedPort, startUpstream } from "../support/upstream.ts";
 import { checkoutOrderBody } from "../support/requests.ts";
 import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
+import { createCa, issue, nginxHeader } from "../support/pki.ts";
 
 const ISSUER = "https://auth.bank.example";
 const first = await generateKeyPair("RS256");
@@ -1062,5 +1063,70 @@ Deno.test("bearerToken() makes a string sub the PSU of a request without PSU-ID"
     // A sub that is no string names no PSU: the TPP's one unknown PSU.
     assert.equal(await status({ sub: 42 as unknown as string }), 200);
     assert.equal(await status({ sub: undefined }), 429);
+  });
+});
+
+// The token's binding to the transport certificate (RFC 8705), in-process; the attacks are in
+// tests/security/who_is_calling_test.ts.
+
+const ca = await createCa();
+const shop = await issue(ca);
+const otherShop = await issue(ca, { orgId: "PSDGE-NBG-777777" });
+
+/** RFC 8705: the base64url SHA-256 of the certificate's DER. */
+async function thumbprint(cert: typeof shop): Promise<string> {
+  return base64url(new Uint8Array(await crypto.subtle.digest("SHA-256", cert.cert.rawData)));
+}
+
+function withCertificate(bearer: BearerOptions = {}) {
+  return buildPolicy(policy(bearer), {
+    trust: { anchors: [ca.pem] },
+    defaults: { tpp_certificate: { form: "nginx" } },
+  });
+}
+
+Deno.test("bearerToken() takes a token bound to the transport certificate, refuses it with another", async () => {
+  await withGateway({ policy: withCertificate() }, async (call, { reached }) => {
+    const bound = await token({ cnf: { "x5t#S256": await thumbprint(shop) } });
+    const send = (cert: typeof shop) =>
+      call(CHECKOUT, {
+        authorization: `Bearer ${bound}`,
+        "x-ssl-client-cert": nginxHeader(cert),
+      });
+    assert.equal((await send(shop)).response.status, 200);
+    assertRejected(
+      await send(otherShop),
+      "TOKEN_INVALID",
+      /^The bearer token is bound to another certificate than the transport certificate \("cnf\.x5t#S256"\)$/,
+    );
+    assert.equal(reached(), 1);
+  });
+});
+
+Deno.test("bearerToken() compares the certificate_claim with the certificate's TPP, only with a certificate", async () => {
+  const policy = withCertificate({ certificate_claim: "azp" });
+  await withGateway({ policy }, async (call, { reached, log }) => {
+    const send = async (claims: JWTPayload, cert?: typeof shop) =>
+      await call(CHECKOUT, {
+        authorization: `Bearer ${await token(claims)}`,
+        ...(cert ? { "x-ssl-client-cert": nginxHeader(cert) } : {}),
+      });
+    assert.equal((await send({ azp: "PSDGE-NBG-123456" }, shop)).response.status, 200);
+    assertRejected(
+      await send({ azp: "PSDGE-NBG-777777", client_id: "PSDGE-NBG-123456" }, shop),
+      "TOKEN_INVALID",
+      /^The bearer token's "azp" claim must be the transport certificate's TPP "PSDGE-NBG-123456"$/,
+    );
+    assert.equal((await send({ azp: "PSDGE-NBG-777777" })).response.status, 200, "no certificate");
+    assert.equal(reached(), 2);
+    // The certificate named the TPP; the token's client id does not replace it.
+    assert.equal(log.find((l) => l.op === "createCheckoutOrder")?.tpp, "PSDGE-NBG-123456");
+  });
+  await withGateway({ policy: withCertificate() }, async (call, { log }) => {
+    await call(CHECKOUT, {
+      authorization: `Bearer ${await token({ client_id: "shop-77" })}`,
+      "x-ssl-client-cert": nginxHeader(otherShop),
+    });
+    assert.equal(log.find((l) => l.op === "createCheckoutOrder")?.tpp, "PSDGE-NBG-777777");
   });
 });
