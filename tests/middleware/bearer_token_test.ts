@@ -14,6 +14,7 @@ import { closedPort, startUpstream } from "../support/upstream.ts";
 import { checkoutOrderBody } from "../support/requests.ts";
 import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
 import { createCa, issue, nginxHeader } from "../support/pki.ts";
+import { bearerToken } from "../../middleware/bearer_token.ts";
 
 const ISSUER = "https://auth.bank.example";
 const first = await generateKeyPair("RS256");
@@ -1128,5 +1129,85 @@ Deno.test("bearerToken() compares the certificate_claim with the certificate's T
       "x-ssl-client-cert": nginxHeader(otherShop),
     });
     assert.equal(log.find((l) => l.op === "createCheckoutOrder")?.tpp, "PSDGE-NBG-777777");
+  });
+});
+
+Deno.test("bearerToken() requires a Bearer token on the installment calculator, not only an Authorization", async () => {
+  await withGateway({}, async (call, { reached }) => {
+    assertRejected(
+      await call(INSTALLMENT, { authorization: "Basic dTpw" }),
+      "TOKEN_UNKNOWN",
+      /must carry a bearer token/,
+    );
+    assert.equal(reached(), 0);
+  });
+});
+
+Deno.test("bearerToken() reads the scheme at the start of Authorization only", async () => {
+  await withGateway({}, async (call, { reached }) => {
+    const products = { path: "/v1/products/en", init: {} };
+    const other = await call(products, { authorization: `Basic Bearer ${await token()}` });
+    assert.equal(other.response.status, 200);
+    assert.equal(reached(), 1);
+  });
+});
+
+Deno.test("bearerToken() reads an introspected exp or nbf only as a number", async () => {
+  const now = Math.floor(Date.now() / 1000);
+  await using endpoint = introspectionServer({
+    "string-exp": { ...ACTIVE, exp: "1000" },
+    "string-nbf": { ...ACTIVE, nbf: String(now + 3600) },
+  });
+  const { answers } = await introspected(introspectionPolicy(endpoint.url), [
+    "string-exp",
+    "string-nbf",
+  ]);
+  assert.deepEqual(answers.map((a) => a.status), [200, 200]);
+});
+
+Deno.test("bearerToken() options bound the leeway, the JWKS refetch interval, max age and timeout", () => {
+  const problem = (options: Record<string, unknown>) => {
+    const result = bearerToken.options.safeParse({ mode: "enforce", ...options });
+    return result.success ? undefined : result.error.issues.map((i) => i.message).join("; ");
+  };
+  assert.equal(
+    problem({ leeway: "0s", refetch_interval: "1s", cache_max_age: "1s", fetch_timeout: "24d" }),
+    undefined,
+  );
+  assert.equal(problem({ leeway: "10m" }), undefined);
+  assert.equal(problem({ leeway: "11m" }), 'must be at most 10m, got "11m"');
+  assert.equal(problem({ refetch_interval: "999ms" }), 'must be at least 1s, got "999ms"');
+  assert.equal(problem({ cache_max_age: "999ms" }), 'must be at least 1s, got "999ms"');
+  assert.equal(problem({ fetch_timeout: "25d" }), 'must be at most 24d, got "25d"');
+});
+
+Deno.test("bearerToken() refuses a policy with neither or both of jwks_url and jwks_file", async () => {
+  const file = await Deno.makeTempFile({ suffix: ".json" });
+  await Deno.writeTextFile(file, JSON.stringify({ keys: [k1] }));
+  for (const keys of [{ jwks_url: undefined }, { jwks_file: file }]) {
+    await assert.rejects(
+      () =>
+        startGateway({
+          policy: policy(keys),
+          upstream: "http://127.0.0.1:9",
+          env: { JWKS_URL: "http://127.0.0.1:9/jwks.json" },
+        }),
+      /bearer_token for every operation: give one of jwks_url and jwks_file/,
+      JSON.stringify(keys),
+    );
+  }
+  await Deno.remove(file);
+});
+
+Deno.test("bearerToken() takes a Bearer value behind non-HTTP white space as a Bearer value", async () => {
+  await withGateway({}, async (call, { reached, log }) => {
+    const products = { path: "/v1/products/en", init: {} };
+    assertRejected(
+      await call(products, { authorization: "\u00a0Bearer a b" }),
+      "TOKEN_UNKNOWN",
+      /must look like Bearer <JWT>/,
+    );
+    assert.equal(reached(), 0);
+    assert.ok(!log.some((l) => l.msg === "jwks unavailable"), "a refused token is no JWKS failure");
   });
 });
