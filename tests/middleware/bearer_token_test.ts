@@ -1213,3 +1213,40 @@ Deno.test("bearerToken() takes a Bearer value behind non-HTTP white space as a B
     assert.ok(!log.some((l) => l.msg === "jwks unavailable"), "a refused token is no JWKS failure");
   });
 });
+
+Deno.test("bearerToken() words each refusal of an introspected token and of PSU-ID", async () => {
+  const now = Math.floor(Date.now() / 1000);
+  await using endpoint = introspectionServer({
+    expired: { ...ACTIVE, exp: now - 60 },
+    "other-issuer": { ...ACTIVE, iss: "https://evil.example" },
+    "no-aud": ACTIVE,
+  });
+  const withAudience = introspectionPolicy(endpoint.url, {}, "introspection", {
+    audience: ["xs2a"],
+  });
+  const { answers } = await introspected(withAudience, ["expired", "other-issuer", "no-aud"]);
+  assert.deepEqual(answers.map((a) => [a.body.tppMessages[0].text, a.body.tppMessages[0].path]), [
+    ["The bearer token has expired", "Authorization"],
+    ["The bearer token was not issued by the bank's authorisation server", "Authorization"],
+    ['The bearer token must carry the "aud" claim', "Authorization"],
+  ]);
+  const down = await introspected(introspectionPolicy(`http://127.0.0.1:${closedPort()}/i`), [
+    "opaque-1",
+  ]);
+  assert.equal(
+    down.answers[0].body.tppMessages[0].text,
+    "The authorisation server cannot check bearer tokens now",
+  );
+  await withGateway({ policy: policy({ psu_id_claim: "sub" }) }, async (call) => {
+    const bearer = { authorization: `Bearer ${await token({ sub: "PSU-1" })}` };
+    const other = await call(CHECKOUT, { ...bearer, "psu-id": "PSU-2" });
+    assert.equal(
+      other.response.headers.get("www-authenticate"),
+      `Bearer realm="xs2a-edge", error="invalid_token", ` +
+        `error_description="Header 'PSU-ID' must match the bearer token's 'sub' claim"`,
+    );
+    // A valid token behind a no-break space is still the Bearer token.
+    const spaced = await call(CHECKOUT, { authorization: `\u00a0Bearer ${await token()}` });
+    assert.equal(spaced.response.status, 200);
+  });
+});
