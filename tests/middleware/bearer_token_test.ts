@@ -13,6 +13,8 @@ import { gatewayApp as startGateway } from "../support/gateway.ts";
 import { closedPort, startUpstream } from "../support/upstream.ts";
 import { checkoutOrderBody } from "../support/requests.ts";
 import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
+import { createCa, issue, nginxHeader } from "../support/pki.ts";
+import { bearerToken } from "../../middleware/bearer_token.ts";
 
 const ISSUER = "https://auth.bank.example";
 const first = await generateKeyPair("RS256");
@@ -652,6 +654,25 @@ Deno.test("bearerToken() refuses a policy with introspection but no endpoint or 
 
 // Rules pinned by mutation testing (issue 25).
 
+function base64url(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes)).replace(/=+$/, "").replace(/\+/g, "-")
+    .replace(/\//g, "_");
+}
+
+/** A compact JWS signed with the first (RS256) key, header and payload as given. */
+async function signedByHand(header: Record<string, unknown>, payload: string): Promise<string> {
+  const encoder = new TextEncoder();
+  const input = `${base64url(encoder.encode(JSON.stringify(header)))}.${
+    base64url(encoder.encode(payload))
+  }`;
+  const signature = await crypto.subtle.sign(
+    "RSASSA-PKCS1-v1_5",
+    first.privateKey,
+    encoder.encode(input),
+  );
+  return `${input}.${base64url(new Uint8Array(signature))}`;
+}
+
 Deno.test("bearerToken() quotes the realm and the error text in its WWW-Authenticate challenges", async () => {
   const realm = 'bank "edge" \\ 1';
   await withGateway({ policy: policy({ realm }) }, async (call) => {
@@ -800,24 +821,10 @@ Deno.test("bearerToken() applies the policy's leeway and algorithms", async () =
 Deno.test("bearerToken() refuses a token with a critical header it does not know as a token, not a 503", async () => {
   await withGateway({}, async (call) => {
     // Signed by hand: jose refuses to sign with a critical header it does not know either.
-    const part = (value: unknown) =>
-      btoa(JSON.stringify(value)).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
-    const input = `${
-      part({ alg: "RS256", kid: "k1", crit: ["urn:bank:hop"], "urn:bank:hop": 1 })
-    }.${part({ iss: ISSUER, aud: "xs2a", exp: Math.floor(Date.now() / 1000) + 300 })}`;
-    const signature = new Uint8Array(
-      await crypto.subtle.sign(
-        "RSASSA-PKCS1-v1_5",
-        first.privateKey,
-        new TextEncoder().encode(input),
-      ),
+    const critical = await signedByHand(
+      { alg: "RS256", kid: "k1", crit: ["urn:bank:hop"], "urn:bank:hop": 1 },
+      JSON.stringify({ iss: ISSUER, aud: "xs2a", exp: Math.floor(Date.now() / 1000) + 300 }),
     );
-    const critical = `${input}.${
-      btoa(String.fromCharCode(...signature)).replace(/=+$/, "").replace(/\+/g, "-").replace(
-        /\//g,
-        "_",
-      )
-    }`;
     assertRejected(
       await call(CHECKOUT, { authorization: `Bearer ${critical}` }),
       "TOKEN_UNKNOWN",
@@ -951,4 +958,295 @@ Deno.test("bearerToken() checks an introspected token's dates with the leeway, i
     aud.answers[1].body.tppMessages[0].text,
     'The bearer token\'s "aud" claim is not valid here',
   );
+});
+
+Deno.test("bearerToken() refuses a signed JWS whose payload is no JWT as a token, not a 503", async () => {
+  await withGateway({}, async (call) => {
+    const text = await signedByHand({ alg: "RS256", kid: "k1" }, "not a claims set");
+    assertRejected(
+      await call(CHECKOUT, { authorization: `Bearer ${text}` }),
+      "TOKEN_UNKNOWN",
+      /^The bearer token is not a well-formed signed JWT$/,
+    );
+  });
+});
+
+Deno.test("bearerToken() refuses a kid that names two keys of the JWKS as an unknown key, not a 503", async () => {
+  const third = await generateKeyPair("RS256");
+  const twin = await jwk(third.publicKey, "k1", "RS256");
+  const jwks = jwksServer([twin, k1]);
+  await using _jwks = jwks.server;
+  await withGateway({ jwks }, async (call, { reached }) => {
+    assertRejected(
+      await call(CHECKOUT, { authorization: `Bearer ${await token()}` }),
+      "TOKEN_UNKNOWN",
+      /^The bearer token's signing key is not known$/,
+    );
+    assert.equal(reached(), 0);
+  });
+});
+
+Deno.test("bearerToken() requires a token wherever the operation's scopes are set, unless required: false", async () => {
+  await withGateway({}, async (call, { reached }) => {
+    assertRejected(await call(ACCOUNTS), "TOKEN_UNKNOWN", /must carry a bearer token/);
+    assert.equal(reached(), 0);
+  });
+  const optional = buildPolicy(policy(), {
+    groups: { ais: { bearer_token: { required: false } } },
+  });
+  await withGateway({ policy: optional }, async (call, { reached }) => {
+    assert.equal((await call(ACCOUNTS)).response.status, 200);
+    assert.equal(reached(), 1);
+  });
+});
+
+Deno.test("bearerToken() with verification introspection needs no JWKS, with jwt asks no endpoint", async () => {
+  await using endpoint = introspectionServer({ "opaque-1": ACTIVE });
+  const onlyIntrospection = buildPolicy(introspectionPolicy(endpoint.url), {
+    defaults: { bearer_token: { jwks_url: undefined } },
+  });
+  const { answers } = await introspected(onlyIntrospection, ["opaque-1"]);
+  assert.equal(answers[0].status, 200, JSON.stringify(answers[0].body));
+  assert.equal(endpoint.received.length, 1);
+  const jwtOnly = await introspected(
+    introspectionPolicy(endpoint.url, {}, "jwt"),
+    ["opaque-1"],
+  );
+  assert.equal(jwtOnly.answers[0].status, 401);
+  assert.match(jwtOnly.answers[0].body.tppMessages[0].text, /not a well-formed signed JWT/);
+  assert.equal(endpoint.received.length, 1, "the endpoint was not asked");
+});
+
+Deno.test("bearerToken() takes an introspected exp at exactly the leeway as expired, an nbf at it as valid", async () => {
+  const now = Math.floor(Date.now() / 1000);
+  await using endpoint = introspectionServer({
+    "exp-at-leeway": { ...ACTIVE, exp: now - 30 },
+    "nbf-at-leeway": { ...ACTIVE, nbf: now + 30 },
+  });
+  const { answers } = await introspected(
+    introspectionPolicy(endpoint.url),
+    ["exp-at-leeway", "nbf-at-leeway"],
+    { now: () => now * 1000 },
+  );
+  assert.deepEqual(answers.map((a) => a.status), [401, 200]);
+  assert.equal(answers[0].body.tppMessages[0].code, "TOKEN_EXPIRED");
+});
+
+Deno.test("bearerToken() refuses a confirmation that is not an object of methods", async () => {
+  await withGateway({}, async (call, { reached }) => {
+    for (const [cnf, method] of [["x5t", "x5t"], [null, "null"]] as const) {
+      const result = await call(CHECKOUT, { authorization: `Bearer ${await token({ cnf })}` });
+      assertRejected(
+        result,
+        "TOKEN_INVALID",
+        new RegExp(`^The bearer token's confirmation "cnf\\.${method}" cannot be checked here`),
+      );
+    }
+    assert.equal(reached(), 0);
+  });
+});
+
+Deno.test("bearerToken() makes a string sub the PSU of a request without PSU-ID", async () => {
+  const perPsu = buildPolicy(policy(), {
+    defaults: {
+      rate_limit: {
+        mode: "enforce",
+        limits: { per_psu: { key: ["tpp", "psu_id"], limit: 1, window: "1m" } },
+      },
+    },
+  });
+  await withGateway({ policy: perPsu }, async (call) => {
+    const status = async (claims: JWTPayload) =>
+      (await call(CHECKOUT, { authorization: `Bearer ${await token(claims)}` })).response.status;
+    assert.equal(await status({ sub: "psu-a" }), 200);
+    assert.equal(await status({ sub: "psu-a" }), 429);
+    assert.equal(await status({ sub: "psu-b" }), 200, "another PSU, its own count");
+    // A sub that is no string names no PSU: the TPP's one unknown PSU.
+    assert.equal(await status({ sub: 42 as unknown as string }), 200);
+    assert.equal(await status({ sub: undefined }), 429);
+  });
+});
+
+// The token's binding to the transport certificate (RFC 8705), in-process; the attacks are in
+// tests/security/who_is_calling_test.ts.
+
+const ca = await createCa();
+const shop = await issue(ca);
+const otherShop = await issue(ca, { orgId: "PSDGE-NBG-777777" });
+
+/** RFC 8705: the base64url SHA-256 of the certificate's DER. */
+async function thumbprint(cert: typeof shop): Promise<string> {
+  return base64url(new Uint8Array(await crypto.subtle.digest("SHA-256", cert.cert.rawData)));
+}
+
+function withCertificate(bearer: BearerOptions = {}) {
+  return buildPolicy(policy(bearer), {
+    trust: { anchors: [ca.pem] },
+    defaults: { tpp_certificate: { form: "nginx" } },
+  });
+}
+
+Deno.test("bearerToken() takes a token bound to the transport certificate, refuses it with another", async () => {
+  await withGateway({ policy: withCertificate() }, async (call, { reached }) => {
+    const bound = await token({ cnf: { "x5t#S256": await thumbprint(shop) } });
+    const send = (cert: typeof shop) =>
+      call(CHECKOUT, {
+        authorization: `Bearer ${bound}`,
+        "x-ssl-client-cert": nginxHeader(cert),
+      });
+    assert.equal((await send(shop)).response.status, 200);
+    assertRejected(
+      await send(otherShop),
+      "TOKEN_INVALID",
+      /^The bearer token is bound to another certificate than the transport certificate \("cnf\.x5t#S256"\)$/,
+    );
+    assert.equal(reached(), 1);
+  });
+});
+
+Deno.test("bearerToken() compares the certificate_claim with the certificate's TPP, only with a certificate", async () => {
+  const policy = withCertificate({ certificate_claim: "azp" });
+  await withGateway({ policy }, async (call, { reached, log }) => {
+    const send = async (claims: JWTPayload, cert?: typeof shop) =>
+      await call(CHECKOUT, {
+        authorization: `Bearer ${await token(claims)}`,
+        ...(cert ? { "x-ssl-client-cert": nginxHeader(cert) } : {}),
+      });
+    assert.equal((await send({ azp: "PSDGE-NBG-123456" }, shop)).response.status, 200);
+    assertRejected(
+      await send({ azp: "PSDGE-NBG-777777", client_id: "PSDGE-NBG-123456" }, shop),
+      "TOKEN_INVALID",
+      /^The bearer token's "azp" claim must be the transport certificate's TPP "PSDGE-NBG-123456"$/,
+    );
+    assert.equal((await send({ azp: "PSDGE-NBG-777777" })).response.status, 200, "no certificate");
+    assert.equal(reached(), 2);
+    // The certificate named the TPP; the token's client id does not replace it.
+    assert.equal(log.find((l) => l.op === "createCheckoutOrder")?.tpp, "PSDGE-NBG-123456");
+  });
+  await withGateway({ policy: withCertificate() }, async (call, { log }) => {
+    await call(CHECKOUT, {
+      authorization: `Bearer ${await token({ client_id: "shop-77" })}`,
+      "x-ssl-client-cert": nginxHeader(otherShop),
+    });
+    assert.equal(log.find((l) => l.op === "createCheckoutOrder")?.tpp, "PSDGE-NBG-777777");
+  });
+});
+
+Deno.test("bearerToken() requires a Bearer token on the installment calculator, not only an Authorization", async () => {
+  await withGateway({}, async (call, { reached }) => {
+    assertRejected(
+      await call(INSTALLMENT, { authorization: "Basic dTpw" }),
+      "TOKEN_UNKNOWN",
+      /must carry a bearer token/,
+    );
+    assert.equal(reached(), 0);
+  });
+});
+
+Deno.test("bearerToken() reads the scheme at the start of Authorization only", async () => {
+  await withGateway({}, async (call, { reached }) => {
+    const products = { path: "/v1/products/en", init: {} };
+    const other = await call(products, { authorization: "Basic Bearer abc" });
+    assert.equal(other.response.status, 200);
+    assert.equal(reached(), 1);
+  });
+});
+
+Deno.test("bearerToken() reads an introspected exp or nbf only as a number", async () => {
+  const now = Math.floor(Date.now() / 1000);
+  await using endpoint = introspectionServer({
+    "string-exp": { ...ACTIVE, exp: "1000" },
+    "string-nbf": { ...ACTIVE, nbf: String(now + 3600) },
+  });
+  const { answers } = await introspected(introspectionPolicy(endpoint.url), [
+    "string-exp",
+    "string-nbf",
+  ]);
+  assert.deepEqual(answers.map((a) => a.status), [200, 200]);
+});
+
+Deno.test("bearerToken() options bound the leeway, the JWKS refetch interval, max age and timeout", () => {
+  const problem = (options: Record<string, unknown>) => {
+    const result = bearerToken.options.safeParse({ mode: "enforce", ...options });
+    return result.success ? undefined : result.error.issues.map((i) => i.message).join("; ");
+  };
+  assert.equal(
+    problem({ leeway: "0s", refetch_interval: "1s", cache_max_age: "1s", fetch_timeout: "24d" }),
+    undefined,
+  );
+  assert.equal(problem({ leeway: "10m" }), undefined);
+  assert.equal(problem({ leeway: "11m" }), 'must be at most 10m, got "11m"');
+  assert.equal(problem({ refetch_interval: "999ms" }), 'must be at least 1s, got "999ms"');
+  assert.equal(problem({ cache_max_age: "999ms" }), 'must be at least 1s, got "999ms"');
+  assert.equal(problem({ fetch_timeout: "25d" }), 'must be at most 24d, got "25d"');
+});
+
+Deno.test("bearerToken() refuses a policy with neither or both of jwks_url and jwks_file", async () => {
+  const file = await Deno.makeTempFile({ suffix: ".json" });
+  await Deno.writeTextFile(file, JSON.stringify({ keys: [k1] }));
+  for (const keys of [{ jwks_url: undefined }, { jwks_file: file }]) {
+    await assert.rejects(
+      () =>
+        startGateway({
+          policy: policy(keys),
+          upstream: "http://127.0.0.1:9",
+          env: { JWKS_URL: "http://127.0.0.1:9/jwks.json" },
+        }),
+      /bearer_token for every operation: give one of jwks_url and jwks_file/,
+      JSON.stringify(keys),
+    );
+  }
+  await Deno.remove(file);
+});
+
+Deno.test("bearerToken() takes a Bearer value behind non-HTTP white space as a Bearer value", async () => {
+  await withGateway({}, async (call, { reached, log }) => {
+    const products = { path: "/v1/products/en", init: {} };
+    assertRejected(
+      await call(products, { authorization: "\u00a0Bearer a b" }),
+      "TOKEN_UNKNOWN",
+      /must look like Bearer <JWT>/,
+    );
+    assert.equal(reached(), 0);
+    const expired = await token({}, { exp: Math.floor(Date.now() / 1000) - 120 });
+    assertRejected(await call(CHECKOUT, { authorization: `Bearer ${expired}` }), "TOKEN_EXPIRED");
+    assert.ok(!log.some((l) => l.msg === "jwks unavailable"), "a refused token is no JWKS failure");
+  });
+});
+
+Deno.test("bearerToken() words each refusal of an introspected token and of PSU-ID", async () => {
+  const now = Math.floor(Date.now() / 1000);
+  await using endpoint = introspectionServer({
+    expired: { ...ACTIVE, exp: now - 60 },
+    "other-issuer": { ...ACTIVE, iss: "https://evil.example" },
+    "no-aud": ACTIVE,
+  });
+  const withAudience = introspectionPolicy(endpoint.url, {}, "introspection", {
+    audience: ["xs2a"],
+  });
+  const { answers } = await introspected(withAudience, ["expired", "other-issuer", "no-aud"]);
+  assert.deepEqual(answers.map((a) => [a.body.tppMessages[0].text, a.body.tppMessages[0].path]), [
+    ["The bearer token has expired", "Authorization"],
+    ["The bearer token was not issued by the bank's authorisation server", "Authorization"],
+    ['The bearer token must carry the "aud" claim', "Authorization"],
+  ]);
+  const down = await introspected(introspectionPolicy(`http://127.0.0.1:${closedPort()}/i`), [
+    "opaque-1",
+  ]);
+  assert.equal(
+    down.answers[0].body.tppMessages[0].text,
+    "The authorisation server cannot check bearer tokens now",
+  );
+  await withGateway({ policy: policy({ psu_id_claim: "sub" }) }, async (call) => {
+    const bearer = { authorization: `Bearer ${await token({ sub: "PSU-1" })}` };
+    const other = await call(CHECKOUT, { ...bearer, "psu-id": "PSU-2" });
+    assert.equal(
+      other.response.headers.get("www-authenticate"),
+      `Bearer realm="xs2a-edge", error="invalid_token", ` +
+        `error_description="Header 'PSU-ID' must match the bearer token's 'sub' claim"`,
+    );
+    // A valid token behind a no-break space is still the Bearer token.
+    const spaced = await call(CHECKOUT, { authorization: `\u00a0Bearer ${await token()}` });
+    assert.equal(spaced.response.status, 200);
+  });
 });

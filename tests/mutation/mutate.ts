@@ -112,10 +112,8 @@ export const COVERED_BY: Record<string, string[]> = {
     "tests/middleware/header_limits_test.ts",
     "tests/middleware/request_id_test.ts",
   ],
-  // Bearer tokens: the introspection client as bearer_token drives it; the token's binding to the
-  // transport certificate (cnf, certificate_claim) is attacked in tests/security.
+  // Bearer tokens: the introspection client as bearer_token drives it.
   "src/tokens/introspection.ts": ["tests/middleware/bearer_token_test.ts"],
-  "middleware/bearer_token.ts": ["tests/security/who_is_calling_test.ts"],
   // The proxy (middleware/proxy.ts, src/upstream/forward.ts, src/upstream/exchange.ts): what is
   // forwarded, what comes back from a hostile core, failures and timeouts, against real upstreams.
   "src/upstream/exchange.ts": ["tests/security/upstream_desync_test.ts"],

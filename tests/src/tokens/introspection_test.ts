@@ -349,3 +349,16 @@ Deno.test("Introspector.claims() throws IntrospectionUnavailable without metrics
   });
   await assert.rejects(() => introspector.claims("t"), IntrospectionUnavailable);
 });
+
+Deno.test("introspectionOptions bounds its cache lifetimes and timeout", () => {
+  const base = { url: "https://auth.example/introspect", client_id: "edge", client_secret: "s" };
+  const problem = (options: Record<string, unknown>) => {
+    const result = introspectionOptions.safeParse({ ...base, ...options });
+    return result.success ? undefined : result.error.issues.map((i) => i.message).join("; ");
+  };
+  assert.equal(problem({ cache_ttl: "0s", negative_cache_ttl: "0s", timeout: "24d" }), undefined);
+  assert.equal(problem({ cache_ttl: "1h", negative_cache_ttl: "5m" }), undefined);
+  assert.equal(problem({ cache_ttl: "61m" }), 'must be at most 1h, got "61m"');
+  assert.equal(problem({ negative_cache_ttl: "301s" }), 'must be at most 5m, got "301s"');
+  assert.equal(problem({ timeout: "25d" }), 'must be at most 24d, got "25d"');
+});

@@ -151,12 +151,12 @@ Deno.test("keySet() fetches a URL with the app's fetch", async () => {
 Deno.test("keySet() refetches for an unknown kid at most once per cooldown", async () => {
   const { state, server, url } = jwksServer([k1]);
   await using _server = server;
-  const keys = keySet({ url, ...FILE, cooldownMs: 300 }, services());
+  const keys = keySet({ url, ...FILE, cooldownMs: 1_000 }, services());
   assert.equal(await verifies(keys, "k1"), true);
   state.keys = [k1, k2];
   assert.equal(await verifies(keys, "k2"), false, "within the cooldown: no refetch");
   assert.equal(state.fetches, 1);
-  await new Promise((r) => setTimeout(r, 350));
+  await new Promise((r) => setTimeout(r, 1_100));
   assert.equal(await verifies(keys, "k2"), true, "after it: refetched");
   assert.equal(state.fetches, 2);
 });
@@ -164,12 +164,12 @@ Deno.test("keySet() refetches for an unknown kid at most once per cooldown", asy
 Deno.test("keySet() fetches the set again after its max age", async () => {
   const { state, server, url } = jwksServer([k1]);
   await using _server = server;
-  const keys = keySet({ url, ...FILE, maxAgeMs: 300 }, services());
+  const keys = keySet({ url, ...FILE, maxAgeMs: 1_000 }, services());
   assert.equal(await verifies(keys, "k1"), true);
   assert.equal(await verifies(keys, "k1"), true);
   assert.equal(state.fetches, 1, "fresh: from the cache");
   state.keys = [k2];
-  await new Promise((r) => setTimeout(r, 350));
+  await new Promise((r) => setTimeout(r, 1_100));
   assert.equal(await verifies(keys, "k1"), false, "stale: fetched again, k1 is gone");
   assert.equal(state.fetches, 2);
 });
