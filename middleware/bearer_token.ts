@@ -219,7 +219,9 @@ export const bearerToken = defineCheck({
     jwks_url: httpUrl().optional().describe(
       "URL of the authorisation server's JWKS (one of jwks_url and jwks_file)",
     ),
-    jwks_file: z.string().min(1).optional().describe("Path of a JWKS file, read at start-up"),
+    jwks_file: z.string().min(1).optional().describe(
+      "Path of a JWKS file, read at start-up and again at each policy reload (SIGHUP), so a rotated key takes effect without a restart",
+    ),
     algorithms: z.array(z.enum(JWS_ALGORITHMS)).min(1).default(["RS256", "PS256", "ES256"])
       .describe("Token signature algorithms accepted (none and HMAC never are)"),
     issuer: z.string().min(1).optional().describe("Required iss claim"),
