@@ -733,6 +733,43 @@ Deno.test("idempotency() replays a write with a query through another gateway in
   assert.equal(upstream.received.length, 1);
 });
 
+Deno.test("idempotency() replays a write with a query whatever host name it came in under", async () => {
+  // Instances behind a balancer see one request under different names: the fingerprint is
+  // method, path, query and body, not the host.
+  await using upstream = paymentUpstream();
+  await using gateway = await startGateway({
+    policy: policy({ defaults: { query_params: { unknown_params: "forward" } } }),
+    upstream: upstream.url,
+  });
+  const id = crypto.randomUUID();
+  const first = await gateway.fetch(`http://api.bank.example${PAYMENT}?batch=1`, post(id));
+  assert.equal(first.status, 201);
+  await first.body?.cancel();
+  const again = await gateway.fetch(`http://gw-2.internal:8443${PAYMENT}?batch=1`, post(id));
+  await again.body?.cancel();
+  assert.equal(again.headers.get("x-idempotent-replay"), "true");
+  assert.equal(upstream.received.length, 1);
+});
+
+Deno.test("idempotency() in report mode lets a reused id count against the rate limits", async () => {
+  // The request goes to the bank: report mode records the reuse, it does not stop the decision.
+  await using upstream = paymentUpstream();
+  await using gateway = await startGateway({
+    policy: idempotency({ mode: "report" }, {
+      defaults: { rate_limit: { limits: { per_tpp: { key: ["tpp"], limit: 2, window: "1h" } } } },
+    }),
+    upstream: upstream.url,
+  });
+  const id = crypto.randomUUID();
+  assert.equal((await json(await gateway.fetch(PAYMENT, post(id)))).status, 201);
+  const reused = await json(await gateway.fetch(PAYMENT, post(id, BODY.replace("12.50", "13"))));
+  assert.equal(reused.status, 201);
+  assert.equal(reused.headers.get("ratelimit-remaining"), "0");
+  const third = await json(await gateway.fetch(PAYMENT, post(crypto.randomUUID())));
+  assert.equal(third.status, 429, "the reused request used the second of the two");
+  assert.equal(upstream.received.length, 2);
+});
+
 Deno.test({
   name:
     "idempotency() answers the client when the store fails after the bank answered, and logs it",
