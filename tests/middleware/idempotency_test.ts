@@ -536,6 +536,77 @@ Deno.test("idempotency() replays the first answer without the headers of that on
   assert.equal(upstream.received.length, 1);
 });
 
+/** A memory store that also records each completion the gateway asks of it. */
+class RecordingStore extends MemoryStore {
+  readonly completions: Completion[] = [];
+  override complete(completion: Completion): Promise<void> {
+    this.completions.push(completion);
+    return super.complete(completion);
+  }
+}
+
+Deno.test("idempotency() keeps the answer's headers as the response lists them, without those of one exchange", async () => {
+  // Every header of one exchange reaches the answer here: the upstream's (passed by
+  // answer_headers, its X-Request-ID echoed in another case) and the rate limit's. The core's
+  // repeated Link and Set-Cookie lines arrive as separate pairs (the gateway's HTTP/1 client).
+  await using upstream = startFaultyUpstream();
+  upstream.fault = (request) => ({
+    kind: "answer",
+    status: 201,
+    headers: {
+      "content-type": "application/json",
+      "X-Zeta": "z",
+      "Link": "<a>",
+      "ASPSP-SCA-Approach": "REDIRECT",
+      "X-Request-ID": request.headers.get("x-request-id")!.toUpperCase(),
+      "Date": "Mon, 01 Jan 2024 00:00:00 GMT",
+      "link": "<b>",
+      "Retry-After": "3",
+      "X-Idempotent-Replay": "false",
+      "Set-Cookie": "a=b",
+      "set-cookie": "c=d",
+    },
+    body: JSON.stringify({ paymentId: "p-1" }),
+  });
+  const store = new RecordingStore();
+  await using gateway = await startGateway({
+    policy: policy({
+      defaults: {
+        proxy: { answer_headers: ["date", "set-cookie", "x-idempotent-replay", "link", "x-zeta"] },
+        rate_limit: { limits: { per_tpp: { key: ["tpp"], limit: 10, window: "1h" } } },
+      },
+    }),
+    upstream: upstream.url,
+    services: { store },
+  });
+  const id = crypto.randomUUID();
+  const first = await gateway.fetch(PAYMENT, post(id));
+  await first.body?.cancel();
+  for (const name of ["set-cookie", "retry-after", "ratelimit-limit", "ratelimit-remaining"]) {
+    assert.ok(first.headers.has(name), `the first answer has ${name}`);
+  }
+  assert.ok(first.headers.has("ratelimit-reset"));
+  assert.equal(first.headers.get("date"), "Mon, 01 Jan 2024 00:00:00 GMT");
+  assert.deepEqual(store.completions.map((c) => [c.action, c.response?.headers]), [[
+    "done",
+    [
+      ["aspsp-sca-approach", "REDIRECT"],
+      ["cache-control", "no-store"],
+      ["content-type", "application/json"],
+      ["link", "<a>, <b>"],
+      ["x-content-type-options", "nosniff"],
+      ["x-zeta", "z"],
+    ],
+  ]]);
+  const replay = await gateway.fetch(PAYMENT, post(id));
+  await replay.body?.cancel();
+  assert.equal(replay.headers.get("x-idempotent-replay"), "true");
+  assert.equal(replay.headers.get("x-request-id"), id);
+  assert.equal(replay.headers.get("link"), "<a>, <b>");
+  assert.equal(replay.headers.get("x-zeta"), "z");
+  assert.equal(upstream.requests.length, 1);
+});
+
 Deno.test("idempotency() releases the id after the bank's 408, 425 and 429: a retry is executed", async () => {
   for (const status of [408, 425, 429]) {
     let answer = status;
@@ -795,71 +866,4 @@ Deno.test({
     assert.deepEqual([line?.op, line?.request_id, line?.action], ["initiatePayment", id, "done"]);
     assert.equal(typeof line?.error, "string");
   },
-});
-
-/** A memory store that also records each completion the gateway asks of it. */
-class RecordingStore extends MemoryStore {
-  readonly completions: Completion[] = [];
-  override complete(completion: Completion): Promise<void> {
-    this.completions.push(completion);
-    return super.complete(completion);
-  }
-}
-
-Deno.test("idempotency() keeps the answer's headers as the response lists them, without those of one exchange", async () => {
-  // Every header of one exchange reaches the answer here: the upstream's (passed by
-  // answer_headers, its X-Request-ID echoed in another case) and the rate limit's.
-  await using upstream = startUpstream((request) => {
-    const headers = new Headers({
-      "content-type": "application/json",
-      "X-Zeta": "z",
-      "ASPSP-SCA-Approach": "REDIRECT",
-      "X-Request-ID": request.headers.get("x-request-id")!.toUpperCase(),
-      "Date": "Mon, 01 Jan 2024 00:00:00 GMT",
-      "Retry-After": "3",
-      "X-Idempotent-Replay": "false",
-    });
-    headers.append("Link", "<a>");
-    headers.append("link", "<b>");
-    headers.append("Set-Cookie", "a=b");
-    headers.append("set-cookie", "c=d");
-    return new Response(JSON.stringify({ paymentId: "p-1" }), { status: 201, headers });
-  });
-  const store = new RecordingStore();
-  await using gateway = await startGateway({
-    policy: policy({
-      defaults: {
-        proxy: { answer_headers: ["date", "set-cookie", "x-idempotent-replay", "link", "x-zeta"] },
-        rate_limit: { limits: { per_tpp: { key: ["tpp"], limit: 10, window: "1h" } } },
-      },
-    }),
-    upstream: upstream.url,
-    services: { store },
-  });
-  const id = crypto.randomUUID();
-  const first = await gateway.fetch(PAYMENT, post(id));
-  await first.body?.cancel();
-  for (const name of ["set-cookie", "retry-after", "ratelimit-limit", "ratelimit-remaining"]) {
-    assert.ok(first.headers.has(name), `the first answer has ${name}`);
-  }
-  assert.ok(first.headers.has("ratelimit-reset"));
-  assert.equal(first.headers.get("date"), "Mon, 01 Jan 2024 00:00:00 GMT");
-  assert.deepEqual(store.completions.map((c) => [c.action, c.response?.headers]), [[
-    "done",
-    [
-      ["aspsp-sca-approach", "REDIRECT"],
-      ["cache-control", "no-store"],
-      ["content-type", "application/json"],
-      ["link", "<a>, <b>"],
-      ["x-content-type-options", "nosniff"],
-      ["x-zeta", "z"],
-    ],
-  ]]);
-  const replay = await gateway.fetch(PAYMENT, post(id));
-  await replay.body?.cancel();
-  assert.equal(replay.headers.get("x-idempotent-replay"), "true");
-  assert.equal(replay.headers.get("x-request-id"), id);
-  assert.equal(replay.headers.get("link"), "<a>, <b>");
-  assert.equal(replay.headers.get("x-zeta"), "z");
-  assert.equal(upstream.received.length, 1);
 });
