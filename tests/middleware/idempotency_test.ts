@@ -138,6 +138,19 @@ Deno.test("idempotency() rejects the same X-Request-ID with another query", asyn
   assert.equal(upstream.received.length, 1);
 });
 
+Deno.test("idempotency() takes a percent-encoded path as the path it names", async () => {
+  // The path is compared as routed and forwarded (decoded): the bank sees one request.
+  await using upstream = paymentUpstream();
+  await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
+  const id = crypto.randomUUID();
+  await (await gateway.fetch(PAYMENT, post(id))).body?.cancel();
+  const encoded = await gateway.fetch("/v1/payments/domesti%63", post(id));
+  await encoded.body?.cancel();
+  assert.equal(encoded.status, 201);
+  assert.equal(encoded.headers.get("x-idempotent-replay"), "true");
+  assert.equal(upstream.received.length, 1);
+});
+
 Deno.test("idempotency() keeps an upstream 4xx, but releases the id after a 5xx", async () => {
   let status = 400;
   await using upstream = startUpstream(() =>
