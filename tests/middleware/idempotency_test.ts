@@ -227,16 +227,17 @@ Deno.test("idempotency() answers a waiting repeat when the first request is done
     upstream: upstream.url,
   });
   const id = crypto.randomUUID();
-  const first = gateway.fetch(PAYMENT, post(id));
-  await new Promise((r) => setTimeout(r, 50));
+  // Sent together: whichever the store sees second waits for the other.
   const started = performance.now();
-  const repeat = await gateway.fetch(PAYMENT, post(id));
+  const answers = await Promise.all([
+    gateway.fetch(PAYMENT, post(id)),
+    gateway.fetch(PAYMENT, post(id)),
+  ]);
   const waited = performance.now() - started;
-  await repeat.body?.cancel();
-  assert.equal(repeat.headers.get("x-idempotent-replay"), "true");
-  // The store is asked again every `poll` (50 ms): the answer comes about 250 ms later.
+  for (const answer of answers) await answer.body?.cancel();
+  assert.deepEqual(answers.map((a) => a.headers.get("x-idempotent-replay")).sort(), [null, "true"]);
+  // The store is asked again every `poll` (50 ms): the answer comes about 300 ms after both.
   assert.ok(waited < 3000, `waited ${Math.round(waited)} ms of the 5 s`);
-  await (await first).body?.cancel();
   assert.equal(upstream.received.length, 1);
 });
 
@@ -248,12 +249,13 @@ Deno.test("idempotency() stops waiting when wait ends, even between two polls", 
     upstream: upstream.url,
   });
   const id = crypto.randomUUID();
-  const first = gateway.fetch(PAYMENT, post(id));
-  await new Promise((r) => setTimeout(r, 50));
-  const repeat = await json(await gateway.fetch(PAYMENT, post(id)));
-  assert.equal(repeat.status, 409);
-  assert.equal(repeat.body.tppMessages[0].code, "STATUS_INVALID");
-  assert.equal((await first).status, 201);
+  // Sent together: whichever the store sees second waits for the other.
+  const answers = await Promise.all([
+    gateway.fetch(PAYMENT, post(id)).then(json),
+    gateway.fetch(PAYMENT, post(id)).then(json),
+  ]);
+  assert.deepEqual(answers.map((a) => a.status).sort(), [201, 409]);
+  assert.equal(answers.find((a) => a.status === 409)?.body.tppMessages[0].code, "STATUS_INVALID");
   assert.equal(upstream.received.length, 1);
 });
 
