@@ -138,6 +138,19 @@ Deno.test("idempotency() rejects the same X-Request-ID with another query", asyn
   assert.equal(upstream.received.length, 1);
 });
 
+Deno.test("idempotency() takes a percent-encoded path as the path it names", async () => {
+  // The path is compared as routed and forwarded (decoded): the bank sees one request.
+  await using upstream = paymentUpstream();
+  await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
+  const id = crypto.randomUUID();
+  await (await gateway.fetch(PAYMENT, post(id))).body?.cancel();
+  const encoded = await gateway.fetch("/v1/payments/domesti%63", post(id));
+  await encoded.body?.cancel();
+  assert.equal(encoded.status, 201);
+  assert.equal(encoded.headers.get("x-idempotent-replay"), "true");
+  assert.equal(upstream.received.length, 1);
+});
+
 Deno.test("idempotency() keeps an upstream 4xx, but releases the id after a 5xx", async () => {
   let status = 400;
   await using upstream = startUpstream(() =>
@@ -214,16 +227,17 @@ Deno.test("idempotency() answers a waiting repeat when the first request is done
     upstream: upstream.url,
   });
   const id = crypto.randomUUID();
-  const first = gateway.fetch(PAYMENT, post(id));
-  await new Promise((r) => setTimeout(r, 50));
+  // Sent together: whichever the store sees second waits for the other.
   const started = performance.now();
-  const repeat = await gateway.fetch(PAYMENT, post(id));
+  const answers = await Promise.all([
+    gateway.fetch(PAYMENT, post(id)),
+    gateway.fetch(PAYMENT, post(id)),
+  ]);
   const waited = performance.now() - started;
-  await repeat.body?.cancel();
-  assert.equal(repeat.headers.get("x-idempotent-replay"), "true");
-  // The store is asked again every `poll` (50 ms): the answer comes about 250 ms later.
+  for (const answer of answers) await answer.body?.cancel();
+  assert.deepEqual(answers.map((a) => a.headers.get("x-idempotent-replay")).sort(), [null, "true"]);
+  // The store is asked again every `poll` (50 ms): the answer comes about 300 ms after both.
   assert.ok(waited < 3000, `waited ${Math.round(waited)} ms of the 5 s`);
-  await (await first).body?.cancel();
   assert.equal(upstream.received.length, 1);
 });
 
@@ -235,12 +249,13 @@ Deno.test("idempotency() stops waiting when wait ends, even between two polls", 
     upstream: upstream.url,
   });
   const id = crypto.randomUUID();
-  const first = gateway.fetch(PAYMENT, post(id));
-  await new Promise((r) => setTimeout(r, 50));
-  const repeat = await json(await gateway.fetch(PAYMENT, post(id)));
-  assert.equal(repeat.status, 409);
-  assert.equal(repeat.body.tppMessages[0].code, "STATUS_INVALID");
-  assert.equal((await first).status, 201);
+  // Sent together: whichever the store sees second waits for the other.
+  const answers = await Promise.all([
+    gateway.fetch(PAYMENT, post(id)).then(json),
+    gateway.fetch(PAYMENT, post(id)).then(json),
+  ]);
+  assert.deepEqual(answers.map((a) => a.status).sort(), [201, 409]);
+  assert.equal(answers.find((a) => a.status === 409)?.body.tppMessages[0].code, "STATUS_INVALID");
   assert.equal(upstream.received.length, 1);
 });
 
@@ -536,6 +551,77 @@ Deno.test("idempotency() replays the first answer without the headers of that on
   assert.equal(upstream.received.length, 1);
 });
 
+/** A memory store that also records each completion the gateway asks of it. */
+class RecordingStore extends MemoryStore {
+  readonly completions: Completion[] = [];
+  override complete(completion: Completion): Promise<void> {
+    this.completions.push(completion);
+    return super.complete(completion);
+  }
+}
+
+Deno.test("idempotency() keeps the answer's headers as the response lists them, without those of one exchange", async () => {
+  // Every header of one exchange reaches the answer here: the upstream's (passed by
+  // answer_headers, its X-Request-ID echoed in another case) and the rate limit's. The core's
+  // repeated Link and Set-Cookie lines arrive as separate pairs (the gateway's HTTP/1 client).
+  await using upstream = startFaultyUpstream();
+  upstream.fault = (request) => ({
+    kind: "answer",
+    status: 201,
+    headers: {
+      "content-type": "application/json",
+      "X-Zeta": "z",
+      "Link": "<a>",
+      "ASPSP-SCA-Approach": "REDIRECT",
+      "X-Request-ID": request.headers.get("x-request-id")!.toUpperCase(),
+      "Date": "Mon, 01 Jan 2024 00:00:00 GMT",
+      "link": "<b>",
+      "Retry-After": "3",
+      "X-Idempotent-Replay": "false",
+      "Set-Cookie": "a=b",
+      "set-cookie": "c=d",
+    },
+    body: JSON.stringify({ paymentId: "p-1" }),
+  });
+  const store = new RecordingStore();
+  await using gateway = await startGateway({
+    policy: policy({
+      defaults: {
+        proxy: { answer_headers: ["date", "set-cookie", "x-idempotent-replay", "link", "x-zeta"] },
+        rate_limit: { limits: { per_tpp: { key: ["tpp"], limit: 10, window: "1h" } } },
+      },
+    }),
+    upstream: upstream.url,
+    services: { store },
+  });
+  const id = crypto.randomUUID();
+  const first = await gateway.fetch(PAYMENT, post(id));
+  await first.body?.cancel();
+  for (const name of ["set-cookie", "retry-after", "ratelimit-limit", "ratelimit-remaining"]) {
+    assert.ok(first.headers.has(name), `the first answer has ${name}`);
+  }
+  assert.ok(first.headers.has("ratelimit-reset"));
+  assert.equal(first.headers.get("date"), "Mon, 01 Jan 2024 00:00:00 GMT");
+  assert.deepEqual(store.completions.map((c) => [c.action, c.response?.headers]), [[
+    "done",
+    [
+      ["aspsp-sca-approach", "REDIRECT"],
+      ["cache-control", "no-store"],
+      ["content-type", "application/json"],
+      ["link", "<a>, <b>"],
+      ["x-content-type-options", "nosniff"],
+      ["x-zeta", "z"],
+    ],
+  ]]);
+  const replay = await gateway.fetch(PAYMENT, post(id));
+  await replay.body?.cancel();
+  assert.equal(replay.headers.get("x-idempotent-replay"), "true");
+  assert.equal(replay.headers.get("x-request-id"), id);
+  assert.equal(replay.headers.get("link"), "<a>, <b>");
+  assert.equal(replay.headers.get("x-zeta"), "z");
+  assert.equal(upstream.requests.length, 1);
+});
+
 Deno.test("idempotency() releases the id after the bank's 408, 425 and 429: a retry is executed", async () => {
   for (const status of [408, 425, 429]) {
     let answer = status;
@@ -733,6 +819,43 @@ Deno.test("idempotency() replays a write with a query through another gateway in
   assert.equal(upstream.received.length, 1);
 });
 
+Deno.test("idempotency() replays a write with a query whatever host name it came in under", async () => {
+  // Instances behind a balancer see one request under different names: the fingerprint is
+  // method, path, query and body, not the host.
+  await using upstream = paymentUpstream();
+  await using gateway = await startGateway({
+    policy: policy({ defaults: { query_params: { unknown_params: "forward" } } }),
+    upstream: upstream.url,
+  });
+  const id = crypto.randomUUID();
+  const first = await gateway.fetch(`http://api.bank.example${PAYMENT}?batch=1`, post(id));
+  assert.equal(first.status, 201);
+  await first.body?.cancel();
+  const again = await gateway.fetch(`http://gw-2.internal:8443${PAYMENT}?batch=1`, post(id));
+  await again.body?.cancel();
+  assert.equal(again.headers.get("x-idempotent-replay"), "true");
+  assert.equal(upstream.received.length, 1);
+});
+
+Deno.test("idempotency() in report mode lets a reused id count against the rate limits", async () => {
+  // The request goes to the bank: report mode records the reuse, it does not stop the decision.
+  await using upstream = paymentUpstream();
+  await using gateway = await startGateway({
+    policy: idempotency({ mode: "report" }, {
+      defaults: { rate_limit: { limits: { per_tpp: { key: ["tpp"], limit: 2, window: "1h" } } } },
+    }),
+    upstream: upstream.url,
+  });
+  const id = crypto.randomUUID();
+  assert.equal((await json(await gateway.fetch(PAYMENT, post(id)))).status, 201);
+  const reused = await json(await gateway.fetch(PAYMENT, post(id, BODY.replace("12.50", "13"))));
+  assert.equal(reused.status, 201);
+  assert.equal(reused.headers.get("ratelimit-remaining"), "0");
+  const third = await json(await gateway.fetch(PAYMENT, post(crypto.randomUUID())));
+  assert.equal(third.status, 429, "the reused request used the second of the two");
+  assert.equal(upstream.received.length, 2);
+});
+
 Deno.test({
   name:
     "idempotency() answers the client when the store fails after the bank answered, and logs it",
@@ -774,71 +897,4 @@ Deno.test("idempotency() spends one store round trip on a write it keeps nothing
   for (const name of Object.keys(TPP)) delete (anonymous.headers as Record<string, string>)[name];
   assert.equal(await trips(anonymous), 1, "the claim only");
   assert.equal(await trips(post(crypto.randomUUID())), 2, "the claim, then the kept answer");
-});
-
-/** A memory store that also records each completion the gateway asks of it. */
-class RecordingStore extends MemoryStore {
-  readonly completions: Completion[] = [];
-  override complete(completion: Completion): Promise<void> {
-    this.completions.push(completion);
-    return super.complete(completion);
-  }
-}
-
-Deno.test("idempotency() keeps the answer's headers as the response lists them, without those of one exchange", async () => {
-  // Every header of one exchange reaches the answer here: the upstream's (passed by
-  // answer_headers, its X-Request-ID echoed in another case) and the rate limit's.
-  await using upstream = startUpstream((request) => {
-    const headers = new Headers({
-      "content-type": "application/json",
-      "X-Zeta": "z",
-      "ASPSP-SCA-Approach": "REDIRECT",
-      "X-Request-ID": request.headers.get("x-request-id")!.toUpperCase(),
-      "Date": "Mon, 01 Jan 2024 00:00:00 GMT",
-      "Retry-After": "3",
-      "X-Idempotent-Replay": "false",
-    });
-    headers.append("Link", "<a>");
-    headers.append("link", "<b>");
-    headers.append("Set-Cookie", "a=b");
-    headers.append("set-cookie", "c=d");
-    return new Response(JSON.stringify({ paymentId: "p-1" }), { status: 201, headers });
-  });
-  const store = new RecordingStore();
-  await using gateway = await startGateway({
-    policy: policy({
-      defaults: {
-        proxy: { answer_headers: ["date", "set-cookie", "x-idempotent-replay", "link", "x-zeta"] },
-        rate_limit: { limits: { per_tpp: { key: ["tpp"], limit: 10, window: "1h" } } },
-      },
-    }),
-    upstream: upstream.url,
-    services: { store },
-  });
-  const id = crypto.randomUUID();
-  const first = await gateway.fetch(PAYMENT, post(id));
-  await first.body?.cancel();
-  for (const name of ["set-cookie", "retry-after", "ratelimit-limit", "ratelimit-remaining"]) {
-    assert.ok(first.headers.has(name), `the first answer has ${name}`);
-  }
-  assert.ok(first.headers.has("ratelimit-reset"));
-  assert.equal(first.headers.get("date"), "Mon, 01 Jan 2024 00:00:00 GMT");
-  assert.deepEqual(store.completions.map((c) => [c.action, c.response?.headers]), [[
-    "done",
-    [
-      ["aspsp-sca-approach", "REDIRECT"],
-      ["cache-control", "no-store"],
-      ["content-type", "application/json"],
-      ["link", "<a>, <b>"],
-      ["x-content-type-options", "nosniff"],
-      ["x-zeta", "z"],
-    ],
-  ]]);
-  const replay = await gateway.fetch(PAYMENT, post(id));
-  await replay.body?.cancel();
-  assert.equal(replay.headers.get("x-idempotent-replay"), "true");
-  assert.equal(replay.headers.get("x-request-id"), id);
-  assert.equal(replay.headers.get("link"), "<a>, <b>");
-  assert.equal(replay.headers.get("x-zeta"), "z");
-  assert.equal(upstream.received.length, 1);
 });

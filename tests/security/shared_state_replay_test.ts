@@ -119,3 +119,32 @@ onEachStore(
     assert.ok(executions(core, id) <= 2);
   },
 );
+
+onEachStore(
+  "idempotency() tells a caller without TPP identity nothing about the request an id was used for",
+  async (gateway, core) => {
+    const id = crypto.randomUUID();
+    assert.equal((await pay(gateway, id)).status, 201);
+    // Guesses under the same id: "used for another request" against "used" would say whether a
+    // guess matched the first caller's request (method, path, query and body).
+    const guess = singlePayment();
+    (guess.instructedAmount as Record<string, string>).amount = "999.00";
+    const other = await gateway.fetch(PAYMENTS, {
+      method: "POST",
+      headers: initiationHeaders({ "x-request-id": id }),
+      body: JSON.stringify(guess),
+    });
+    const same = await pay(gateway, id);
+    const texts = [(await other.json()).tppMessages[0], same.body.tppMessages[0]];
+    assert.deepEqual([other.status, same.status], [400, 400]);
+    for (const message of texts) {
+      assert.deepEqual(message, {
+        category: "ERROR",
+        code: "FORMAT_ERROR",
+        path: "X-Request-ID",
+        text: `X-Request-ID "${id}" was already used; every request needs a new one`,
+      });
+    }
+    assert.equal(executions(core, id), 1);
+  },
+);

@@ -215,3 +215,91 @@ Deno.test("MemoryStore keeps its estimated bytes within maxBytes, whatever the a
   }
   assert.equal(kept, 3, "three answers of 60 KB fit in 200 KB");
 });
+
+Deno.test("MemoryStore never evicts a used id of unique mode or a completed answer to make room", async () => {
+  const store = new MemoryStore({ maxEntries: 3 });
+  const unique = idem({ key: "idem:unique", mode: "unique" });
+  const replay = idem({ key: "idem:replay" });
+  assert.equal((await store.decide({ idempotency: unique, limits: [] })).blocked, false);
+  assert.equal((await store.decide({ idempotency: replay, limits: [] })).blocked, false);
+  await store.complete({
+    key: replay.key,
+    token: replay.token,
+    action: "done",
+    response: { status: 201, headers: [], body: "" },
+    retentionMs: 60_000,
+  });
+  for (let i = 0; i < 10; i++) {
+    assert.equal((await store.decide({ limits: [limit({ key: `rl:${i}` })] })).blocked, false);
+  }
+  const again = await store.decide({ idempotency: idem({ ...unique }), limits: [] });
+  assert.equal(again.idempotency?.outcome, "duplicate");
+  const replayed = await store.decide({ idempotency: idem({ key: replay.key }), limits: [] });
+  assert.equal(replayed.idempotency?.outcome, "replay");
+});
+
+Deno.test("MemoryStore counts one round trip per completion", async () => {
+  const store = new MemoryStore();
+  const part = idem();
+  await store.decide({ idempotency: part, limits: [] });
+  const before = store.stats.roundTrips;
+  await store.complete({ key: part.key, token: part.token, action: "release", retentionMs: 1 });
+  assert.equal(store.stats.roundTrips, before + 1);
+});
+
+Deno.test("MemoryStore answers duplicate to any reuse in unique mode, whatever the fingerprint, and in replay mode to an id used in unique mode", async () => {
+  const store = new MemoryStore();
+  await store.decide({ idempotency: idem({ mode: "unique" }), limits: [] });
+  const other = await store.decide({
+    idempotency: idem({ mode: "unique", fingerprint: "fp-2" }),
+    limits: [],
+  });
+  assert.equal(other.idempotency?.outcome, "duplicate");
+  const replay = await store.decide({ idempotency: idem(), limits: [] });
+  assert.equal(replay.idempotency?.outcome, "duplicate");
+});
+
+Deno.test("MemoryStore frees a used id of unique mode after its retention, whatever the in-flight time", async () => {
+  let now = 1_000_000;
+  const store = new MemoryStore({ now: () => now });
+  const part = { mode: "unique", inflightMs: 60_000, retentionMs: 1_000 } as const;
+  assert.equal(
+    (await store.decide({ idempotency: idem(part), limits: [] })).idempotency?.outcome,
+    "claimed",
+  );
+  now += 1_000;
+  assert.equal(
+    (await store.decide({ idempotency: idem(part), limits: [] })).idempotency?.outcome,
+    "claimed",
+  );
+});
+
+Deno.test("MemoryStore takes a marker for unknown from the end of its in-flight time on", async () => {
+  let now = 1_000_000;
+  const store = new MemoryStore({ now: () => now });
+  await store.decide({ idempotency: idem({ inflightMs: 5_000 }), limits: [] });
+  now += 4_999;
+  const before = await store.decide({ idempotency: idem({ inflightMs: 5_000 }), limits: [] });
+  assert.equal(before.idempotency?.outcome, "inflight");
+  now += 1;
+  const at = await store.decide({ idempotency: idem({ inflightMs: 5_000 }), limits: [] });
+  assert.equal(at.idempotency?.outcome, "unknown");
+});
+
+Deno.test("MemoryStore keeps a completed answer that needed room pinned: later writes never evict it", async () => {
+  const store = new MemoryStore({ maxBytes: 20_000 });
+  for (let i = 0; i < 100; i++) await store.decide({ limits: [limit({ key: `rl:a${i}` })] });
+  const part = idem();
+  await store.decide({ idempotency: part, limits: [] });
+  // The answer grows the record past maxBytes: it is written again, after evicting counters.
+  await store.complete({
+    key: part.key,
+    token: part.token,
+    action: "done",
+    response: { status: 201, headers: [], body: "A".repeat(8_000) },
+    retentionMs: 60_000,
+  });
+  for (let i = 0; i < 300; i++) await store.decide({ limits: [limit({ key: `rl:b${i}` })] });
+  const again = await store.decide({ idempotency: idem({ key: part.key }), limits: [] });
+  assert.equal(again.idempotency?.outcome, "replay");
+});
