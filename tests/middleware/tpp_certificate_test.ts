@@ -410,6 +410,25 @@ Deno.test("tppCertificate() revocation: a staple in RFC 9440 form is read, an un
   assert.equal(unreadable.upstream.length, 0);
 });
 
+Deno.test("tppCertificate() revocation: colons strip only as the RFC 9440 pair around the whole value", async () => {
+  await using responder = await openCa.responder();
+  const policy = revocationPolicy("hard", { ocsp_responder: responder.url }, {
+    ocsp_header: "X-SSL-Client-OCSP",
+  });
+  // Colons inside a value, or only at one end, make it no base64: no staple at all, so the
+  // responder decides and nothing is logged as an ignored staple ("AAAA" with the colons taken out
+  // would be base64 of bytes that are no OCSP response).
+  for (const value of ["AAA:A:", ":AAAA:AAAA"]) {
+    const call = await revocationCall(goodTpp, policy, { headers: { "x-ssl-client-ocsp": value } });
+    assert.equal(call.response.status, 200, JSON.stringify(call.body));
+    assert.equal(
+      call.log.some((line) => line.msg === "stapled OCSP response ignored"),
+      false,
+      value,
+    );
+  }
+});
+
 // Certificate types (QC type statement) and extended key usage.
 
 const qwac = await issue(ca, { qcTypes: ["QWAC"] });

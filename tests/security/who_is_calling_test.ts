@@ -300,6 +300,32 @@ Deno.test("terminators: under strip, another peer's certificate and X-Forwarded-
   assert.equal(optional.received[0].headers.get("x-forwarded-for"), "127.0.0.1");
 });
 
+Deno.test("terminators: another peer's certificate and stapled OCSP headers never reach the core, even when proxy.forward_headers names them", async () => {
+  const strip: Partial<Trust> = { ...TERMINATOR_ELSEWHERE, from_other_peers: "strip" };
+  const forwarded: PolicyInput = {
+    defaults: { proxy: { forward_headers: ["X-SSL-Client-Cert", "X-SSL-Client-OCSP"] } },
+  };
+  const headers = { "X-SSL-Client-Cert": nginxHeader(victim), "X-SSL-Client-OCSP": "AAAA" };
+  const optional: LevelInput = {
+    tpp_certificate: { form: "nginx", ocsp_header: "X-SSL-Client-OCSP" },
+  };
+  const outcome = await send(PAYMENT_TARGET, payment(headers), {
+    policy: policy(optional, forwarded, strip),
+  });
+  assert.equal(outcome.status, 201);
+  assert.equal(outcome.received.length, 1);
+  assert.equal(outcome.received[0].headers.get("x-ssl-client-cert"), null);
+  assert.equal(outcome.received[0].headers.get("x-ssl-client-ocsp"), null);
+  // From the terminator the certificate is the TPP's to pass on; a staple is read, never forwarded.
+  const terminated = await send(
+    PAYMENT_TARGET,
+    payment({ "X-SSL-Client-Cert": nginxHeader(tpp), "X-SSL-Client-OCSP": "AAAA" }),
+    { policy: policy(optional, forwarded, TERMINATOR_HERE) },
+  );
+  assert.equal(terminated.status, 201);
+  assert.equal(terminated.received[0].headers.get("x-ssl-client-ocsp"), null);
+});
+
 Deno.test("terminators: the terminator's certificate header identifies the TPP (and loopback is the default)", async () => {
   for (const trust of [TERMINATOR_HERE, {}]) {
     const outcome = await send(
