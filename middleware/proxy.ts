@@ -120,6 +120,9 @@ export const proxy = defineTerminal({
           ...INTERNAL,
           "content-encoding",
           "x-content-type-options",
+          // The gateway's own mark of a replayed answer: the core's would tell a TPP a first
+          // execution was a repeat.
+          "x-idempotent-replay",
           ...(noStore ? ["cache-control"] : []),
           ...options.hide_headers.map((h) => h.toLowerCase()),
         ],

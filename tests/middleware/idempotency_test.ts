@@ -5,6 +5,7 @@ import { startUpstream } from "../support/upstream.ts";
 import { startFaultyUpstream } from "../support/faulty_upstream.ts";
 import { startRedisServer, storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
 import { MemoryStore } from "../../src/store/memory.ts";
+import { waitFor } from "../support/wait.ts";
 import type { Completion } from "../../src/store/types.ts";
 import { tokenIssuer } from "../support/tpp_tokens.ts";
 import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
@@ -267,7 +268,9 @@ Deno.test("idempotency() answers 409 STATUS_INVALID when the first request stays
   });
   const id = crypto.randomUUID();
   const first = gateway.fetch(PAYMENT, post(id));
-  await new Promise((r) => setTimeout(r, 50));
+  // The repeat goes once the first reached the bank (a fixed pause let it claim the id first under
+  // load); the bank answers 800 ms later.
+  assert.ok(await waitFor(() => upstream.received.length === 1, 5000, 5), "the first reached it");
   const started = performance.now();
   const second = await json(await gateway.fetch(PAYMENT, post(id)));
   assert.ok(performance.now() - started < 700, "waited about 200 ms, not for the upstream");

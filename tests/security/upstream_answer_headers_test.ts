@@ -166,6 +166,7 @@ const ALWAYS_HIDDEN = [
   "upgrade: h2c",
   "te: trailers",
   "content-encoding: identity",
+  "x-idempotent-replay: true",
 ];
 
 Deno.test("the core's internal and hop-by-hop headers stay hidden even when the policy passes them by name", async () => {
