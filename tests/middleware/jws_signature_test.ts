@@ -3,7 +3,7 @@ import { exportJWK, generateKeyPair, SignJWT } from "jose";
 // In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
 import { gatewayApp as startGateway } from "../support/gateway.ts";
 import { closedPort, startUpstream } from "../support/upstream.ts";
-import { createMetrics } from "../../src/lib/metrics.ts";
+import { signedUnderSoftRevocation } from "../support/soft_revocation.ts";
 import { createCa, issue, nginxHeader } from "../support/pki.ts";
 import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";
 import {
@@ -424,20 +424,9 @@ Deno.test("jwsSignature() passes a signer whose responder is down under soft rev
     },
     defaults: { jws_signature: { required: true, revocation: "soft" } },
   });
-  await using upstream = startUpstream(() => Response.json({ paymentId: "p-1" }, { status: 201 }));
-  const metrics = createMetrics();
-  await using gateway = await startGateway({
-    policy: text,
-    upstream: upstream.url,
-    services: { metrics },
-  });
-  const response = await gateway.fetch(TARGET, {
-    method: "POST",
-    headers: await signed(),
-    body: PAYMENT_BODY,
-  });
-  assert.equal(response.status, 201, await response.text());
-  assert.equal(metrics.revocationSoftPasses.value({ check: "jws_signature" }), 1);
+  const outcome = await signedUnderSoftRevocation(text, await signed(), "jws_signature");
+  assert.equal(outcome.status, 201, outcome.text);
+  assert.equal(outcome.softPasses, 1);
 });
 
 Deno.test("jwsSignature() leaves the TPP a bearer token named as it is", async () => {
