@@ -66,7 +66,7 @@ function lines(
       ? `(request-target): ${input.method.toLowerCase()} ${input.target}`
       : name in pseudo
       ? `${name}: ${pseudo[name]}`
-      : `${asWritten ? written : name}: ${(headers[name] ?? "").trim()}`;
+      : `${asWritten ? written : name}: ${(headers[name] ?? "").replace(/^[ \t]+|[ \t]+$/g, "")}`;
   }).join("\n");
 }
 
