@@ -115,11 +115,14 @@ function idempotencyPart(
   const id = c.get("requestId");
   if (!id) return undefined;
   const tpp = tppKey(c);
+  const mode = tpp ? config.kind : "unique";
+  // A unique id is refused on any reuse and never completed: nothing to compare, no owner token.
+  const replays = mode === "replay";
   return {
     key: `${slotTag(c, config.services)}idem:${tpp}:${keyPart(id)}`,
-    mode: tpp ? config.kind : "unique",
-    fingerprint: fingerprint(c),
-    token: crypto.randomUUID(),
+    mode,
+    fingerprint: replays ? fingerprint(c) : "",
+    token: replays ? crypto.randomUUID() : "",
     enforce: config.enforce,
     inflightMs: config.inflightMs,
     retentionMs: config.retentionMs,

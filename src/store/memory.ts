@@ -31,6 +31,12 @@ interface IdempotencyRecord {
   b?: string;
 }
 
+/**
+ * The record of an id used in unique mode: the same for every such id (nothing of the request is
+ * compared on its reuse), so that a million of them cost the heap no record each.
+ */
+const SEEN: IdempotencyRecord = Object.freeze({ s: "seen", f: "" });
+
 type Value = string | number | IdempotencyRecord;
 
 interface Entry {
@@ -276,7 +282,7 @@ export class MemoryStore implements Store {
       record = this.#get(idem.key, now) as IdempotencyRecord | undefined;
       let outcome: NonNullable<Verdict["idempotency"]>["outcome"] = "free";
       if (record) {
-        if (idem.mode === "unique") outcome = "duplicate";
+        if (idem.mode === "unique" || record.s === "seen") outcome = "duplicate";
         else if (record.f !== idem.fingerprint) outcome = "mismatch";
         else if (record.s === "inflight") outcome = now >= record.u! ? "unknown" : "inflight";
         else if (record.s === "done") outcome = "replay";
@@ -383,7 +389,7 @@ export class MemoryStore implements Store {
         true,
       ]);
     } else if (claim) {
-      writes.push([idem.key, { s: "seen", f: idem.fingerprint }, idem.retentionMs, true]);
+      writes.push([idem.key, SEEN, idem.retentionMs, true]);
     }
     try {
       this.#write(writes, now);

@@ -168,6 +168,16 @@ export function storeContract(
     assert.equal(again.blocked, true);
   });
 
+  test("an id used in unique mode (no fingerprint kept) is a duplicate in replay mode too", async (s) => {
+    const part = idem({ mode: "unique", fingerprint: "", token: "" });
+    assert.equal((await s.decide(decision({ idempotency: part }))).idempotency?.outcome, "claimed");
+    for (const fingerprint of ["", "fp-1"]) {
+      const again = await s.decide(decision({ idempotency: idem({ fingerprint }) }));
+      assert.equal(again.idempotency?.outcome, "duplicate");
+      assert.equal(again.blocked, true);
+    }
+  });
+
   test("a reuse in report mode does not stop the limits", async (s) => {
     await s.decide(decision({ idempotency: idem() }));
     const again = await s.decide(

@@ -5,7 +5,8 @@
  * KEYS/ARGV layout it reads ({@link encodeDecision}) and the reply it writes ({@link decodeVerdict}).
  *
  * Records: an X-Request-ID is a hash (s: inflight|done|gone|seen, f: fingerprint, t: owner
- * token, u: end of the in-flight time in milliseconds, st/h/b: the stored answer); a rate limit
+ * token, u: end of the in-flight time in milliseconds, st/h/b: the stored answer; an id used in
+ * unique mode holds s = seen alone, and any reuse of it is a duplicate); a rate limit
  * is a string holding its GCRA theoretical arrival time in microseconds; a consent is
  * `recurring|frequencyPerDay`; a day counter is an integer.
  */
@@ -63,7 +64,7 @@ if idem_mode ~= "none" then
   local state, seen_fingerprint, inflight_until, status, headers, body =
     unpack(redis.call("HMGET", idem_key, "s", "f", "u", "st", "h", "b"))
   if not state then outcome = "free"
-  elseif idem_mode == "unique" then outcome = "duplicate"
+  elseif idem_mode == "unique" or state == "seen" then outcome = "duplicate"
   elseif seen_fingerprint ~= fingerprint then outcome = "mismatch"
   elseif state == "inflight" and inflight_until and now >= tonumber(inflight_until) then
     outcome = "unknown"
@@ -166,7 +167,7 @@ if blocked == 0 then
         "u", string.format("%.0f", now + inflight_ms))
       redis.call("PEXPIRE", idem_key, math.max(inflight_ms, retention_ms))
     else
-      redis.call("HSET", idem_key, "s", "seen", "f", fingerprint)
+      redis.call("HSET", idem_key, "s", "seen")
       redis.call("PEXPIRE", idem_key, retention_ms)
     end
     outcome = "claimed"
