@@ -93,6 +93,9 @@ export function issueError(issue: z.core.$ZodIssue, within?: string): GatewayErr
  * part of a multipart body the value is (paths then start with it).
  */
 export function parseBody<T>(schema: z.ZodType<T>, value: unknown, within?: string): T {
+  // A valid body is the value itself (no body schema transforms): a compiled schema (`z.compile`)
+  // checks it without building a copy; only an invalid one is parsed again for its issue.
+  if (schema.validate(value)) return value as T;
   const result = schema.safeParse(value, { error: phrase });
   if (!result.success) throw issueError(result.error.issues[0], within);
   return result.data;
