@@ -19,6 +19,7 @@ import {
   StoreUnavailableError,
   type Verdict,
 } from "./types.ts";
+import { seenIdBytes, SeenIds } from "./seen_ids.ts";
 
 interface IdempotencyRecord {
   s: "inflight" | "done" | "gone" | "seen";
@@ -33,7 +34,7 @@ interface IdempotencyRecord {
 
 /**
  * The record of an id used in unique mode: the same for every such id (nothing of the request is
- * compared on its reuse), so that a million of them cost the heap no record each.
+ * compared on its reuse). Such ids are held apart, in {@link SeenIds}.
  */
 const SEEN: IdempotencyRecord = Object.freeze({ s: "seen", f: "" });
 
@@ -105,6 +106,8 @@ export class MemoryStore implements Store {
   /** X-Request-ID records (never evicted) and everything else (evicted oldest first). */
   readonly #pinned = new Queue();
   readonly #evictable = new Queue();
+  /** Ids used in unique mode (never evicted either), held apart and compactly. */
+  readonly #seen: SeenIds;
   #bytes = 0;
   #evictableBytes = 0;
   #lastFullSweep = -Infinity;
@@ -116,16 +119,17 @@ export class MemoryStore implements Store {
     this.#maxEntries = options.maxEntries ?? 100_000;
     this.#maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
     this.#now = options.now ?? Date.now;
+    this.#seen = new SeenIds(this.#now());
   }
 
   /** Number of entries held (expired ones may linger until swept). */
   get size(): number {
-    return this.#entries.size;
+    return this.#entries.size + this.#seen.size;
   }
 
   /** Estimated bytes held (see `max_bytes`). */
   get bytes(): number {
-    return this.#bytes;
+    return this.#bytes + this.#seen.bytes;
   }
 
   // An expired entry stays until it is swept at the head of the queue, evicted or set again:
@@ -134,6 +138,12 @@ export class MemoryStore implements Store {
   #get(key: string, now: number): Value | undefined {
     const entry = this.#entries.get(key);
     return entry && entry.expires > now ? entry.value : undefined;
+  }
+
+  /** The X-Request-ID record of `key`: its entry's, or the shared one of an id used in unique mode. */
+  #record(key: string, now: number): IdempotencyRecord | undefined {
+    return (this.#get(key, now) as IdempotencyRecord | undefined) ??
+      (this.#seen.has(key, now) ? SEEN : undefined);
   }
 
   #queue(entry: Entry): Queue {
@@ -156,6 +166,7 @@ export class MemoryStore implements Store {
   #delete(key: string): void {
     const entry = this.#entries.get(key);
     if (entry) this.#remove(entry);
+    else this.#seen.delete(key);
   }
 
   /** The oldest live entry of a queue, dropping the dead slots before it. */
@@ -178,11 +189,19 @@ export class MemoryStore implements Store {
     }
   }
 
+  /** Forgets a few of the oldest expired entries of each kind: every new key pays for them. */
+  #sweepOldest(now: number): void {
+    this.#sweep(this.#evictable, now, SWEEP);
+    this.#sweep(this.#pinned, now, SWEEP);
+    this.#seen.sweep(now, SWEEP);
+  }
+
   /** Forgets every expired entry (when full: one expired behind a longer-lived one counts too). */
   #sweepAll(now: number): void {
     if (now - this.#lastFullSweep < FULL_SWEEP_MS) return;
     this.#lastFullSweep = now;
     for (const entry of this.#entries.values()) if (entry.expires <= now) this.#remove(entry);
+    this.#seen.sweepAll(now);
   }
 
   #compact(queue: Queue): void {
@@ -201,8 +220,8 @@ export class MemoryStore implements Store {
   /** Whether `entries` more entries of `bytes` more bytes fit, evicting what may be evicted. */
   #fits(entries: number, bytes: number, now: number): boolean {
     const room = () =>
-      this.#maxEntries - this.#entries.size + this.#evictable.count >= entries &&
-      this.#maxBytes - this.#bytes + this.#evictableBytes >= bytes;
+      this.#maxEntries - this.size + this.#evictable.count >= entries &&
+      this.#maxBytes - this.bytes + this.#evictableBytes >= bytes;
     if (room()) return true;
     this.#sweepAll(now);
     return room();
@@ -210,9 +229,7 @@ export class MemoryStore implements Store {
 
   /** Evicts the oldest evictable entries until `entries` more of `bytes` more bytes fit. */
   #makeRoom(entries: number, bytes: number): void {
-    while (
-      this.#entries.size + entries > this.#maxEntries || this.#bytes + bytes > this.#maxBytes
-    ) {
+    while (this.size + entries > this.#maxEntries || this.bytes + bytes > this.#maxBytes) {
       const oldest = this.#oldest(this.#evictable);
       if (!oldest) throw this.#full();
       this.#remove(oldest);
@@ -233,8 +250,10 @@ export class MemoryStore implements Store {
     let bytes = 0;
     for (const [key, value] of writes) {
       const existing = this.#entries.get(key);
-      if (!existing) entries++;
-      bytes += sizeOf(key, value) - (existing?.bytes ?? 0);
+      const seen = this.#seen.holds(key);
+      if (!existing && !seen) entries++;
+      bytes += (value === SEEN ? seenIdBytes(key) : sizeOf(key, value)) - (existing?.bytes ?? 0) -
+        (seen ? seenIdBytes(key) : 0);
     }
     if (!this.#fits(entries, Math.max(0, bytes), now)) throw this.#full();
     for (const [key, value, ttlMs, pinned] of writes) this.#set(key, value, ttlMs, now, pinned);
@@ -242,9 +261,20 @@ export class MemoryStore implements Store {
 
   #set(key: string, value: Value, ttlMs: number, now: number, pinned: boolean): void {
     const expires = now + Math.max(1, ttlMs);
+    if (value === SEEN) {
+      // A record this key had (its retention ended) makes way.
+      const had = this.#entries.get(key);
+      if (had) this.#remove(had);
+      this.#sweepOldest(now);
+      this.#makeRoom(1, seenIdBytes(key));
+      this.#seen.add(key, expires);
+      return;
+    }
+    // An id used in unique mode, its retention ended, makes way for a record.
+    if (pinned) this.#seen.delete(key);
     const bytes = sizeOf(key, value);
     let existing = this.#entries.get(key);
-    if (existing && this.#bytes - existing.bytes + bytes > this.#maxBytes) {
+    if (existing && this.bytes - existing.bytes + bytes > this.#maxBytes) {
       // A grown entry needs room: it goes to the back like a new one.
       this.#remove(existing);
       existing = undefined;
@@ -257,8 +287,7 @@ export class MemoryStore implements Store {
       existing.bytes = bytes;
       return;
     }
-    this.#sweep(this.#evictable, now, SWEEP);
-    this.#sweep(this.#pinned, now, SWEEP);
+    this.#sweepOldest(now);
     this.#makeRoom(1, bytes);
     const entry: Entry = { key, value, expires, bytes, pinned };
     const queue = this.#queue(entry);
@@ -279,7 +308,7 @@ export class MemoryStore implements Store {
     const idem = decision.idempotency;
     let record: IdempotencyRecord | undefined;
     if (idem) {
-      record = this.#get(idem.key, now) as IdempotencyRecord | undefined;
+      record = this.#record(idem.key, now);
       let outcome: NonNullable<Verdict["idempotency"]>["outcome"] = "free";
       if (record) {
         if (idem.mode === "unique" || record.s === "seen") outcome = "duplicate";
@@ -465,6 +494,7 @@ export class MemoryStore implements Store {
 
   close(): Promise<void> {
     this.#entries.clear();
+    this.#seen.clear();
     return Promise.resolve();
   }
 }

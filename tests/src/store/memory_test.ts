@@ -303,3 +303,78 @@ Deno.test("MemoryStore keeps a completed answer that needed room pinned: later w
   const again = await store.decide({ idempotency: idem({ key: part.key }), limits: [] });
   assert.equal(again.idempotency?.outcome, "replay");
 });
+
+/** Claims `key` in unique mode for `retentionMs`; the outcome. */
+async function claimUnique(store: MemoryStore, key: string, retentionMs: number) {
+  const part = idem({ key, mode: "unique", fingerprint: "", token: "", retentionMs });
+  return (await store.decide({ idempotency: part, limits: [] })).idempotency?.outcome;
+}
+
+Deno.test("MemoryStore forgets ids used in unique mode after their retention, the oldest as new ones arrive", async () => {
+  let now = 1_000_000;
+  const store = new MemoryStore({ now: () => now });
+  for (let i = 0; i < 1000; i++) {
+    assert.equal(await claimUnique(store, `old:${i}`, 1_000), "claimed");
+  }
+  assert.equal(store.size, 1000);
+  now += 2_000;
+  for (let i = 0; i < 10; i++) assert.equal(await claimUnique(store, `new:${i}`, 1_000), "claimed");
+  // Each new id forgets two expired ones.
+  assert.equal(store.size, 1000 - 20 + 10);
+  assert.equal(await claimUnique(store, "new:0", 1_000), "duplicate");
+  assert.equal(await claimUnique(store, "old:999", 1_000), "claimed");
+});
+
+Deno.test("MemoryStore keeps sweeping ids used in unique mode after it held none, and after an id came back", async () => {
+  let now = 1_000_000;
+  const store = new MemoryStore({ now: () => now });
+  await claimUnique(store, "a", 100);
+  now += 200;
+  // "a" is forgotten, and nothing is left to sweep.
+  await claimUnique(store, "b", 100);
+  assert.equal(store.size, 1);
+  now += 200;
+  await claimUnique(store, "c", 1_000);
+  assert.equal(store.size, 1, "an id added after the store held none is swept too");
+  now += 2_000;
+  // With one retention, an id that comes back goes behind the others: the order they expire in.
+  for (const key of ["p", "q", "r"]) await claimUnique(store, key, 100);
+  now += 50;
+  await claimUnique(store, "s", 100);
+  now += 70;
+  // "p", "q" and "r" expired ("c" too, swept now); "r" comes back.
+  assert.equal(await claimUnique(store, "r", 100), "claimed");
+  now += 40;
+  // "s" expired, "r" not: the next new id sweeps "s".
+  await claimUnique(store, "t", 100);
+  assert.equal(store.size, 2, "r and t");
+});
+
+Deno.test("MemoryStore counts ids used in unique mode against max_entries and max_bytes", async () => {
+  const store = new MemoryStore({ maxEntries: 3 });
+  for (const key of ["a", "b", "c"]) assert.equal(await claimUnique(store, key, 60_000), "claimed");
+  await assert.rejects(claimUnique(store, "d", 60_000), StoreUnavailableError);
+  const small = new MemoryStore({ maxBytes: 200 });
+  assert.equal(await claimUnique(small, "a".repeat(60), 60_000), "claimed");
+  assert.ok(small.bytes > 60 && small.bytes <= 200);
+  await assert.rejects(claimUnique(small, "b".repeat(80), 60_000), StoreUnavailableError);
+});
+
+Deno.test("MemoryStore holds one record for a key whose record of the other mode ended", async () => {
+  let now = 1_000_000;
+  const store = new MemoryStore({ now: () => now });
+  const replay = (key: string) =>
+    store.decide({ idempotency: idem({ key, inflightMs: 100, retentionMs: 100 }), limits: [] });
+  // Two expired records ahead of the key's own, so that sweeping the oldest does not reach it.
+  for (const key of ["idem:tpp:1", "idem:tpp:2", "idem:tpp:x"]) {
+    assert.equal((await replay(key)).idempotency?.outcome, "claimed");
+  }
+  now += 200;
+  assert.equal(await claimUnique(store, "idem:tpp:x", 100), "claimed");
+  assert.equal(store.size, 1);
+  for (const key of ["idem:tpp:3", "idem:tpp:4"]) await claimUnique(store, key, 1);
+  now += 200;
+  assert.equal((await replay("idem:tpp:x")).idempotency?.outcome, "claimed");
+  assert.equal(store.size, 1);
+  assert.equal(await claimUnique(store, "idem:tpp:x", 100), "duplicate");
+});
