@@ -8,7 +8,7 @@
  */
 
 /** Estimated heap bytes of one id besides its key: its slot in the Map and the key's header. */
-const ID_BYTES = 64;
+const ID_BYTES = 80;
 
 /** The estimated bytes of one id (see {@link ID_BYTES}). */
 export function seenIdBytes(key: string): number {
