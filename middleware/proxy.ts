@@ -33,8 +33,8 @@ import {
   INTERNAL,
   type Route,
   upstreamTarget,
-  utf8,
 } from "../src/upstream/forward.ts";
+import { utf8 } from "../src/lib/utf8.ts";
 
 /** Statuses whose answers carry no content (RFC 9110 15.3.5, 15.3.6, 15.4.5). */
 const NO_CONTENT = new Set([204, 205, 304]);
@@ -236,7 +236,7 @@ function respond(
   const filters = c.get("responseFilters");
   let passed: Bytes | string | null = empty ? null : body;
   if (!empty && filters && json) {
-    const text = utf8(body);
+    const text = utf8(body, "keep");
     if (text === undefined) {
       // Decoding would turn the invalid bytes into U+FFFD: the answer passes as the bank sent it.
       config.log.info({

@@ -6,6 +6,7 @@ import type { GatewayContext } from "./check.ts";
 import { GatewayError } from "./errors.ts";
 import { HeaderPairs, pairs } from "../lib/header_pairs.ts";
 import { normalAddress } from "../pki/terminators.ts";
+import { utf8 } from "../lib/utf8.ts";
 
 /** What these helpers keep per request: reads done once, and what the answer gains or loses. */
 export interface RequestVariables {
@@ -28,8 +29,6 @@ export interface RequestVariables {
 declare module "./check.ts" {
   interface GatewayVariables extends RequestVariables {}
 }
-
-const decoder = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * The request body as JSON, parsed once and shared by every check that needs it; a body that is
@@ -56,11 +55,7 @@ export function jsonBody(c: GatewayContext): unknown {
 export function bodyText(c: GatewayContext): string | undefined {
   let text = c.get("bodyText");
   if (text === undefined) {
-    try {
-      text = decoder.decode(c.get("body"));
-    } catch {
-      text = null;
-    }
+    text = utf8(c.get("body")) ?? null;
     c.set("bodyText", text);
   }
   return text ?? undefined;

@@ -64,10 +64,6 @@ export const INTERNAL: readonly string[] = [
 const OUTCOME_UNKNOWN = "; the outcome is unknown, read the resource status before retrying";
 
 const decoder = new TextDecoder();
-/** Decodes an answer whose links are rewritten: bytes that are not UTF-8 must not be replaced. */
-const strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-/** Decodes with replacement: a third of the strict decoder's cost, which runs only after it. */
-const lenientDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /** Where and how one operation's requests are forwarded, compiled once per operation. */
 export interface Route {
@@ -325,16 +321,4 @@ export function encodedAnswer(route: Route): Failure {
     ),
     outcomeUnknown: route.writes,
   };
-}
-
-/** The text of a UTF-8 body, or undefined when its bytes are not UTF-8. */
-export function utf8(body: Bytes): string | undefined {
-  const text = lenientDecoder.decode(body);
-  // Without a U+FFFD in the text, nothing was replaced; with one, it may be the bank's own.
-  if (!text.includes("\uFFFD")) return text;
-  try {
-    return strictDecoder.decode(body);
-  } catch {
-    return undefined;
-  }
 }

@@ -9,7 +9,6 @@ import {
   forwardedHeaders,
   HOP_BY_HOP,
   upstreamTarget,
-  utf8,
 } from "../../../src/upstream/forward.ts";
 import {
   type Upstream,
@@ -340,14 +339,6 @@ Deno.test("answerHeaders() finds JSON and an encoding in headers it does not pas
   ]];
   assert.deepEqual(answerHeaders(pairs, allow, undefined).headers, pairs);
   assert.deepEqual(answerHeaders(pairs, allow, [["ratelimit", "x"]]).headers, pairs);
-});
-
-Deno.test("utf8() decodes UTF-8 (a U+FFFD of the bank's own included) and refuses other bytes", () => {
-  assert.equal(utf8(new Uint8Array([0x7b, 0xc3, 0xa9, 0x7d])), "{\u00e9}");
-  assert.equal(utf8(new Uint8Array([0xef, 0xbb, 0xbf, 0x61])), "\ufeffa");
-  assert.equal(utf8(new Uint8Array([0xef, 0xbf, 0xbd])), "\ufffd");
-  assert.equal(utf8(new Uint8Array([0xef, 0xbb, 0xbf, 0xef, 0xbf, 0xbd])), "\ufeff\ufffd");
-  assert.equal(utf8(new Uint8Array([0x61, 0xff])), undefined);
 });
 
 /** The real HTTP/1.1 client, with what the proxy asked of each exchange kept (and when). */
