@@ -262,9 +262,8 @@ export class MemoryStore implements Store {
   #set(key: string, value: Value, ttlMs: number, now: number, pinned: boolean): void {
     const expires = now + Math.max(1, ttlMs);
     if (value === SEEN) {
-      // A record this key had (its retention ended) makes way.
-      const had = this.#entries.get(key);
-      if (had) this.#remove(had);
+      // What this key held (its retention ended) makes way.
+      this.#delete(key);
       this.#sweepOldest(now);
       this.#makeRoom(1, seenIdBytes(key));
       this.#seen.add(key, expires);

@@ -49,9 +49,8 @@ export class SeenIds {
     return until !== undefined && until + this.#base > now;
   }
 
-  /** Holds `key` until `expires` (moved behind the others if it was held already). */
+  /** Holds `key`, which it does not hold, until `expires`. */
   add(key: string, expires: number): void {
-    this.delete(key);
     this.#until.set(key, expires - this.#base);
     this.bytes += seenIdBytes(key);
   }

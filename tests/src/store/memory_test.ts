@@ -358,6 +358,15 @@ Deno.test("MemoryStore counts ids used in unique mode against max_entries and ma
   assert.equal(await claimUnique(small, "a".repeat(60), 60_000), "claimed");
   assert.ok(small.bytes > 60 && small.bytes <= 200);
   await assert.rejects(claimUnique(small, "b".repeat(80), 60_000), StoreUnavailableError);
+  // An id claimed again after its retention takes its own place, even in a full store whose
+  // oldest id is still retained (nothing to sweep, nothing to evict).
+  let now = 1_000_000;
+  const full = new MemoryStore({ maxEntries: 2, now: () => now });
+  assert.equal(await claimUnique(full, "long", 60_000), "claimed");
+  assert.equal(await claimUnique(full, "short", 100), "claimed");
+  now += 200;
+  assert.equal(await claimUnique(full, "short", 100), "claimed");
+  assert.equal(full.size, 2);
 });
 
 Deno.test("MemoryStore holds one record for a key whose record of the other mode ended", async () => {
