@@ -55,11 +55,9 @@ export class SeenIds {
     this.bytes += seenIdBytes(key);
   }
 
-  /** Forgets `key`; whether it was held. */
-  delete(key: string): boolean {
-    if (!this.#until.delete(key)) return false;
-    this.bytes -= seenIdBytes(key);
-    return true;
+  /** Forgets `key`, if it is held. */
+  delete(key: string): void {
+    if (this.#until.delete(key)) this.bytes -= seenIdBytes(key);
   }
 
   /** The oldest id held, skipping the ones forgotten or added again since the cursor passed. */

@@ -387,3 +387,31 @@ Deno.test("MemoryStore holds one record for a key whose record of the other mode
   assert.equal(store.size, 1);
   assert.equal(await claimUnique(store, "idem:tpp:x", 100), "duplicate");
 });
+
+Deno.test("MemoryStore forgets ids used in unique mode at the end of their retention, behind a longer one too when full", async () => {
+  let now = 1_000_000;
+  const store = new MemoryStore({ maxEntries: 3, now: () => now });
+  const empty = store.bytes;
+  assert.equal(await claimUnique(store, "z", 60_000), "claimed");
+  const one = store.bytes;
+  for (const key of ["a", "b"]) assert.equal(await claimUnique(store, key, 100), "claimed");
+  assert.ok(store.bytes > one);
+  // Full, and the expired ids are behind "z": only the full sweep reaches them, at the very
+  // millisecond their retention ends.
+  now += 100;
+  assert.equal(await claimUnique(store, "c", 100), "claimed");
+  assert.equal(store.size, 2);
+  assert.equal(store.bytes, 2 * one - empty, "the forgotten ids' bytes are given back");
+  await store.close();
+  assert.equal(store.size, 0);
+  assert.equal(store.bytes, 0);
+});
+
+Deno.test("MemoryStore sweeps an id used in unique mode at the very end of its retention", async () => {
+  let now = 1_000_000;
+  const store = new MemoryStore({ now: () => now });
+  await claimUnique(store, "a", 100);
+  now += 100;
+  await claimUnique(store, "b", 100);
+  assert.equal(store.size, 1);
+});
