@@ -117,11 +117,10 @@ export const bodySchema = defineCheck({
         : [["authorisation", () => authorisation(built, kind === "authorisationUpdate")]],
     );
     const compiled = new Map<string, z.ZodType>();
+    const [first] = builders.keys();
     /** The schema of a payment-service (a single payment's for another), of the kind otherwise. */
     const schemaFor = (service: string | undefined): z.ZodType => {
-      const name = service !== undefined && builders.has(service)
-        ? service
-        : builders.keys().next().value!;
+      const name = service !== undefined && builders.has(service) ? service : first;
       let schema = compiled.get(name);
       if (!schema) compiled.set(name, schema = z.compile(builders.get(name)!()));
       return schema;

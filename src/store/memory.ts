@@ -248,9 +248,10 @@ export class MemoryStore implements Store {
   #write(writes: Write[], now: number): void {
     let entries = 0;
     let bytes = 0;
-    for (const [key, value] of writes) {
+    for (const [key, value, , pinned] of writes) {
       const existing = this.#entries.get(key);
-      const seen = this.#seen.holds(key);
+      // Only X-Request-ID records (pinned) may replace an id used in unique mode.
+      const seen = pinned && this.#seen.holds(key);
       if (!existing && !seen) entries++;
       bytes += (value === SEEN ? seenIdBytes(key) : sizeOf(key, value)) - (existing?.bytes ?? 0) -
         (seen ? seenIdBytes(key) : 0);

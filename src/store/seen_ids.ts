@@ -75,17 +75,14 @@ export class SeenIds {
     }
   }
 
-  /** Forgets up to `max` of the oldest ids whose retention ended at `now`; how many it forgot. */
-  sweep(now: number, max: number): number {
-    let forgotten = 0;
-    while (forgotten < max) {
+  /** Forgets up to `max` of the oldest ids whose retention ended at `now`. */
+  sweep(now: number, max: number): void {
+    for (let forgotten = 0; forgotten < max; forgotten++) {
       const oldest = this.#oldest();
-      if (!oldest || oldest[1] + this.#base > now) break;
+      if (!oldest || oldest[1] + this.#base > now) return;
       this.delete(oldest[0]);
       this.#head = undefined;
-      forgotten++;
     }
-    return forgotten;
   }
 
   /** Forgets every id whose retention ended (one behind a longer-lived id included). */
