@@ -150,6 +150,7 @@ async function settledOutcome(
   plan: SharedStatePlan,
 ): Promise<DecisionOutcome> {
   let outcome = await decide(c, plan, config.services);
+  if (outcome.verdict?.idempotency?.outcome !== "inflight") return outcome;
   const deadline = performance.now() + config.waitMs;
   while (outcome.verdict?.idempotency?.outcome === "inflight" && performance.now() < deadline) {
     await sleep(Math.min(config.pollMs, deadline - performance.now()));

@@ -3,17 +3,24 @@
  * 12.5.1): type and subtype case-insensitive, parameters as a map, `q` weights.
  */
 
-/** A parsed media type or media range. */
+import { memo } from "./memo.ts";
+
+/** A parsed media type or media range (shared between the requests that send the same text). */
 export interface MediaType {
   /** `type/subtype`, lower case. */
-  essence: string;
-  params: Map<string, string>;
+  readonly essence: string;
+  readonly params: ReadonlyMap<string, string>;
 }
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-/** Parses one media type like `application/json; charset=utf-8`; `undefined` if malformed. */
-export function parseMediaType(text: string): MediaType | undefined {
+/**
+ * Parses one media type like `application/json; charset=utf-8`; `undefined` if malformed. Each text
+ * is parsed once: a TPP sends the same Content-Type and Accept on every request.
+ */
+export const parseMediaType: (text: string) => MediaType | undefined = memo(readMediaType);
+
+function readMediaType(text: string): MediaType | undefined {
   const [head, ...rest] = text.split(";");
   const [type, subtype, extra] = head.trim().split("/");
   if (extra !== undefined || !type || !subtype || !TOKEN.test(type) || !TOKEN.test(subtype)) {

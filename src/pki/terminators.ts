@@ -4,6 +4,7 @@
  * another TPP's public certificate in the header, or any address in X-Forwarded-For.
  */
 import { isIpv4, isIpv6 } from "../lib/ip.ts";
+import { memo } from "../lib/memo.ts";
 
 /**
  * The terminators when the policy lists none: the loopback addresses, so that a terminator on the
@@ -69,8 +70,13 @@ function inRange(address: Bits, range: Range): boolean {
     range.bits >> BigInt(width - range.prefix);
 }
 
-/** The address in one canonical text form (IPv4-mapped as IPv4, IPv6 compressed lower case). */
-export function normalAddress(text: string): string | undefined {
+/**
+ * The address in one canonical text form (IPv4-mapped as IPv4, IPv6 compressed lower case). Each
+ * text is worked out once: the peer's address comes back on every request of a connection.
+ */
+export const normalAddress: (text: string) => string | undefined = memo(canonicalAddress);
+
+function canonicalAddress(text: string): string | undefined {
   const address = addressBits(text);
   if (!address) return undefined;
   if (!address.v6) {
@@ -91,6 +97,11 @@ function forwardedAddress(element: string): string | undefined {
 /** The listed terminators, and the client address behind them. */
 export class Terminators {
   readonly #ranges: Range[];
+  /** Whether an address is one of them, worked out once per address. */
+  readonly #trusted = memo((address) => {
+    const bits = addressBits(address);
+    return bits !== undefined && this.#ranges.some((range) => inRange(bits, range));
+  });
 
   /** `cidrs` must be valid ({@link parseRange}); the policy schema checks them. */
   constructor(cidrs: readonly string[]) {
@@ -103,8 +114,7 @@ export class Terminators {
 
   /** Whether the address (a peer's) is one of the terminators. */
   trusts(address: string | undefined): boolean {
-    const bits = address ? addressBits(address) : undefined;
-    return bits !== undefined && this.#ranges.some((range) => inRange(bits, range));
+    return address ? this.#trusted(address) : false;
   }
 
   /**
