@@ -60,9 +60,9 @@ async function ask(services: Services, decision: Decision): Promise<DecisionOutc
   }
 }
 
-async function build(c: GatewayContext, plan: SharedStatePlan): Promise<Decision> {
+function build(c: GatewayContext, plan: SharedStatePlan): Decision {
   return {
-    idempotency: await plan.idempotency?.(c),
+    idempotency: plan.idempotency?.(c),
     limits: plan.limits?.(c) ?? [],
     frequency: plan.frequency?.(c),
   };
@@ -76,7 +76,12 @@ export function decide(
 ): Promise<DecisionOutcome> {
   let outcome = c.get("decision");
   if (!outcome) {
-    outcome = build(c, plan).then((decision) => ask(services, decision));
+    // A part that throws rejects the shared decision, for every check that awaits it.
+    try {
+      outcome = ask(services, build(c, plan));
+    } catch (error) {
+      outcome = Promise.reject(error);
+    }
     c.set("decision", outcome);
   }
   return outcome;

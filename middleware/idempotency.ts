@@ -143,16 +143,18 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** The store's answer, after waiting (bounded) for a first request still in flight. */
-async function settledOutcome(
+function inFlight(outcome: DecisionOutcome): boolean {
+  return outcome.verdict?.idempotency?.outcome === "inflight";
+}
+
+/** The store's answer after waiting (bounded) for the first request with the id, still in flight. */
+async function settled(
   c: GatewayContext,
   config: IdempotencyConfig,
-  plan: SharedStatePlan,
+  outcome: DecisionOutcome,
 ): Promise<DecisionOutcome> {
-  let outcome = await decide(c, plan, config.services);
-  if (outcome.verdict?.idempotency?.outcome !== "inflight") return outcome;
   const deadline = performance.now() + config.waitMs;
-  while (outcome.verdict?.idempotency?.outcome === "inflight" && performance.now() < deadline) {
+  while (inFlight(outcome) && performance.now() < deadline) {
     await sleep(Math.min(config.pollMs, deadline - performance.now()));
     outcome = await decideAgain(c, config.services);
   }
@@ -212,7 +214,8 @@ async function guard(
   config: IdempotencyConfig,
   plan: SharedStatePlan,
 ): Promise<Response | void> {
-  const outcome = await settledOutcome(c, config, plan);
+  let outcome = await decide(c, plan, config.services);
+  if (inFlight(outcome)) outcome = await settled(c, config, outcome);
   if (outcome.error) {
     storeUnavailable(c, config.services, config.fail);
     return next();
@@ -394,7 +397,7 @@ export const idempotency = defineCheck({
     const config = compile(options, context);
     if (!config) return undefined;
     const plan = context.decisions;
-    plan.idempotency = (c) => Promise.resolve(idempotencyPart(c, config));
+    plan.idempotency = (c) => idempotencyPart(c, config);
     return (c, next) => guard(c, next, config, plan);
   },
 });

@@ -75,7 +75,7 @@ export interface Decision {
  * state, filled in by those checks when the operation's chain is built.
  */
 export interface DecisionPlan<Request> {
-  idempotency?: (request: Request) => Promise<IdempotencyPart | undefined>;
+  idempotency?: (request: Request) => IdempotencyPart | undefined;
   limits?: (request: Request) => LimitPart[];
   frequency?: (request: Request) => FrequencyPart | undefined;
 }
