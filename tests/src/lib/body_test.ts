@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { BodyBuffer, BodyLimitError, readBody, readLimited } from "../../../src/lib/body.ts";
+import {
+  BodyBuffer,
+  BodyLimitError,
+  readBody,
+  readLimited,
+  SMALL_BODY_BYTES,
+} from "../../../src/lib/body.ts";
 
 /** A stream that never pauses: one-byte chunks, always ready, `total` of them (or forever). */
 function oneByteChunks(total = Infinity): ReadableStream<Uint8Array> {
@@ -47,26 +53,61 @@ Deno.test("readLimited() returns a single chunk as it is and an empty stream as 
   assert.equal((await readLimited(null, { maxBytes: 10 })).byteLength, 0);
 });
 
-Deno.test("readBody() cancels a body that is not received in time, so it is not held", async () => {
-  let cancelled = false;
-  const stream = new ReadableStream<Uint8Array>({
+/** A request whose body sends its first bytes and then waits; `events` records what it saw. */
+function stalledRequest(declared: number) {
+  const events: string[] = [];
+  let stream!: ReadableStreamDefaultController<Uint8Array>;
+  const body = new ReadableStream<Uint8Array>({
     start(controller) {
+      stream = controller;
       controller.enqueue(new TextEncoder().encode('{"access":'));
     },
     cancel() {
-      cancelled = true;
+      events.push("cancelled");
     },
   });
   const request = new Request("http://127.0.0.1/v1/consents", {
     method: "POST",
-    body: stream,
-    headers: { "content-length": "40" },
+    body,
+    headers: { "content-length": String(declared) },
   });
+  return { request, events, breakOff: () => stream.error(new Error("connection reset")) };
+}
+
+Deno.test("readBody() cancels a large body that is not received in time, so it is not held", async () => {
+  const { request, events } = stalledRequest(SMALL_BODY_BYTES + 1);
   await assert.rejects(
-    readBody(request, { maxBytes: 1000, timeoutMs: 50 }),
+    readBody(request, { maxBytes: 100_000, timeoutMs: 50 }),
     (error) => error instanceof BodyLimitError && error.reason === "timeout",
   );
-  assert.ok(cancelled, "the body stream was cancelled");
+  assert.deepEqual(events, ["cancelled"]);
+});
+
+Deno.test("readBody() gives up on a small body at its deadline, and a later break is no crash", async () => {
+  const { request, events, breakOff } = stalledRequest(SMALL_BODY_BYTES);
+  const started = performance.now();
+  await assert.rejects(
+    readBody(request, { maxBytes: 100_000, timeoutMs: 50 }),
+    (error) => error instanceof BodyLimitError && error.reason === "timeout",
+  );
+  assert.ok(performance.now() - started >= 50, "not before the deadline");
+  // Read at once (it cannot be cancelled): the client's break after the 408 must not surface as
+  // an unhandled rejection, which would end the process (and fail this test).
+  assert.deepEqual(events, []);
+  breakOff();
+  await new Promise((resolve) => setTimeout(resolve, 10));
+});
+
+Deno.test("readBody() reads a small body at once and a large one through its stream alike", async () => {
+  for (const size of [1, SMALL_BODY_BYTES, SMALL_BODY_BYTES + 1, 3 * SMALL_BODY_BYTES]) {
+    const sent = new Uint8Array(size).map((_, i) => i % 251);
+    const request = new Request("http://127.0.0.1/v1/consents", {
+      method: "POST",
+      body: sent,
+      headers: { "content-length": String(size) },
+    });
+    assert.deepEqual(await readBody(request, { maxBytes: 100_000, timeoutMs: 1000 }), sent);
+  }
 });
 
 Deno.test("BodyBuffer copies pieces it does not own, and keeps an owned first piece as it is", () => {
