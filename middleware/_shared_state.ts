@@ -76,12 +76,7 @@ export function decide(
 ): Promise<DecisionOutcome> {
   let outcome = c.get("decision");
   if (!outcome) {
-    // A part that throws rejects the shared decision, for every check that awaits it.
-    try {
-      outcome = ask(services, build(c, plan));
-    } catch (error) {
-      outcome = Promise.reject(error);
-    }
+    outcome = ask(services, build(c, plan));
     c.set("decision", outcome);
   }
   return outcome;

@@ -126,3 +126,96 @@ Deno.test("BodyBuffer copies pieces it does not own, and keeps an owned first pi
     (e) => e instanceof BodyLimitError && e.reason === "too_large",
   );
 });
+
+/** A request with `body` as a stream of one chunk, with or without its Content-Length. */
+function streamed(body: Uint8Array, declared?: number) {
+  const events: string[] = [];
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(body);
+      controller.close();
+    },
+    cancel() {
+      events.push("cancelled");
+    },
+  });
+  const headers: Record<string, string> = declared === undefined
+    ? {}
+    : { "content-length": String(declared) };
+  const request = new Request("http://127.0.0.1/v1/consents", {
+    method: "POST",
+    body: stream,
+    headers,
+  });
+  return { request, events };
+}
+
+Deno.test("readBody() holds a body without a Content-Length to the limit", async () => {
+  const { request } = streamed(new Uint8Array(11));
+  await assert.rejects(
+    readBody(request, { maxBytes: 10 }),
+    (error) => error instanceof BodyLimitError && error.reason === "too_large",
+  );
+  const fits = streamed(new Uint8Array([1, 2, 3])).request;
+  assert.deepEqual(await readBody(fits, { maxBytes: 3 }), new Uint8Array([1, 2, 3]));
+});
+
+Deno.test("readBody() refuses a declared length over the limit without reading, and cancels it", async () => {
+  const { request, events } = streamed(new Uint8Array(11), 11);
+  await assert.rejects(
+    readBody(request, { maxBytes: 10, timeoutMs: 1000 }),
+    (error) => error instanceof BodyLimitError && error.reason === "too_large",
+  );
+  assert.deepEqual(events, ["cancelled"]);
+  const exact = streamed(new Uint8Array(10), 10).request;
+  assert.equal((await readBody(exact, { maxBytes: 10, timeoutMs: 1000 })).byteLength, 10);
+});
+
+Deno.test("readBody() without a deadline reads a declared body whole", async () => {
+  const sent = new Uint8Array(SMALL_BODY_BYTES + 5).fill(7);
+  for (const body of [sent.subarray(0, 5), sent]) {
+    const { request } = streamed(body, body.byteLength);
+    assert.deepEqual(await readBody(request, { maxBytes: 100_000 }), body);
+  }
+});
+
+Deno.test("readBody() passes on at once the break of a small body before its deadline", async () => {
+  const { request, breakOff } = stalledRequest(100);
+  const started = performance.now();
+  const reading = readBody(request, { maxBytes: 1000, timeoutMs: 5000 });
+  breakOff();
+  await assert.rejects(reading, (error) => !(error instanceof BodyLimitError));
+  assert.ok(performance.now() - started < 1000, "the break, not the deadline, ended the read");
+});
+
+Deno.test("readBody() without a deadline waits for a slow small body", async () => {
+  const first = new TextEncoder().encode('{"access":');
+  const rest = new TextEncoder().encode("{}}");
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(first);
+      setTimeout(() => {
+        controller.enqueue(rest);
+        controller.close();
+      }, 100);
+    },
+  });
+  const request = new Request("http://127.0.0.1/v1/consents", {
+    method: "POST",
+    body,
+    headers: { "content-length": String(first.byteLength + rest.byteLength) },
+  });
+  const bytes = await readBody(request, { maxBytes: 1000 });
+  assert.equal(new TextDecoder().decode(bytes), '{"access":{}}');
+});
+
+Deno.test("readBody() refuses a declared length over the limit when there is no body to cancel", async () => {
+  const request = new Request("http://127.0.0.1/v1/consents", {
+    method: "POST",
+    headers: { "content-length": "11" },
+  });
+  await assert.rejects(
+    readBody(request, { maxBytes: 10 }),
+    (error) => error instanceof BodyLimitError && error.reason === "too_large",
+  );
+});

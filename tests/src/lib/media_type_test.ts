@@ -9,6 +9,22 @@ Deno.test("parseMediaType() reads type, subtype and parameters", () => {
   assert.equal(parseMediaType("a/b/c"), undefined);
 });
 
+Deno.test("parseMediaType() trims around the type and refuses characters outside a token", () => {
+  assert.equal(parseMediaType(" application/json ; charset=utf-8")?.essence, "application/json");
+  for (
+    const text of ["application/js@n", "applic@tion/json", "@application/json", "application/json@"]
+  ) {
+    assert.equal(parseMediaType(text), undefined, text);
+  }
+});
+
+Deno.test("parseMediaType() answers a text it saw before as it did the first time", () => {
+  const first = parseMediaType("application/json; charset=utf-8");
+  assert.deepEqual(parseMediaType("application/json; charset=utf-8"), first);
+  assert.equal(parseMediaType("application/json@"), undefined);
+  assert.equal(parseMediaType("application/json@"), undefined);
+});
+
 Deno.test("acceptable() honours wildcards and q=0", () => {
   const json = ["application/json"];
   assert.equal(acceptable("*/*", json), true);
