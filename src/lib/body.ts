@@ -31,7 +31,7 @@ export const SMALL_BODY_BYTES = 16_384;
  *
  * A `bytes()` cannot be stopped: after the deadline of a small body, what the client still sends
  * (never more than its declared length) is read and dropped when it ends or the connection
- * closes. Through a stream, a payment initiation's body cost about 25 us more CPU
+ * closes. Through a stream, a payment initiation's body cost about 10 us more CPU
  * (docs/performance.md); the larger bodies, whose holding would matter, still go that way.
  */
 export async function readBody(
