@@ -109,13 +109,17 @@ export async function redisClusterStore(
     const current = cluster?.isOpen ? cluster : await connect();
     if (!current || closed) throw new StoreUnavailableError("Redis Cluster is not reachable");
     return await Promise.all(current.masters.map(async (master): Promise<StoreNodeState> => {
+      // Which step failed tells an operator a master that is gone ("connect", or "PING" with the
+      // client offline) from one whose connection is up but silent ("PING", no answer).
+      let step = "connect";
       try {
         const client = await storeDeadline(Promise.resolve(current.nodeClient(master)), timeout);
+        step = "PING";
         await storeDeadline(client.sendCommand(["PING"]), timeout);
         return { node: master.address, state: "up" };
       } catch (error) {
         const text = error instanceof Error ? error.message : String(error);
-        return { node: master.address, state: "down", error: text.slice(0, 200) };
+        return { node: master.address, state: "down", error: `${step}: ${text}`.slice(0, 200) };
       }
     }));
   }

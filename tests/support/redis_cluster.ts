@@ -21,6 +21,10 @@ export interface RedisCluster extends AsyncDisposable {
   kill(i: number): Promise<void>;
   /** Starts node `i` again with its cluster configuration, until the cluster is ok. */
   start(i: number): Promise<void>;
+  /** Stops node `i` without closing its connections (SIGSTOP): it holds them and answers nothing. */
+  pause(i: number): void;
+  /** Lets a paused node `i` go on (SIGCONT). */
+  resume(i: number): void;
   /** Kills the nodes and removes their directory at once (for an `unload` listener). */
   stopNow(): void;
 }
@@ -176,6 +180,12 @@ export async function startRedisCluster(): Promise<RedisCluster> {
     async start(i) {
       servers[i] = node(dir, ports[i]);
       for (const port of ports) await clusterOk(port);
+    },
+    pause(i) {
+      servers[i].kill("SIGSTOP");
+    },
+    resume(i) {
+      servers[i].kill("SIGCONT");
     },
     stopNow,
     [Symbol.asyncDispose]: stop,

@@ -353,6 +353,7 @@ Deno.test({
       const down = during.store.nodes.filter((n: { state: string }) => n.state === "down");
       assert.equal(down.length, 1, JSON.stringify(during.store.nodes));
       assert.equal(during.store.error, `Node "${down[0].node}" is down`);
+      assert.match(down[0].error, /^(connect|PING): /, "the step that failed");
       assert.ok(cluster!.urls[killed].endsWith(`:${down[0].node.split(":")[1]}`), "that node");
     } finally {
       await cluster!.start(killed);
@@ -365,6 +366,48 @@ Deno.test({
       return result;
     }, 30_000);
     assert.equal(after.store.state, "up");
+    assert.deepEqual(after.store.nodes.map((n: { state: string }) => n.state), ["up", "up", "up"]);
+  },
+});
+
+Deno.test({
+  name: "redisClusterStore.probe() tells a master whose connection is silent from one that is gone",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    const prefix = uniquePrefix();
+    const store = clusterStore(prefix);
+    await using core = consentCore();
+    await using gateway = await startGateway({
+      policy: buildPolicy(policy(store.policy), { readiness: { interval: "100ms" } }),
+      upstream: core.url,
+      env: store.env,
+    });
+    const readiness = async () => {
+      await new Promise((r) => setTimeout(r, 150)); // past the interval: a fresh probe
+      const response = await gateway.fetch("/readyz");
+      const body = await response.json();
+      return { status: response.status, store: body.dependencies.store };
+    };
+    assert.equal((await readiness()).status, 200);
+    const probeKeyNode = await cluster!.nodeOf(`${prefix}health:readyz`);
+    const paused = [1, 2].find((i) => i !== probeKeyNode)!;
+    // A paused master keeps its connections open and answers nothing: the gateway's client is
+    // connected, and its PING goes unanswered (not "offline", as for a master that is gone).
+    cluster!.pause(paused);
+    try {
+      const during = await readiness();
+      assert.equal(during.status, 503, JSON.stringify(during));
+      const down = during.store.nodes.filter((n: { state: string }) => n.state === "down");
+      assert.equal(down.length, 1, JSON.stringify(during.store.nodes));
+      assert.match(down[0].error, /^PING: No answer within \d+ ms$/, JSON.stringify(down[0]));
+    } finally {
+      cluster!.resume(paused);
+    }
+    const after = await retryUntil(async () => {
+      const result = await readiness();
+      if (result.status !== 200) throw new Error(JSON.stringify(result));
+      return result;
+    }, 30_000);
     assert.deepEqual(after.store.nodes.map((n: { state: string }) => n.state), ["up", "up", "up"]);
   },
 });
