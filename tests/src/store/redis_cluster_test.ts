@@ -411,3 +411,34 @@ Deno.test({
     assert.deepEqual(after.store.nodes.map((n: { state: string }) => n.state), ["up", "up", "up"]);
   },
 });
+
+Deno.test({
+  name:
+    "redisClusterStore.probe() names the connection as the step that failed for a master down at start",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    const prefix = uniquePrefix();
+    const store = clusterStore(prefix);
+    const probeKeyNode = await cluster!.nodeOf(`${prefix}health:readyz`);
+    const killed = [1, 2].find((i) => i !== probeKeyNode)!;
+    // Down before the gateway starts: no client of it was ever connected.
+    await cluster!.kill(killed);
+    try {
+      await using core = consentCore();
+      await using gateway = await startGateway({
+        policy: buildPolicy(policy(store.policy), { readiness: { interval: "100ms" } }),
+        upstream: core.url,
+        env: store.env,
+      });
+      await new Promise((r) => setTimeout(r, 150));
+      const body = await (await gateway.fetch("/readyz")).json();
+      const down = body.dependencies.store.nodes.filter((n: { state: string }) =>
+        n.state === "down"
+      );
+      assert.equal(down.length, 1, JSON.stringify(body.dependencies.store));
+      assert.match(down[0].error, /^connect: /, JSON.stringify(down[0]));
+    } finally {
+      await cluster!.start(killed);
+    }
+  },
+});
