@@ -161,6 +161,33 @@ function consentCore() {
   });
 }
 
+/**
+ * A gateway on the test cluster whose readiness probes run every 100 ms, and a reading of its
+ * `/readyz` taken after a fresh probe.
+ */
+async function probedGateway(prefix: string) {
+  const store = clusterStore(prefix);
+  const core = consentCore();
+  // idempotency fails closed (the default): the store decides readiness.
+  const gateway = await startGateway({
+    policy: buildPolicy(policy(store.policy), { readiness: { interval: "100ms" } }),
+    upstream: core.url,
+    env: store.env,
+  });
+  return {
+    async readiness() {
+      await new Promise((r) => setTimeout(r, 150)); // past the interval: a fresh probe
+      const response = await gateway.fetch("/readyz");
+      const body = await response.json();
+      return { status: response.status, store: body.dependencies.store };
+    },
+    async [Symbol.asyncDispose]() {
+      await gateway[Symbol.asyncDispose]();
+      await core[Symbol.asyncDispose]();
+    },
+  };
+}
+
 Deno.test({
   name: "redisClusterStore holds every key of a gateway's decision in the caller's slot",
   ignore: WITHOUT_REDIS,
@@ -323,20 +350,8 @@ Deno.test({
   ignore: WITHOUT_REDIS,
   async fn() {
     const prefix = uniquePrefix();
-    const store = clusterStore(prefix);
-    await using core = consentCore();
-    await using gateway = await startGateway({
-      // idempotency fails closed (the default): the store decides readiness.
-      policy: buildPolicy(policy(store.policy), { readiness: { interval: "100ms" } }),
-      upstream: core.url,
-      env: store.env,
-    });
-    const readiness = async () => {
-      await new Promise((r) => setTimeout(r, 150)); // past the interval: a fresh probe
-      const response = await gateway.fetch("/readyz");
-      const body = await response.json();
-      return { status: response.status, store: body.dependencies.store };
-    };
+    await using gateway = await probedGateway(prefix);
+    const readiness = gateway.readiness;
     const before = await readiness();
     assert.equal(before.status, 200, JSON.stringify(before));
     assert.equal(before.store.state, "up");
@@ -375,19 +390,8 @@ Deno.test({
   ignore: WITHOUT_REDIS,
   async fn() {
     const prefix = uniquePrefix();
-    const store = clusterStore(prefix);
-    await using core = consentCore();
-    await using gateway = await startGateway({
-      policy: buildPolicy(policy(store.policy), { readiness: { interval: "100ms" } }),
-      upstream: core.url,
-      env: store.env,
-    });
-    const readiness = async () => {
-      await new Promise((r) => setTimeout(r, 150)); // past the interval: a fresh probe
-      const response = await gateway.fetch("/readyz");
-      const body = await response.json();
-      return { status: response.status, store: body.dependencies.store };
-    };
+    await using gateway = await probedGateway(prefix);
+    const readiness = gateway.readiness;
     assert.equal((await readiness()).status, 200);
     const probeKeyNode = await cluster!.nodeOf(`${prefix}health:readyz`);
     const paused = [1, 2].find((i) => i !== probeKeyNode)!;
@@ -418,24 +422,15 @@ Deno.test({
   ignore: WITHOUT_REDIS,
   async fn() {
     const prefix = uniquePrefix();
-    const store = clusterStore(prefix);
     const probeKeyNode = await cluster!.nodeOf(`${prefix}health:readyz`);
     const killed = [1, 2].find((i) => i !== probeKeyNode)!;
     // Down before the gateway starts: no client of it was ever connected.
     await cluster!.kill(killed);
     try {
-      await using core = consentCore();
-      await using gateway = await startGateway({
-        policy: buildPolicy(policy(store.policy), { readiness: { interval: "100ms" } }),
-        upstream: core.url,
-        env: store.env,
-      });
-      await new Promise((r) => setTimeout(r, 150));
-      const body = await (await gateway.fetch("/readyz")).json();
-      const down = body.dependencies.store.nodes.filter((n: { state: string }) =>
-        n.state === "down"
-      );
-      assert.equal(down.length, 1, JSON.stringify(body.dependencies.store));
+      await using gateway = await probedGateway(prefix);
+      const { store } = await gateway.readiness();
+      const down = store.nodes.filter((n: { state: string }) => n.state === "down");
+      assert.equal(down.length, 1, JSON.stringify(store));
       assert.match(down[0].error, /^connect: /, JSON.stringify(down[0]));
     } finally {
       await cluster!.start(killed);
