@@ -11,6 +11,7 @@ import { headerList } from "../src/core/request.ts";
 import { displayName, headerError, headerViolation, ignorableField } from "./_headers.ts";
 import { formatError } from "../src/core/errors.ts";
 import { hasC0, hasControl } from "../src/lib/controls.ts";
+import { utf8 } from "../src/lib/utf8.ts";
 import { byteSize, headerName } from "../src/policy/fields.ts";
 
 /** Caps used in practice for the interface's headers (characters). */
@@ -26,7 +27,6 @@ export const DEFAULT_CAPS: Record<string, number> = {
 
 /** Printable ASCII and TAB. */
 const ASCII = /^[\t -~]*$/;
-const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * What is wrong with the characters of a header value, or `undefined`. Values arrive as Latin-1
@@ -38,12 +38,8 @@ export function characterProblem(value: string, asciiOnly: boolean): string | un
   const untabbed = value.includes("\t") ? value.replaceAll("\t", " ") : value;
   if (hasC0(untabbed)) return "must not contain control characters";
   if (asciiOnly) return "must contain printable ASCII characters only";
-  let text = untabbed;
-  try {
-    text = utf8.decode(Uint8Array.from(untabbed, (ch) => ch.charCodeAt(0)));
-  } catch {
-    // Not UTF-8: judged as Latin-1.
-  }
+  // A value that is not UTF-8 is judged as Latin-1.
+  const text = utf8(latin1Bytes(untabbed)) ?? untabbed;
   return hasControl(text) ? "must not contain control characters" : undefined;
 }
 
@@ -53,13 +49,16 @@ export function characterProblem(value: string, asciiOnly: boolean): string | un
  */
 export function characterLength(value: string): number {
   if (ASCII.test(value)) return value.length;
-  try {
-    let count = 0;
-    for (const _ of utf8.decode(Uint8Array.from(value, (ch) => ch.charCodeAt(0)))) count++;
-    return count;
-  } catch {
-    return value.length;
-  }
+  const text = utf8(latin1Bytes(value));
+  if (text === undefined) return value.length;
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+}
+
+/** The bytes of a Latin-1 byte string, as header values arrive. */
+function latin1Bytes(value: string): Uint8Array {
+  return Uint8Array.from(value, (ch) => ch.charCodeAt(0));
 }
 
 export const headerLimits = defineCheck({

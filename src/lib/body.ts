@@ -2,7 +2,7 @@
  * Reading a byte stream whole, with a size limit and a deadline: the one way the gateway reads
  * request and upstream response bodies.
  */
-import { onDeadline } from "./deadline.ts";
+import { onDeadline, withDeadline } from "./deadline.ts";
 
 /** Why a limited read stopped early. */
 export class BodyLimitError extends Error {
@@ -47,25 +47,16 @@ export async function readBody(
     throw new BodyLimitError("too_large");
   }
   if (limits.timeoutMs === undefined) return await message.bytes() as Bytes;
-  if (length <= SMALL_BODY_BYTES) return await bytesWithin(message, limits.timeoutMs);
+  if (length <= SMALL_BODY_BYTES) {
+    // A read the client breaks off after the deadline rejects into a promise already settled,
+    // never as an unhandled rejection.
+    return await withDeadline(
+      message.bytes() as Promise<Bytes>,
+      limits.timeoutMs,
+      () => new BodyLimitError("timeout"),
+    );
+  }
   return readLimited(message.body, limits);
-}
-
-/** `bytes()`, or {@link BodyLimitError} `timeout` when it has not resolved by the deadline. */
-function bytesWithin(message: Request | Response, timeoutMs: number): Promise<Bytes> {
-  const read = message.bytes() as Promise<Bytes>;
-  return new Promise((resolve, reject) => {
-    const clear = onDeadline(timeoutMs, () => reject(new BodyLimitError("timeout")));
-    // Both outcomes are handled, also after the deadline: a read the client breaks off later
-    // rejects into a promise already settled, never as an unhandled rejection.
-    read.then((bytes) => {
-      clear();
-      resolve(bytes);
-    }, (error) => {
-      clear();
-      reject(error);
-    });
-  });
 }
 
 /**
