@@ -99,6 +99,7 @@ const TOP_FIELDS: Record<string, string[]> = {
     "executionRule",
     "frequency",
     "dayOfExecution",
+    "monthsOfExecution",
   ],
   consent: [
     "access",
@@ -190,10 +191,32 @@ function checkBody(
       assert.match(p.instructedAmount?.amount ?? "", /^[0-9]{1,14}(\.[0-9]{1,3})?$/, where);
     }
   }
+  if (kind === "periodic-payments") checkMonths(value, where);
   if (op.body === "consent") {
     assert.ok(realDate(value.validUntil), where);
     assert.ok(Number.isInteger(value.frequencyPerDay) && value.frequencyPerDay >= 1, where);
     assert.ok(value.frequencyPerDay <= 4, where);
+  }
+}
+
+/**
+ * The standard's rule for monthsOfExecution: sent if and only if the frequency is
+ * MonthlyVariable, 1 to 11 distinct months, each "1" to "12".
+ */
+function checkMonths(value: { frequency?: unknown; monthsOfExecution?: unknown }, where: string) {
+  const months = value.monthsOfExecution;
+  if (value.frequency !== "MonthlyVariable") {
+    assert.equal(months, undefined, `monthsOfExecution without MonthlyVariable\n${where}`);
+    return;
+  }
+  assert.ok(Array.isArray(months), `MonthlyVariable without monthsOfExecution\n${where}`);
+  assert.ok(months.length >= 1 && months.length <= 11, `monthsOfExecution count\n${where}`);
+  assert.equal(new Set(months).size, months.length, `monthsOfExecution repeats\n${where}`);
+  for (const m of months) {
+    assert.ok(
+      /^([1-9]|1[0-2])$/.test(String(m)) && typeof m === "string",
+      `month "${m}"\n${where}`,
+    );
   }
 }
 
