@@ -15,16 +15,18 @@ import { scriptedStore, storeDeadline } from "./script.ts";
 /** Longest pause between two background reconnection attempts, in milliseconds. */
 const MAX_RECONNECT_DELAY = 1000;
 
-type Client = ReturnType<typeof createClient>;
+type Client = ReturnType<typeof newClient>;
 
 /**
  * A client that never reconnects by itself: node-redis sleeps between its attempts (up to its
  * backoff) and fails every command meanwhile, even once Redis answers again. Before this module
  * kept the connection, a restart after an outage under light traffic gave 503s for a minute.
  */
-function newClient(url: string, connectMs: number): Client {
+function newClient(url: string, connectMs: number) {
   const client = createClient({
     url,
+    // RESP2, the wire protocol the scripts' replies were written for (node-redis 6 defaults to 3).
+    RESP: 2,
     disableOfflineQueue: true,
     socket: { connectTimeout: connectMs, reconnectStrategy: false },
   });

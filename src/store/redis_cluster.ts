@@ -20,7 +20,7 @@ import { scriptedStore, storeDeadline } from "./script.ts";
 /** Longest pause between two reconnection attempts to one node, in milliseconds. */
 const MAX_RECONNECT_DELAY = 1000;
 
-type Cluster = ReturnType<typeof createCluster>;
+type Cluster = ReturnType<typeof newCluster>;
 
 /** True when Redis Cluster would hash `prefix + key` by a tag inside `prefix`. */
 export function prefixHasTag(prefix: string): boolean {
@@ -30,10 +30,12 @@ export function prefixHasTag(prefix: string): boolean {
   return close > open + 1;
 }
 
-function newCluster(urls: string[], connectMs: number): Cluster {
+function newCluster(urls: string[], connectMs: number) {
   const first = new URL(urls[0]);
   const cluster = createCluster({
     rootNodes: urls.map((url) => ({ url })),
+    // RESP2, the wire protocol the scripts' replies were written for (node-redis 6 defaults to 3).
+    RESP: 2,
     // Nodes found through the cluster take their credentials and TLS from the first URL.
     defaults: {
       username: first.username ? decodeURIComponent(first.username) : undefined,

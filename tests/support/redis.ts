@@ -172,7 +172,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
 
 /** A plain node-redis client for assertions on what the store wrote. */
 export async function redisClient(url: string) {
-  const client = createClient({ url });
+  const client = createClient({ url, RESP: 2 });
   client.on("error", () => {});
   await client.connect();
   return client;

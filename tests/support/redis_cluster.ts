@@ -21,6 +21,11 @@ export interface RedisCluster extends AsyncDisposable {
   kill(i: number): Promise<void>;
   /** Starts node `i` again with its cluster configuration, until the cluster is ok. */
   start(i: number): Promise<void>;
+  /**
+   * Starts node `i` again and stops it (SIGSTOP) as soon as it accepts connections: the kernel
+   * still takes connections into its backlog, and nothing answers them.
+   */
+  startFrozen(i: number): Promise<void>;
   /** Stops node `i` without closing its connections (SIGSTOP): it holds them and answers nothing. */
   pause(i: number): void;
   /** Lets a paused node `i` go on (SIGCONT). */
@@ -180,6 +185,14 @@ export async function startRedisCluster(): Promise<RedisCluster> {
     async start(i) {
       servers[i] = node(dir, ports[i]);
       for (const port of ports) await clusterOk(port);
+    },
+    async startFrozen(i) {
+      servers[i] = node(dir, ports[i]);
+      await until(`redis-server on port ${ports[i]} did not listen`, 5000, async () => {
+        (await Deno.connect({ hostname: "127.0.0.1", port: ports[i] })).close();
+        return true;
+      });
+      servers[i].kill("SIGSTOP");
     },
     pause(i) {
       servers[i].kill("SIGSTOP");

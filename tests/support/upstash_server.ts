@@ -58,7 +58,7 @@ export async function startUpstashServer(
   const send = (command: (string | number)[]) =>
     connection.send(command.map(String)) as Promise<Reply>;
   // MULTI/EXEC needs a client of its own (a transaction must not interleave with other commands).
-  const transactions = createClient({ url: redisUrl, disableOfflineQueue: true });
+  const transactions = createClient({ url: redisUrl, RESP: 2, disableOfflineQueue: true });
   transactions.on("error", () => {});
   await transactions.connect();
 
