@@ -15,6 +15,7 @@ import {
   type LimitVerdict,
   newStats,
   type Store,
+  type StoredResponse,
   type StoreStats,
   StoreUnavailableError,
   type Verdict,
@@ -27,9 +28,22 @@ interface IdempotencyRecord {
   t?: string;
   /** End of the in-flight time (milliseconds since the epoch). */
   u?: number;
-  st?: number;
-  h?: [string, string][];
-  b?: string;
+  /** The kept answer, {@link pack}ed. */
+  a?: string;
+}
+
+/**
+ * A kept answer as one string (JSON of status, headers and body): the store holds every id for
+ * its retention, a day by default, and a header list is a heap object per header for the
+ * collector to trace on every full collection; a string is one object it does not look into.
+ */
+function pack(response: StoredResponse): string {
+  return JSON.stringify([response.status, response.headers, response.body]);
+}
+
+function unpack(packed: string): StoredResponse {
+  const [status, headers, body] = JSON.parse(packed) as [number, [string, string][], string];
+  return { status, headers, body };
 }
 
 /**
@@ -85,9 +99,7 @@ function sizeOf(key: string, value: Value): number {
   let bytes = ENTRY_BYTES + key.length;
   if (typeof value === "string") return bytes + value.length;
   if (typeof value === "number") return bytes + 8;
-  bytes += 64 + value.f.length + (value.t?.length ?? 0) + (value.b?.length ?? 0);
-  for (const [name, text] of value.h ?? []) bytes += 32 + name.length + text.length;
-  return bytes;
+  return bytes + 64 + value.f.length + (value.t?.length ?? 0) + (value.a?.length ?? 0);
 }
 
 /** Entries in insertion order; an entry deleted since leaves a dead slot, skipped at the head. */
@@ -320,11 +332,7 @@ export class MemoryStore implements Store {
       }
       verdict.idempotency = { outcome };
       if (outcome === "replay") {
-        verdict.idempotency.response = {
-          status: record!.st!,
-          headers: record!.h!,
-          body: record!.b!,
-        };
+        verdict.idempotency.response = unpack(record!.a!);
         return Promise.resolve(verdict);
       }
       if (outcome !== "free" && idem.enforce) {
@@ -447,9 +455,7 @@ export class MemoryStore implements Store {
       s: completion.action,
       f: record.f,
       t: record.t,
-      st: response?.status,
-      h: response?.headers,
-      b: response?.body,
+      a: response && pack(response),
     };
     try {
       this.#write([[completion.key, done, completion.retentionMs, true]], now);
