@@ -96,7 +96,7 @@ const ENTRY_BYTES = 128;
 
 /** An entry's estimated size: what makes a stored answer of 60 KB count as 60 KB. */
 function sizeOf(key: string, value: Value): number {
-  let bytes = ENTRY_BYTES + key.length;
+  const bytes = ENTRY_BYTES + key.length;
   if (typeof value === "string") return bytes + value.length;
   if (typeof value === "number") return bytes + 8;
   return bytes + 64 + value.f.length + (value.t?.length ?? 0) + (value.a?.length ?? 0);
