@@ -18,6 +18,12 @@ const MAX_RECONNECT_DELAY = 1000;
 type Client = ReturnType<typeof newClient>;
 
 /**
+ * Idle time before TCP keep-alive probes start on a Redis connection (node-redis 5's default; 6
+ * waits 30 s): a peer that vanished without closing is found while the connection is idle.
+ */
+export const KEEPALIVE_MS = 5000;
+
+/**
  * A client that never reconnects by itself: node-redis sleeps between its attempts (up to its
  * backoff) and fails every command meanwhile, even once Redis answers again. Before this module
  * kept the connection, a restart after an outage under light traffic gave 503s for a minute.
@@ -28,7 +34,11 @@ function newClient(url: string, connectMs: number) {
     // RESP2, the wire protocol the scripts' replies were written for (node-redis 6 defaults to 3).
     RESP: 2,
     disableOfflineQueue: true,
-    socket: { connectTimeout: connectMs, reconnectStrategy: false },
+    socket: {
+      connectTimeout: connectMs,
+      reconnectStrategy: false,
+      keepAliveInitialDelay: KEEPALIVE_MS,
+    },
   });
   // Without a listener an "error" event would end the process; the store logs its failures.
   client.on("error", () => {});

@@ -16,6 +16,7 @@ import {
   StoreUnavailableError,
 } from "./types.ts";
 import { scriptedStore, storeDeadline } from "./script.ts";
+import { KEEPALIVE_MS } from "./redis.ts";
 
 /** Longest pause between two reconnection attempts to one node, in milliseconds. */
 const MAX_RECONNECT_DELAY = 1000;
@@ -43,6 +44,7 @@ function newCluster(urls: string[], connectMs: number) {
       disableOfflineQueue: true,
       socket: {
         connectTimeout: connectMs,
+        keepAliveInitialDelay: KEEPALIVE_MS,
         reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, MAX_RECONNECT_DELAY),
         ...(first.protocol === "rediss:" ? { tls: true as const } : {}),
       },

@@ -9,6 +9,8 @@ import { startGateway } from "../../support/gateway.ts";
 import { startUpstream } from "../../support/upstream.ts";
 import { buildPolicy, type LevelInput, type PolicyInput } from "../../support/policies.ts";
 import { retryUntil } from "../../support/wait.ts";
+import { keepAliveSeconds } from "../../support/tcp_timers.ts";
+import { KEEPALIVE_MS } from "../../../src/store/redis.ts";
 
 // One three-node cluster for the file, started before its tests and stopped when it ends (a
 // cluster takes about two seconds to form).
@@ -54,6 +56,28 @@ function decisionKeys(decision: Decision): string[] {
     ...decision.frequency!.days.map((d) => d.key),
   ];
 }
+
+Deno.test({
+  name:
+    "redisClusterStore's connections start TCP keep-alive probes after 5 s idle, to every master",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    const store = await createStore(section(uniquePrefix()));
+    try {
+      const nodes = await store.probe!();
+      assert.deepEqual(nodes.map((n) => n.state), ["up", "up", "up"]);
+      for (const { node } of nodes) {
+        const timers = keepAliveSeconds(Number(node.split(":")[1]));
+        assert.ok(timers.length > 0, `a connection to ${node} with a keep-alive timer`);
+        for (const seconds of timers) {
+          assert.ok(seconds <= KEEPALIVE_MS / 1000, `${node}: keep-alive in ${seconds} s`);
+        }
+      }
+    } finally {
+      await store.close();
+    }
+  },
+});
 
 Deno.test({
   name: "redisClusterStore decides one request whose keys would lie in several slots untagged",

@@ -7,12 +7,31 @@ import { storeContract } from "../../support/store_contract.ts";
 import { idem, limit } from "../../support/store_contract.ts";
 import { redisUrl, startRedisServer, uniquePrefix, WITHOUT_REDIS } from "../../support/redis.ts";
 import { retryUntil } from "../../support/wait.ts";
+import { keepAliveSeconds } from "../../support/tcp_timers.ts";
+import { KEEPALIVE_MS } from "../../../src/store/redis.ts";
 
 function section(url: string, timeout = "500ms") {
   return storeSection.parse({ kind: "redis", url, prefix: uniquePrefix(), timeout });
 }
 
 storeContract("redisStore", () => createStore(section(redisUrl())), { ignore: WITHOUT_REDIS });
+
+Deno.test({
+  name: "redisStore's connection starts TCP keep-alive probes after 5 s idle (node-redis 6: 30 s)",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    await using redis = await startRedisServer();
+    const store = await createStore(section(redis.url));
+    try {
+      await store.decide({ limits: [limit()] });
+      const timers = keepAliveSeconds(redis.port);
+      assert.equal(timers.length, 1, `one connection with a keep-alive timer: ${timers}`);
+      assert.ok(timers[0] <= KEEPALIVE_MS / 1000, `keep-alive in ${timers[0]} s`);
+    } finally {
+      await store.close();
+    }
+  },
+});
 
 Deno.test({
   name: "redisStore fails fast while Redis is down and recovers after its restart",
