@@ -415,3 +415,38 @@ Deno.test("MemoryStore sweeps an id used in unique mode at the very end of its r
   await claimUnique(store, "b", 100);
   assert.equal(store.size, 1);
 });
+
+Deno.test("MemoryStore's estimate (what max_bytes counts) is 128 bytes per entry plus its key and value", async () => {
+  const store = new MemoryStore();
+  // A text value: its characters.
+  await store.put("consent:1", "1|4", 60_000);
+  assert.equal(store.bytes, 128 + 9 + 3);
+  // A counter: 8 bytes.
+  await store.decide({ limits: [limit({ key: "rl:1" })] });
+  assert.equal(store.bytes, 128 + 9 + 3 + (128 + 4 + 8));
+  const before = store.bytes;
+  // An id in flight: 64 bytes of record, its fingerprint and its token.
+  const part = idem({ key: "idem:t:1", fingerprint: "f".repeat(44), token: "t".repeat(36) });
+  await store.decide({ idempotency: part, limits: [] });
+  assert.equal(store.bytes - before, 128 + 8 + 64 + 44 + 36);
+  // Its answer kept: the packed answer's characters on top.
+  const response = {
+    status: 201,
+    headers: [["location", "/v1/x"]] as [string, string][],
+    body: "QQ==",
+  };
+  await store.complete({
+    key: part.key,
+    token: part.token,
+    action: "done",
+    response,
+    retentionMs: 60_000,
+  });
+  const packed = JSON.stringify([201, [["location", "/v1/x"]], "QQ=="]).length;
+  assert.equal(store.bytes - before, 128 + 8 + 64 + 44 + 36 + packed);
+  const replay = await store.decide({
+    idempotency: idem({ key: part.key, fingerprint: part.fingerprint }),
+    limits: [],
+  });
+  assert.deepEqual(replay.idempotency?.response, response);
+});
