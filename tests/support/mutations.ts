@@ -859,7 +859,7 @@ const bodyMakers: Record<string, Maker> = {
     ),
 };
 
-/** Every field name the bodies of the documents use (an unknown field is none of these). */
+/** Every field name the bodies of the documents and the standard use (an unknown field is none of these). */
 const KNOWN_FIELDS = new Set([
   ...Object.keys({
     debtorAccount: 0,
@@ -896,6 +896,20 @@ const KNOWN_FIELDS = new Set([
     show_shop_order_id_on_extract: 0,
     capture_method: 0,
     purchase_units: 0,
+    // The Berlin Group standard's optional fields, which the gateway accepts too
+    // (docs/interoperability.md): not unknown either.
+    instructionIdentification: 0,
+    debtorName: 0,
+    ultimateDebtor: 0,
+    ultimateCreditor: 0,
+    creditorId: 0,
+    purposeCode: 0,
+    chargeBearer: 0,
+    remittanceInformationUnstructuredArray: 0,
+    remittanceInformationStructured: 0,
+    remittanceInformationStructuredArray: 0,
+    requestedExecutionTime: 0,
+    monthsOfExecution: 0,
   }),
 ]);
 
