@@ -164,6 +164,13 @@ export async function importIssued(certPem: string, keyPem: string): Promise<Iss
   return issued(cert, keys, "RSA");
 }
 
+/** The private key of `issued` as PEM (PKCS#8), for a server that reads its key from a file. */
+export async function privateKeyPem(issued: Issued): Promise<string> {
+  const der = new Uint8Array(await crypto.subtle.exportKey("pkcs8", issued.keys.privateKey));
+  const lines = der.toBase64().match(/.{1,64}/g)!.join("\n");
+  return `-----BEGIN PRIVATE KEY-----\n${lines}\n-----END PRIVATE KEY-----\n`;
+}
+
 /** A YAML double-quoted scalar of any text (JSON strings are YAML). */
 export function yamlString(text: string): string {
   return JSON.stringify(text);

@@ -112,6 +112,8 @@ async function waitForRedis(port: number, ms: number): Promise<void> {
 /** A redis-server process of the test's own, on a free port. */
 export interface RedisProcess extends AsyncDisposable {
   url: string;
+  /** The TLS URL (`rediss://localhost:…`) when started with `tls`. */
+  tlsUrl?: string;
   port: number;
   /** Kills the server (SIGKILL: no clean shutdown). */
   kill(): Promise<void>;
@@ -129,6 +131,11 @@ export interface RedisServerOptions {
    * persistence, a restarted server is empty.
    */
   durable?: boolean;
+  /**
+   * Also listen for TLS (`tlsUrl`) with this certificate and key (PEM texts); clients need no
+   * certificate of their own. The plain port stays for the test's own checks.
+   */
+  tls?: { cert: string; key: string };
 }
 
 /** Starts a throw-away redis-server. */
@@ -138,10 +145,22 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   const persistence = dir
     ? ["--appendonly", "yes", "--appendfsync", "always", "--dir", dir]
     : ["--appendonly", "no"];
+  const tlsPort = options.tls ? freePort() : undefined;
+  const tlsDir = options.tls ? await Deno.makeTempDir({ prefix: "redis-tls-" }) : undefined;
+  if (options.tls) {
+    await Deno.writeTextFile(`${tlsDir}/cert.pem`, options.tls.cert);
+    await Deno.writeTextFile(`${tlsDir}/key.pem`, options.tls.key);
+  }
+  const tls = options.tls
+    ? [
+      ...["--tls-port", String(tlsPort), "--tls-auth-clients", "no"],
+      ...["--tls-cert-file", `${tlsDir}/cert.pem`, "--tls-key-file", `${tlsDir}/key.pem`],
+    ]
+    : [];
   let child: Deno.ChildProcess | undefined;
   const start = async () => {
     child = new Deno.Command("redis-server", {
-      args: ["--port", String(port), "--bind", "127.0.0.1", "--save", "", ...persistence],
+      args: ["--port", String(port), "--bind", "127.0.0.1", "--save", "", ...persistence, ...tls],
       stdout: "null",
       stderr: "null",
     }).spawn();
@@ -159,9 +178,11 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     freeze(false);
     await kill();
     if (dir) await Deno.remove(dir, { recursive: true });
+    if (tlsDir) await Deno.remove(tlsDir, { recursive: true });
   };
   return {
     url: `redis://127.0.0.1:${port}`,
+    tlsUrl: tlsPort ? `rediss://localhost:${tlsPort}` : undefined,
     port,
     kill,
     start,

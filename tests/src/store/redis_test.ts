@@ -5,9 +5,16 @@ import { memoryLogger } from "../../../src/lib/log.ts";
 import { storeSection } from "../../../src/policy/sections.ts";
 import { storeContract } from "../../support/store_contract.ts";
 import { idem, limit } from "../../support/store_contract.ts";
-import { redisUrl, startRedisServer, uniquePrefix, WITHOUT_REDIS } from "../../support/redis.ts";
+import {
+  redisClient,
+  redisUrl,
+  startRedisServer,
+  uniquePrefix,
+  WITHOUT_REDIS,
+} from "../../support/redis.ts";
 import { retryUntil } from "../../support/wait.ts";
 import { keepAliveSeconds } from "../../support/tcp_timers.ts";
+import { createCa, issue, privateKeyPem } from "../../support/pki.ts";
 import { KEEPALIVE_MS } from "../../../src/store/redis.ts";
 
 function section(url: string, timeout = "500ms") {
@@ -27,6 +34,62 @@ Deno.test({
       const timers = keepAliveSeconds(redis.port);
       assert.equal(timers.length, 1, `one connection with a keep-alive timer: ${timers}`);
       assert.ok(timers[0] <= KEEPALIVE_MS / 1000, `keep-alive in ${timers[0]} s`);
+    } finally {
+      await store.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "redisStore speaks TLS to a rediss:// URL, and refuses a Redis whose certificate the runtime does not trust",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    const ca = await createCa("Test Redis CA");
+    const server = await issue(ca, { domains: ["localhost"], orgId: null });
+    const tls = { cert: server.pem, key: await privateKeyPem(server) };
+    await using redis = await startRedisServer({ tls });
+    const prefix = uniquePrefix();
+    const caFile = await Deno.makeTempFile({ suffix: ".pem" });
+    try {
+      await Deno.writeTextFile(caFile, ca.pem);
+      // The runtime's trust store is read at start-up: a child process with Redis's CA in it.
+      const script = `
+        import { createStore } from "${new URL("../../../src/store/mod.ts", import.meta.url)}";
+        import { storeSection } from "${new URL(
+        "../../../src/policy/sections.ts",
+        import.meta.url,
+      )}";
+        const store = await createStore(storeSection.parse(
+          { kind: "redis", url: "${redis.tlsUrl}", prefix: "${prefix}", timeout: "2s" },
+        ));
+        const verdict = await store.decide({ limits: [], idempotency: {
+          key: "idem:tpp:1", mode: "replay", fingerprint: "f", token: "t", enforce: true,
+          inflightMs: 60000, retentionMs: 60000 } });
+        console.log(verdict.idempotency.outcome);
+        await store.close();`;
+      const output = await new Deno.Command(Deno.execPath(), {
+        args: ["eval", script],
+        env: { DENO_CERT: caFile },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const stderr = new TextDecoder().decode(output.stderr);
+      assert.equal(new TextDecoder().decode(output.stdout).trim(), "claimed", stderr);
+      // Written to this Redis (read back over its plain port).
+      const client = await redisClient(redis.url);
+      try {
+        assert.deepEqual(await client.keys(`${prefix}*`), [`${prefix}idem:tpp:1`]);
+      } finally {
+        client.destroy();
+      }
+    } finally {
+      await Deno.remove(caFile);
+    }
+    // Without that CA the certificate is refused: no decision is made over that connection.
+    const store = await createStore(section(redis.tlsUrl!));
+    try {
+      await assert.rejects(store.decide({ limits: [limit()] }), StoreUnavailableError);
     } finally {
       await store.close();
     }

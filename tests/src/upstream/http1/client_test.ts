@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { Http1Upstream } from "../../../../src/upstream/http1/client.ts";
 import { UpstreamError, type UpstreamRequest } from "../../../../src/upstream/mod.ts";
 import { closedPort } from "../../../support/upstream.ts";
-import { createCa, issue } from "../../../support/pki.ts";
+import { createCa, issue, privateKeyPem } from "../../../support/pki.ts";
 
 /** What the scripted upstream does with one request. */
 interface Reply {
@@ -387,10 +387,7 @@ Deno.test("Http1Upstream refuses a request target that would end the request lin
 Deno.test("Http1Upstream speaks TLS to an https origin the runtime trusts (DENO_CERT)", async () => {
   const ca = await createCa("Test core CA");
   const server = await issue(ca, { domains: ["localhost"], orgId: null });
-  const key = new Uint8Array(await crypto.subtle.exportKey("pkcs8", server.keys.privateKey));
-  const keyPem = `-----BEGIN PRIVATE KEY-----\n${
-    btoa(String.fromCharCode(...key)).replace(/.{64}/g, "$&\n")
-  }\n-----END PRIVATE KEY-----\n`;
+  const keyPem = await privateKeyPem(server);
   const core = Deno.serve(
     { hostname: "127.0.0.1", port: 0, cert: server.pem, key: keyPem, onListen: () => {} },
     (request) => Response.json({ path: new URL(request.url).pathname }),
