@@ -84,6 +84,8 @@ export interface TppOptions {
   roles?: string[];
   /** SubjectAltName dNSNames; the first is also the CN. */
   domains?: string[];
+  /** SubjectAltName iPAddresses (a server reached by its address). */
+  ips?: string[];
   serial?: string;
   notBefore?: Date;
   notAfter?: Date;
@@ -125,9 +127,10 @@ export async function issue(issuer: Issued, options: TppOptions = {}): Promise<I
           options.qcTypes,
         ),
       ),
-      new SubjectAlternativeNameExtension(
-        domains.map((value) => ({ type: "dns" as const, value })),
-      ),
+      new SubjectAlternativeNameExtension([
+        ...domains.map((value) => ({ type: "dns" as const, value })),
+        ...(options.ips ?? []).map((value) => ({ type: "ip" as const, value })),
+      ]),
     ];
   if (options.ocsp) extensions.push(new AuthorityInfoAccessExtension({ ocsp: options.ocsp }));
   if (options.crl) extensions.push(new CRLDistributionPointsExtension(options.crl));

@@ -69,12 +69,25 @@ async function until(what: string, ms: number, ready: () => Promise<boolean>): P
   throw new Error(`${what} within ${ms} ms`);
 }
 
+/** A cluster whose nodes speak TLS only: certificate and key files, and the CA that issued them. */
+export interface ClusterTls {
+  certFile: string;
+  keyFile: string;
+  caFile: string;
+}
+
 /** One cluster node on `port`, its cluster configuration in `dir` (kept across restarts). */
-function node(dir: string, port: number): Deno.ChildProcess {
+function node(dir: string, port: number, tls?: ClusterTls): Deno.ChildProcess {
+  const listen = tls
+    ? [
+      ...["--port", "0", "--tls-port", String(port), "--tls-cluster", "yes"],
+      ...["--tls-cert-file", tls.certFile, "--tls-key-file", tls.keyFile],
+      ...["--tls-ca-cert-file", tls.caFile, "--tls-auth-clients", "no"],
+    ]
+    : ["--port", String(port)];
   return new Deno.Command("redis-server", {
     args: [
-      "--port",
-      String(port),
+      ...listen,
       "--bind",
       "127.0.0.1",
       "--cluster-enabled",
@@ -93,18 +106,24 @@ function node(dir: string, port: number): Deno.ChildProcess {
   }).spawn();
 }
 
-async function clusterOk(port: number): Promise<void> {
+async function clusterOk(redisCli: RedisCli, port: number): Promise<void> {
   await until(
     `the cluster was not ok on port ${port}`,
     10_000,
     async () =>
-      (await run("redis-cli", ["-p", String(port), "cluster", "info"]))
-        .includes("cluster_state:ok"),
+      (await redisCli(["-p", String(port), "cluster", "info"])).includes("cluster_state:ok"),
   );
 }
 
-/** Starts three cluster nodes, joins them and waits for `cluster_state:ok` on each. */
-export async function startRedisCluster(): Promise<RedisCluster> {
+type RedisCli = (args: string[]) => Promise<string>;
+
+/**
+ * Starts three cluster nodes, joins them and waits for `cluster_state:ok` on each; with `tls`, the
+ * nodes speak TLS only (`rediss://` URLs, the cluster bus too).
+ */
+export async function startRedisCluster(tls?: ClusterTls): Promise<RedisCluster> {
+  const tlsArgs = tls ? ["--tls", "--cacert", tls.caFile] : [];
+  const redisCli: RedisCli = (args) => run("redis-cli", [...tlsArgs, ...args]);
   const dir = await Deno.makeTempDir({ prefix: "xs2a-cluster-" });
   const taken = new Set<number>();
   const ports = [freeClusterPort(taken), freeClusterPort(taken), freeClusterPort(taken)];
@@ -128,15 +147,15 @@ export async function startRedisCluster(): Promise<RedisCluster> {
     for (const server of servers) await server.status;
   }
   try {
-    for (const port of ports) servers.push(node(dir, port));
+    for (const port of ports) servers.push(node(dir, port, tls));
     for (const port of ports) {
       await until(
         `redis-server on port ${port} did not answer`,
         5000,
-        async () => await run("redis-cli", ["-p", String(port), "ping"]) === "PONG",
+        async () => await redisCli(["-p", String(port), "ping"]) === "PONG",
       );
     }
-    await run("redis-cli", [
+    await redisCli([
       "--cluster",
       "create",
       ...ports.map((port) => `127.0.0.1:${port}`),
@@ -144,29 +163,29 @@ export async function startRedisCluster(): Promise<RedisCluster> {
       "0",
       "--cluster-yes",
     ]);
-    for (const port of ports) await clusterOk(port);
+    for (const port of ports) await clusterOk(redisCli, port);
   } catch (error) {
     await stop();
     throw error;
   }
   return {
-    urls: ports.map((port) => `redis://127.0.0.1:${port}`),
-    cli: (...args) => run("redis-cli", ["-c", "-p", String(ports[0]), ...args]),
+    urls: ports.map((port) => `${tls ? "rediss" : "redis"}://127.0.0.1:${port}`),
+    cli: (...args) => redisCli(["-c", "-p", String(ports[0]), ...args]),
     async keys(pattern) {
       const found = await Promise.all(
-        ports.map((port) => run("redis-cli", ["-p", String(port), "--raw", "keys", pattern])),
+        ports.map((port) => redisCli(["-p", String(port), "--raw", "keys", pattern])),
       );
       return found.flatMap((text) => text.split("\n")).filter((key) => key !== "");
     },
     async keyslot(key) {
-      return Number(await run("redis-cli", ["-p", String(ports[0]), "cluster", "keyslot", key]));
+      return Number(await redisCli(["-p", String(ports[0]), "cluster", "keyslot", key]));
     },
     async nodeOf(key) {
       // CLUSTER NODES: "<id> <ip>:<port>@<bus> <flags> <master> ... <state> <from>-<to> ...".
       const slot = Number(
-        await run("redis-cli", ["-p", String(ports[0]), "cluster", "keyslot", key]),
+        await redisCli(["-p", String(ports[0]), "cluster", "keyslot", key]),
       );
-      const lines = await run("redis-cli", ["-p", String(ports[0]), "cluster", "nodes"]);
+      const lines = await redisCli(["-p", String(ports[0]), "cluster", "nodes"]);
       for (const line of lines.split("\n")) {
         const fields = line.split(" ");
         const port = Number(fields[1].split("@")[0].split(":")[1]);
@@ -183,11 +202,11 @@ export async function startRedisCluster(): Promise<RedisCluster> {
       await servers[i].status;
     },
     async start(i) {
-      servers[i] = node(dir, ports[i]);
-      for (const port of ports) await clusterOk(port);
+      servers[i] = node(dir, ports[i], tls);
+      for (const port of ports) await clusterOk(redisCli, port);
     },
     async startFrozen(i) {
-      servers[i] = node(dir, ports[i]);
+      servers[i] = node(dir, ports[i], tls);
       await until(`redis-server on port ${ports[i]} did not listen`, 5000, async () => {
         (await Deno.connect({ hostname: "127.0.0.1", port: ports[i] })).close();
         return true;

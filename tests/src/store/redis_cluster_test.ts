@@ -4,7 +4,13 @@ import { storeSection } from "../../../src/policy/sections.ts";
 import type { Decision } from "../../../src/store/types.ts";
 import { frequency, idem, limit, storeContract } from "../../support/store_contract.ts";
 import { uniquePrefix, WITHOUT_REDIS } from "../../support/redis.ts";
-import { type RedisCluster, startRedisCluster } from "../../support/redis_cluster.ts";
+import {
+  type ClusterTls,
+  type RedisCluster,
+  startRedisCluster,
+} from "../../support/redis_cluster.ts";
+import { createCa, issue, privateKeyPem } from "../../support/pki.ts";
+import { StoreUnavailableError } from "../../../src/store/types.ts";
 import { startGateway } from "../../support/gateway.ts";
 import { startUpstream } from "../../support/upstream.ts";
 import { buildPolicy, type LevelInput, type PolicyInput } from "../../support/policies.ts";
@@ -488,5 +494,74 @@ Deno.test({
     }
     const after = await readyAgain(gateway.readiness, 15_000);
     assert.deepEqual(after.store.nodes.map((n: { state: string }) => n.state), ["up", "up", "up"]);
+  },
+});
+
+Deno.test({
+  name:
+    "redisClusterStore speaks TLS to every master of a rediss:// cluster, and refuses masters the runtime does not trust",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    // The masters announce themselves by address: their certificate names 127.0.0.1.
+    const ca = await createCa("Test Redis CA");
+    const server = await issue(ca, { domains: ["localhost"], ips: ["127.0.0.1"], orgId: null });
+    const dir = await Deno.makeTempDir({ prefix: "xs2a-cluster-tls-" });
+    const tls: ClusterTls = {
+      certFile: `${dir}/cert.pem`,
+      keyFile: `${dir}/key.pem`,
+      caFile: `${dir}/ca.pem`,
+    };
+    try {
+      await Deno.writeTextFile(tls.certFile, server.pem);
+      await Deno.writeTextFile(tls.keyFile, await privateKeyPem(server));
+      await Deno.writeTextFile(tls.caFile, ca.pem);
+      await using tlsCluster = await startRedisCluster(tls);
+      const [url, ...nodes] = tlsCluster.urls;
+      const prefix = uniquePrefix();
+      const section = { kind: "redis", cluster: true, url, nodes, prefix, timeout: "2s" };
+      // The runtime's trust store is read at start-up: a child process with the cluster's CA in it.
+      const script = `
+        import { createStore } from "${new URL("../../../src/store/mod.ts", import.meta.url)}";
+        import { storeSection } from "${new URL(
+        "../../../src/policy/sections.ts",
+        import.meta.url,
+      )}";
+        const store = await createStore(storeSection.parse(${JSON.stringify(section)}));
+        const outcomes = [];
+        for (const tpp of ["A", "B", "C", "D", "E", "F"]) {
+          const verdict = await store.decide({ limits: [], idempotency: {
+            key: "{" + tpp + "}:idem:" + tpp + ":1", mode: "replay", fingerprint: "f", token: "t",
+            enforce: true, inflightMs: 60000, retentionMs: 60000 } });
+          outcomes.push(verdict.idempotency.outcome);
+        }
+        console.log(JSON.stringify({ outcomes, nodes: await store.probe() }));
+        await store.close();`;
+      const output = await new Deno.Command(Deno.execPath(), {
+        args: ["eval", script],
+        env: { DENO_CERT: tls.caFile },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const stderr = new TextDecoder().decode(output.stderr);
+      assert.ok(output.success, stderr);
+      const { outcomes, nodes: probed } = JSON.parse(new TextDecoder().decode(output.stdout));
+      assert.deepEqual(outcomes, Array(6).fill("claimed"), stderr);
+      assert.deepEqual(probed.map((n: { state: string }) => n.state), ["up", "up", "up"]);
+      // The six keys lie in the cluster, on more than one master.
+      assert.equal((await tlsCluster.keys(`${prefix}*`)).length, 6);
+      const masters = new Set(
+        await Promise.all(["A", "B", "C", "D", "E", "F"].map((t) => tlsCluster.nodeOf(`{${t}}`))),
+      );
+      assert.ok(masters.size > 1, "the decisions reached several masters");
+      // Without that CA the masters' certificate is refused: no decision is made.
+      const store = await createStore(storeSection.parse(section));
+      try {
+        await assert.rejects(store.decide({ limits: [limit()] }), StoreUnavailableError);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
   },
 });
