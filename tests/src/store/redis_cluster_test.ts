@@ -10,6 +10,7 @@ import {
   startRedisCluster,
 } from "../../support/redis_cluster.ts";
 import { createCa, issue, privateKeyPem } from "../../support/pki.ts";
+import { runTrusting } from "../../support/trusting.ts";
 import { StoreUnavailableError } from "../../../src/store/types.ts";
 import { startGateway } from "../../support/gateway.ts";
 import { startUpstream } from "../../support/upstream.ts";
@@ -520,12 +521,13 @@ Deno.test({
       const prefix = uniquePrefix();
       const section = { kind: "redis", cluster: true, url, nodes, prefix, timeout: "2s" };
       // The runtime's trust store is read at start-up: a child process with the cluster's CA in it.
-      const script = `
-        import { createStore } from "${new URL("../../../src/store/mod.ts", import.meta.url)}";
+      const printed = await runTrusting(
+        ca.pem,
+        `import { createStore } from "${new URL("../../../src/store/mod.ts", import.meta.url)}";
         import { storeSection } from "${new URL(
-        "../../../src/policy/sections.ts",
-        import.meta.url,
-      )}";
+          "../../../src/policy/sections.ts",
+          import.meta.url,
+        )}";
         const store = await createStore(storeSection.parse(${JSON.stringify(section)}));
         const outcomes = [];
         for (const tpp of ["A", "B", "C", "D", "E", "F"]) {
@@ -535,17 +537,10 @@ Deno.test({
           outcomes.push(verdict.idempotency.outcome);
         }
         console.log(JSON.stringify({ outcomes, nodes: await store.probe() }));
-        await store.close();`;
-      const output = await new Deno.Command(Deno.execPath(), {
-        args: ["eval", script],
-        env: { DENO_CERT: tls.caFile },
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const stderr = new TextDecoder().decode(output.stderr);
-      assert.ok(output.success, stderr);
-      const { outcomes, nodes: probed } = JSON.parse(new TextDecoder().decode(output.stdout));
-      assert.deepEqual(outcomes, Array(6).fill("claimed"), stderr);
+        await store.close();`,
+      );
+      const { outcomes, nodes: probed } = JSON.parse(printed);
+      assert.deepEqual(outcomes, Array(6).fill("claimed"));
       assert.deepEqual(probed.map((n: { state: string }) => n.state), ["up", "up", "up"]);
       // The six keys lie in the cluster, on more than one master.
       assert.equal((await tlsCluster.keys(`${prefix}*`)).length, 6);

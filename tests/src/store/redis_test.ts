@@ -15,6 +15,7 @@ import {
 import { retryUntil } from "../../support/wait.ts";
 import { keepAliveSeconds } from "../../support/tcp_timers.ts";
 import { createCa, issue, privateKeyPem } from "../../support/pki.ts";
+import { runTrusting } from "../../support/trusting.ts";
 import { KEEPALIVE_MS } from "../../../src/store/redis.ts";
 
 function section(url: string, timeout = "500ms") {
@@ -50,41 +51,27 @@ Deno.test({
     const tls = { cert: server.pem, key: await privateKeyPem(server) };
     await using redis = await startRedisServer({ tls });
     const prefix = uniquePrefix();
-    const caFile = await Deno.makeTempFile({ suffix: ".pem" });
+    // The runtime's trust store is read at start-up: a child process with Redis's CA in it.
+    const printed = await runTrusting(
+      ca.pem,
+      `import { createStore } from "${new URL("../../../src/store/mod.ts", import.meta.url)}";
+      import { storeSection } from "${new URL("../../../src/policy/sections.ts", import.meta.url)}";
+      const store = await createStore(storeSection.parse(
+        { kind: "redis", url: "${redis.tlsUrl}", prefix: "${prefix}", timeout: "2s" },
+      ));
+      const verdict = await store.decide({ limits: [], idempotency: {
+        key: "idem:tpp:1", mode: "replay", fingerprint: "f", token: "t", enforce: true,
+        inflightMs: 60000, retentionMs: 60000 } });
+      console.log(verdict.idempotency.outcome);
+      await store.close();`,
+    );
+    assert.equal(printed, "claimed");
+    // Written to this Redis (read back over its plain port).
+    const client = await redisClient(redis.url);
     try {
-      await Deno.writeTextFile(caFile, ca.pem);
-      // The runtime's trust store is read at start-up: a child process with Redis's CA in it.
-      const script = `
-        import { createStore } from "${new URL("../../../src/store/mod.ts", import.meta.url)}";
-        import { storeSection } from "${new URL(
-        "../../../src/policy/sections.ts",
-        import.meta.url,
-      )}";
-        const store = await createStore(storeSection.parse(
-          { kind: "redis", url: "${redis.tlsUrl}", prefix: "${prefix}", timeout: "2s" },
-        ));
-        const verdict = await store.decide({ limits: [], idempotency: {
-          key: "idem:tpp:1", mode: "replay", fingerprint: "f", token: "t", enforce: true,
-          inflightMs: 60000, retentionMs: 60000 } });
-        console.log(verdict.idempotency.outcome);
-        await store.close();`;
-      const output = await new Deno.Command(Deno.execPath(), {
-        args: ["eval", script],
-        env: { DENO_CERT: caFile },
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const stderr = new TextDecoder().decode(output.stderr);
-      assert.equal(new TextDecoder().decode(output.stdout).trim(), "claimed", stderr);
-      // Written to this Redis (read back over its plain port).
-      const client = await redisClient(redis.url);
-      try {
-        assert.deepEqual(await client.keys(`${prefix}*`), [`${prefix}idem:tpp:1`]);
-      } finally {
-        client.destroy();
-      }
+      assert.deepEqual(await client.keys(`${prefix}*`), [`${prefix}idem:tpp:1`]);
     } finally {
-      await Deno.remove(caFile);
+      client.destroy();
     }
     // Without that CA the certificate is refused: no decision is made over that connection.
     const store = await createStore(section(redis.tlsUrl!));

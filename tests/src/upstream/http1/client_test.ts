@@ -3,6 +3,7 @@ import { Http1Upstream } from "../../../../src/upstream/http1/client.ts";
 import { UpstreamError, type UpstreamRequest } from "../../../../src/upstream/mod.ts";
 import { closedPort } from "../../../support/upstream.ts";
 import { createCa, issue, privateKeyPem } from "../../../support/pki.ts";
+import { runTrusting } from "../../../support/trusting.ts";
 
 /** What the scripted upstream does with one request. */
 interface Reply {
@@ -392,39 +393,25 @@ Deno.test("Http1Upstream speaks TLS to an https origin the runtime trusts (DENO_
     { hostname: "127.0.0.1", port: 0, cert: server.pem, key: keyPem, onListen: () => {} },
     (request) => Response.json({ path: new URL(request.url).pathname }),
   );
-  const caFile = await Deno.makeTempFile({ suffix: ".pem" });
   try {
-    await Deno.writeTextFile(caFile, ca.pem);
     // The runtime's trust store is read at start-up: a child process with the core's CA in it.
-    const script = `
-      import { Http1Upstream } from "${new URL(
-      "../../../../src/upstream/http1/client.ts",
-      import.meta.url,
-    )}";
+    const module = new URL("../../../../src/upstream/http1/client.ts", import.meta.url);
+    const printed = await runTrusting(
+      ca.pem,
+      `import { Http1Upstream } from "${module}";
       const client = new Http1Upstream();
       const answer = await client.send({ method: "GET", origin: "https://localhost:${core.addr.port}",
         target: "/psd2/v1/x", headers: [], timeoutMs: 5000, maxBytes: 1000 });
       console.log(answer.status, new TextDecoder().decode(answer.body));
-      client.close();`;
-    const output = await new Deno.Command(Deno.execPath(), {
-      args: ["eval", script],
-      env: { DENO_CERT: caFile },
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const stderr = new TextDecoder().decode(output.stderr);
-    assert.equal(
-      new TextDecoder().decode(output.stdout).trim(),
-      '200 {"path":"/psd2/v1/x"}',
-      stderr,
+      client.close();`,
     );
+    assert.equal(printed, '200 {"path":"/psd2/v1/x"}');
     // Without that CA the certificate is refused: the exchange never reaches the core.
     const client = new Http1Upstream();
     const error = await failure(client.send(request(`https://localhost:${core.addr.port}`)));
     assert.equal(error.failure, "refused");
     client.close();
   } finally {
-    await Deno.remove(caFile);
     await core.shutdown();
   }
 });
