@@ -84,6 +84,43 @@ Deno.test({
 });
 
 Deno.test({
+  name:
+    "redisStore authenticates with the URL's user and password, and a wrong or missing one gets no decision",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    await using redis = await startRedisServer();
+    const admin = await redisClient(redis.url);
+    try {
+      // An ACL user of the gateway's own, and a password for the default user (new connections).
+      await admin.sendCommand(["ACL", "SETUSER", "gateway", "on", ">gw-s3cret", "~*", "+@all"]);
+      await admin.sendCommand(["CONFIG", "SET", "requirepass", "default-s3cret"]);
+    } finally {
+      admin.destroy();
+    }
+    const at = (credentials: string) => redis.url.replace("redis://", `redis://${credentials}`);
+    for (const credentials of ["gateway:gw-s3cret@", ":default-s3cret@"]) {
+      const store = await createStore(section(at(credentials)));
+      try {
+        const verdict = await store.decide({ idempotency: idem(), limits: [limit()] });
+        assert.equal(verdict.idempotency?.outcome, "claimed", credentials);
+      } finally {
+        await store.close();
+      }
+    }
+    for (const credentials of ["gateway:wrong@", ""]) {
+      const store = await createStore(section(at(credentials)));
+      try {
+        const started = performance.now();
+        await assert.rejects(store.decide({ limits: [limit()] }), StoreUnavailableError);
+        assert.ok(performance.now() - started < 2000, "refused at once, no hang");
+      } finally {
+        await store.close();
+      }
+    }
+  },
+});
+
+Deno.test({
   name: "redisStore fails fast while Redis is down and recovers after its restart",
   ignore: WITHOUT_REDIS,
   async fn() {
