@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createStore } from "../../../src/store/mod.ts";
 import { storeSection } from "../../../src/policy/sections.ts";
-import type { Decision } from "../../../src/store/types.ts";
+import { type Decision, StoreUnavailableError } from "../../../src/store/types.ts";
 import { frequency, idem, limit, storeContract } from "../../support/store_contract.ts";
 import { uniquePrefix, WITHOUT_REDIS } from "../../support/redis.ts";
 import {
@@ -11,7 +11,6 @@ import {
 } from "../../support/redis_cluster.ts";
 import { createCa, issue, privateKeyPem } from "../../support/pki.ts";
 import { runTrusting } from "../../support/trusting.ts";
-import { StoreUnavailableError } from "../../../src/store/types.ts";
 import { startGateway } from "../../support/gateway.ts";
 import { startUpstream } from "../../support/upstream.ts";
 import { buildPolicy, type LevelInput, type PolicyInput } from "../../support/policies.ts";
@@ -192,13 +191,14 @@ function consentCore() {
   });
 }
 
+/** A reading of a gateway's `/readyz`: its status and its store's part. */
+// deno-lint-ignore no-explicit-any
+type Readiness = () => Promise<{ status: number; store: any }>;
+
 /**
  * A gateway on the test cluster whose readiness probes run every 100 ms, and a reading of its
  * `/readyz` taken after a fresh probe.
  */
-// deno-lint-ignore no-explicit-any
-type Readiness = () => Promise<{ status: number; store: any }>;
-
 async function probedGateway(prefix: string) {
   const store = clusterStore(prefix);
   const core = consentCore();
