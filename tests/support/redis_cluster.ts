@@ -106,6 +106,9 @@ function node(dir: string, port: number, tls?: ClusterTls): Deno.ChildProcess {
   }).spawn();
 }
 
+/** redis-cli with the cluster's connection options (TLS or not), given its other arguments. */
+type RedisCli = (args: string[]) => Promise<string>;
+
 async function clusterOk(redisCli: RedisCli, port: number): Promise<void> {
   await until(
     `the cluster was not ok on port ${port}`,
@@ -114,8 +117,6 @@ async function clusterOk(redisCli: RedisCli, port: number): Promise<void> {
       (await redisCli(["-p", String(port), "cluster", "info"])).includes("cluster_state:ok"),
   );
 }
-
-type RedisCli = (args: string[]) => Promise<string>;
 
 /**
  * Starts three cluster nodes, joins them and waits for `cluster_state:ok` on each; with `tls`, the
