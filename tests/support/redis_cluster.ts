@@ -76,8 +76,18 @@ export interface ClusterTls {
   caFile: string;
 }
 
+/** How the nodes of a test cluster are reached. */
+export interface ClusterOptions {
+  /** TLS only (`rediss://` URLs, the cluster bus too). */
+  tls?: ClusterTls;
+  /** The default user's password on every node (`requirepass`, and `masterauth` between them). */
+  password?: string;
+}
+
 /** One cluster node on `port`, its cluster configuration in `dir` (kept across restarts). */
-function node(dir: string, port: number, tls?: ClusterTls): Deno.ChildProcess {
+function node(dir: string, port: number, options: ClusterOptions): Deno.ChildProcess {
+  const { tls, password } = options;
+  const auth = password ? ["--requirepass", password, "--masterauth", password] : [];
   const listen = tls
     ? [
       ...["--port", "0", "--tls-port", String(port), "--tls-cluster", "yes"],
@@ -88,6 +98,7 @@ function node(dir: string, port: number, tls?: ClusterTls): Deno.ChildProcess {
   return new Deno.Command("redis-server", {
     args: [
       ...listen,
+      ...auth,
       "--bind",
       "127.0.0.1",
       "--cluster-enabled",
@@ -118,13 +129,14 @@ async function clusterOk(redisCli: RedisCli, port: number): Promise<void> {
   );
 }
 
-/**
- * Starts three cluster nodes, joins them and waits for `cluster_state:ok` on each; with `tls`, the
- * nodes speak TLS only (`rediss://` URLs, the cluster bus too).
- */
-export async function startRedisCluster(tls?: ClusterTls): Promise<RedisCluster> {
-  const tlsArgs = tls ? ["--tls", "--cacert", tls.caFile] : [];
-  const redisCli: RedisCli = (args) => run("redis-cli", [...tlsArgs, ...args]);
+/** Starts three cluster nodes, joins them and waits for `cluster_state:ok` on each. */
+export async function startRedisCluster(options: ClusterOptions = {}): Promise<RedisCluster> {
+  const { tls, password } = options;
+  const cliArgs = [
+    ...(tls ? ["--tls", "--cacert", tls.caFile] : []),
+    ...(password ? ["--no-auth-warning", "-a", password] : []),
+  ];
+  const redisCli: RedisCli = (args) => run("redis-cli", [...cliArgs, ...args]);
   const dir = await Deno.makeTempDir({ prefix: "xs2a-cluster-" });
   const taken = new Set<number>();
   const ports = [freeClusterPort(taken), freeClusterPort(taken), freeClusterPort(taken)];
@@ -148,7 +160,7 @@ export async function startRedisCluster(tls?: ClusterTls): Promise<RedisCluster>
     for (const server of servers) await server.status;
   }
   try {
-    for (const port of ports) servers.push(node(dir, port, tls));
+    for (const port of ports) servers.push(node(dir, port, options));
     for (const port of ports) {
       await until(
         `redis-server on port ${port} did not answer`,
@@ -203,11 +215,11 @@ export async function startRedisCluster(tls?: ClusterTls): Promise<RedisCluster>
       await servers[i].status;
     },
     async start(i) {
-      servers[i] = node(dir, ports[i], tls);
+      servers[i] = node(dir, ports[i], options);
       for (const port of ports) await clusterOk(redisCli, port);
     },
     async startFrozen(i) {
-      servers[i] = node(dir, ports[i], tls);
+      servers[i] = node(dir, ports[i], options);
       await until(`redis-server on port ${ports[i]} did not listen`, 5000, async () => {
         (await Deno.connect({ hostname: "127.0.0.1", port: ports[i] })).close();
         return true;

@@ -516,7 +516,7 @@ Deno.test({
       await Deno.writeTextFile(tls.certFile, server.pem);
       await Deno.writeTextFile(tls.keyFile, await privateKeyPem(server));
       await Deno.writeTextFile(tls.caFile, ca.pem);
-      await using tlsCluster = await startRedisCluster(tls);
+      await using tlsCluster = await startRedisCluster({ tls });
       const [url, ...nodes] = tlsCluster.urls;
       const prefix = uniquePrefix();
       const section = { kind: "redis", cluster: true, url, nodes, prefix, timeout: "2s" };
@@ -557,6 +557,52 @@ Deno.test({
       }
     } finally {
       await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "redisClusterStore gives every master the URL's password, and a wrong one gets no decision",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    // Every node asks for the password: a master found through the cluster and reached without
+    // it would refuse the decision.
+    await using locked = await startRedisCluster({ password: "cluster-s3cret" });
+    const prefix = uniquePrefix();
+    const at = (password: string) => {
+      const [url, ...nodes] = locked.urls.map((u) =>
+        u.replace("redis://", `redis://:${password}@`)
+      );
+      return storeSection.parse({
+        kind: "redis",
+        cluster: true,
+        url,
+        nodes,
+        prefix,
+        timeout: "2s",
+      });
+    };
+    const store = await createStore(at("cluster-s3cret"));
+    try {
+      const tpps = ["A", "B", "C", "D", "E", "F"];
+      for (const tpp of tpps) {
+        const verdict = await store.decide({
+          idempotency: idem({ key: `{${tpp}}:idem:${tpp}:1` }),
+          limits: [],
+        });
+        assert.equal(verdict.idempotency?.outcome, "claimed", tpp);
+      }
+      const masters = new Set(await Promise.all(tpps.map((t) => locked.nodeOf(`{${t}}`))));
+      assert.ok(masters.size > 1, "the decisions reached several masters");
+      assert.deepEqual((await store.probe!()).map((n) => n.state), ["up", "up", "up"]);
+    } finally {
+      await store.close();
+    }
+    const wrong = await createStore(at("wrong"));
+    try {
+      await assert.rejects(wrong.decide({ limits: [limit()] }), StoreUnavailableError);
+    } finally {
+      await wrong.close();
     }
   },
 });
