@@ -3,13 +3,28 @@
  * Redis, Upstash): the same decisions, the same answers.
  */
 import assert from "node:assert/strict";
-import type {
-  Decision,
-  FrequencyPart,
-  IdempotencyPart,
-  LimitPart,
-  Store,
+import {
+  type Decision,
+  type FrequencyPart,
+  type IdempotencyPart,
+  type LimitPart,
+  type Store,
+  StoreUnavailableError,
 } from "../../src/store/types.ts";
+
+/**
+ * Asserts that `store` makes no decision (StoreUnavailableError: unreachable, untrusted, refused),
+ * then closes it. Resolves to how long the refusal took, in milliseconds.
+ */
+export async function assertNoDecision(store: Store): Promise<number> {
+  try {
+    const started = performance.now();
+    await assert.rejects(store.decide({ limits: [limit()] }), StoreUnavailableError);
+    return performance.now() - started;
+  } finally {
+    await store.close();
+  }
+}
 
 /** Makes a fresh store (its own key space) for one test. */
 export type StoreFactory = () => Promise<Store>;
