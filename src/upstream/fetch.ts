@@ -44,8 +44,10 @@ export function fetchUpstream(fetch: typeof globalThis.fetch): Upstream {
           ...(client ? { client } : {}),
         });
         answered = true;
-        if (response.status > 599) {
-          // RFC 9110 15: status codes end at 599, and a Response cannot carry any other.
+        if (response.status < 200 || response.status > 599) {
+          // RFC 9110 15: status codes end at 599, and a Response cannot carry any other. The only
+          // 1xx that `fetch` hands over is a 101 nobody asked for: passed on, it would switch the
+          // TPP's connection to another protocol.
           await response.body?.cancel();
           throw new UpstreamError("broken", "The upstream's answer is malformed: status line");
         }

@@ -128,6 +128,9 @@ function corpus(): { name: string; answer: string; expect: "passed" | "refused" 
     ["status 600", rawAnswer(600, [], "{}"), "refused"],
     ["status 999", rawAnswer(999, [], "{}"), "refused"],
     ["status 099", rawAnswer(99, [], "{}"), "refused"],
+    // A protocol switch nobody asked for: passed on, it would switch the TPP's connection.
+    ["status 101", rawAnswer(101, ["upgrade: h2c", "connection: upgrade"], "{}"), "refused"],
+    ["status 101, no upgrade", rawAnswer(101, [], "{}"), "refused"],
     ["HTTP/2 status line", rawAnswer(200, [], "{}").replace("HTTP/1.1", "HTTP/2"), "refused"],
     ["obsolete line folding", rawAnswer(200, ["x-a: 1", " folded"], "{}"), "refused"],
     ["space before the colon", rawAnswer(200, ["x-a : 1"], "{}"), "refused"],
