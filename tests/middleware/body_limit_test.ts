@@ -89,3 +89,63 @@ Deno.test("bodyLimit() answers 408 REQUEST_TIMEOUT to a body not received in tim
   assert.ok(answer.ms >= 250, `answered after ${answer.ms} ms, before the read deadline`);
   assert.equal(upstream.received.length, 0);
 });
+
+/** A streamed body of `count` pieces of `size` bytes of JSON whitespace around `{}`. */
+function inPieces(count: number, size: number): ReadableStream<Uint8Array> {
+  let sent = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (sent === count) return controller.close();
+      const piece = new Uint8Array(size).fill(0x20);
+      if (sent === 0) piece[0] = 0x7b; // {
+      if (sent === count - 1) piece[size - 1] = 0x7d; // }
+      controller.enqueue(piece);
+      sent++;
+    },
+  }, { highWaterMark: 0 });
+}
+
+Deno.test("bodyLimit() answers 400 to a body in pieces smaller than min_chunk_bytes, and forwards it when they are not", async () => {
+  await using upstream = startUpstream();
+  const policy = (min?: number) =>
+    passthroughPolicy({
+      defaults: {
+        body_limit: { max_bytes: 100_000, ...(min === undefined ? {} : { min_chunk_bytes: min }) },
+      },
+    });
+  const post = (
+    gateway: { fetch(path: string, init?: RequestInit): Promise<Response> },
+    body: ReadableStream,
+  ) =>
+    gateway.fetch("/v1/consents", {
+      method: "POST",
+      headers: { "x-request-id": crypto.randomUUID(), "content-type": "application/json" },
+      body,
+    });
+  {
+    // The default, 64 bytes: 200 pieces of 2 bytes are refused, 30 pieces of 64 pass.
+    await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
+    const small = await post(gateway, inPieces(200, 2));
+    assert.equal(small.status, 400);
+    assert.deepEqual((await small.json()).tppMessages[0], {
+      category: "ERROR",
+      code: "FORMAT_ERROR",
+      path: "body",
+      text:
+        "The request body arrived in pieces of fewer than 64 bytes on average; send it with Content-Length or in larger chunks",
+    });
+    assert.equal(upstream.received.length, 0);
+    const even = await post(gateway, inPieces(30, 64));
+    await even.body?.cancel();
+    assert.equal(even.status, 200);
+    assert.equal(upstream.received.at(-1)?.body.length, 30 * 64);
+  }
+  {
+    // 0 lifts the bound: the same small pieces are read whole and forwarded.
+    await using gateway = await startGateway({ policy: policy(0), upstream: upstream.url });
+    const small = await post(gateway, inPieces(200, 2));
+    await small.body?.cancel();
+    assert.equal(small.status, 200);
+    assert.equal(upstream.received.at(-1)?.body.length, 400);
+  }
+});

@@ -728,8 +728,9 @@ function buildValid(op: Operation): fc.Arbitrary<ValidRequest> {
         // An authorisation without a body is an "update PSU identification" too.
         body: json === null && indent === "\t" ? undefined : jsonBytes(json, indent),
       }));
+    // Chunks of at least body_limit's min_chunk_bytes (64): smaller ones are refused past 16.
     const chunks = fc.option(
-      fc.array(fc.integer({ min: 1, max: 300 }), { minLength: 1, maxLength: 6 }),
+      fc.array(fc.integer({ min: 64, max: 300 }), { minLength: 1, maxLength: 6 }),
       {
         nil: undefined,
         freq: 3,

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   BodyBuffer,
   BodyLimitError,
+  FREE_PIECES,
   readBody,
   readLimited,
   SMALL_BODY_BYTES,
@@ -37,6 +38,60 @@ Deno.test("readLimited() puts many small chunks together byte for byte", async (
     readLimited(oneByteChunks(100_001), { maxBytes: 100_000 }),
     (e) => e instanceof BodyLimitError && e.reason === "too_large",
   );
+});
+
+/** `count` chunks of `size` bytes (the last may be `last` bytes instead); `pulled` counts them. */
+function pieces(count: number, size: number, last = size) {
+  let pulled = 0;
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (pulled++ < count) controller.enqueue(new Uint8Array(pulled === count ? last : size));
+      else controller.close();
+    },
+  }, { highWaterMark: 0 });
+  return { stream, pulled: () => pulled };
+}
+
+const fragmented = (e: unknown) => e instanceof BodyLimitError && e.reason === "fragmented";
+
+Deno.test("readLimited() stops a body in pieces averaging under minPieceBytes once its free pieces are read", async () => {
+  // A megabyte in one-byte chunks: refused at the first piece past the free ones, not read whole.
+  const tiny = pieces(1_048_576, 1);
+  await assert.rejects(
+    readLimited(tiny.stream, { maxBytes: 2_000_000, minPieceBytes: 64 }),
+    fragmented,
+  );
+  assert.equal(tiny.pulled(), FREE_PIECES + 1);
+  await assert.rejects(
+    readLimited(pieces(100, 63).stream, { maxBytes: 100_000, minPieceBytes: 64 }),
+    fragmented,
+  );
+  // The free pieces alone pass however small they are, and so do pieces of the bound's size,
+  // the last one short.
+  const free = await readLimited(pieces(FREE_PIECES, 1).stream, {
+    maxBytes: 100,
+    minPieceBytes: 64,
+  });
+  assert.equal(free.byteLength, FREE_PIECES);
+  const even = await readLimited(pieces(FREE_PIECES + 1, 64, 1).stream, {
+    maxBytes: 100_000,
+    minPieceBytes: 64,
+  });
+  assert.equal(even.byteLength, FREE_PIECES * 64 + 1);
+  // Small pieces early are made up for by a large one after them.
+  let sent = 0;
+  const mixed = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      sent++;
+      if (sent <= 100) controller.enqueue(new Uint8Array(sent <= FREE_PIECES ? 1 : 2048));
+      else controller.close();
+    },
+  }, { highWaterMark: 0 });
+  const made = await readLimited(mixed, { maxBytes: 1_000_000, minPieceBytes: 64 });
+  assert.equal(made.byteLength, FREE_PIECES + (100 - FREE_PIECES) * 2048);
+  // Without the bound (the upstream's answers), one-byte pieces are read whole.
+  const unbounded = await readLimited(pieces(1000, 1).stream, { maxBytes: 100_000 });
+  assert.equal(unbounded.byteLength, 1000);
 });
 
 Deno.test("readLimited() returns a single chunk as it is and an empty stream as no bytes", async () => {
