@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { gatewayApp as startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
 import { passthroughPolicy } from "../support/policies.ts";
+import { sendRaw } from "../support/fuzz.ts";
 
 const ID = "0d9e7f6a-5b4c-4d3e-8f2a-1b0c9d8e7f6a";
 const POLICY = passthroughPolicy({
@@ -18,7 +19,11 @@ Deno.test("bodyLimit() answers 413 beyond max_bytes and forwards nothing", async
     body: JSON.stringify({ padding: "x".repeat(100) }),
   });
   assert.equal(response.status, 413);
-  assert.equal((await response.json()).tppMessages[0].code, "PAYLOAD_TOO_LARGE");
+  assert.deepEqual((await response.json()).tppMessages[0], {
+    category: "ERROR",
+    code: "PAYLOAD_TOO_LARGE",
+    text: "The request body must not exceed 64 bytes",
+  });
   assert.equal(upstream.received.length, 0);
   // A chunked upload without Content-Length is cut off at the same limit.
   const stream = new ReadableStream({
@@ -85,7 +90,11 @@ Deno.test("bodyLimit() answers 408 REQUEST_TIMEOUT to a body not received in tim
     `X-Request-ID: ${ID}\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n`;
   const answer = await partialUpload(gateway.url, head, '{"access":');
   assert.equal(answer.status, 408);
-  assert.equal(answer.body.tppMessages[0].code, "REQUEST_TIMEOUT");
+  assert.deepEqual(answer.body.tppMessages[0], {
+    category: "ERROR",
+    code: "REQUEST_TIMEOUT",
+    text: "The request body was not received in time",
+  });
   assert.ok(answer.ms >= 250, `answered after ${answer.ms} ms, before the read deadline`);
   assert.equal(upstream.received.length, 0);
 });
@@ -148,4 +157,24 @@ Deno.test("bodyLimit() answers 400 to a body in pieces smaller than min_chunk_by
     assert.equal(small.status, 200);
     assert.equal(upstream.received.at(-1)?.body.length, 400);
   }
+});
+
+Deno.test("bodyLimit() answers 400 to a body the client breaks off before its declared length", async () => {
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({ policy: POLICY, upstream: upstream.url });
+  const answer = await sendRaw(Number(new URL(gateway.url).port), {
+    method: "POST",
+    target: "/v1/consents",
+    headers: [["x-request-id", ID], ["content-type", "application/json"]],
+    body: '{"access": {"allPsd2": "allAccounts"}}',
+    truncateAt: 10,
+  });
+  assert.equal(answer.status, 400);
+  assert.deepEqual(JSON.parse(new TextDecoder().decode(answer.body)).tppMessages[0], {
+    category: "ERROR",
+    code: "FORMAT_ERROR",
+    path: "body",
+    text: "The request body ended before it was complete",
+  });
+  assert.equal(upstream.received.length, 0);
 });

@@ -78,6 +78,18 @@ Deno.test("readLimited() stops a body in pieces averaging under minPieceBytes on
     minPieceBytes: 64,
   });
   assert.equal(even.byteLength, FREE_PIECES * 64 + 1);
+  // Exactly at the bound passes: 16 one-byte pieces and one of 1008 bytes make 1024 = 16 * 64.
+  let at = 0;
+  const exact = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      at++;
+      if (at <= FREE_PIECES) controller.enqueue(new Uint8Array(1));
+      else if (at === FREE_PIECES + 1) controller.enqueue(new Uint8Array(FREE_PIECES * 63));
+      else controller.close();
+    },
+  }, { highWaterMark: 0 });
+  const bound = await readLimited(exact, { maxBytes: 100_000, minPieceBytes: 64 });
+  assert.equal(bound.byteLength, FREE_PIECES * 64);
   // Small pieces early are made up for by a large one after them.
   let sent = 0;
   const mixed = new ReadableStream<Uint8Array>({
