@@ -4,16 +4,16 @@
  */
 import { onDeadline, withDeadline } from "./deadline.ts";
 
+const REASONS = {
+  too_large: "Body exceeds the size limit",
+  timeout: "Body not received in time",
+  fragmented: "Body arrives in pieces too small",
+};
+
 /** Why a limited read stopped early. */
 export class BodyLimitError extends Error {
-  constructor(readonly reason: "too_large" | "timeout" | "fragmented") {
-    super(
-      reason === "too_large"
-        ? "Body exceeds the size limit"
-        : reason === "timeout"
-        ? "Body not received in time"
-        : "Body arrives in pieces too small",
-    );
+  constructor(readonly reason: keyof typeof REASONS) {
+    super(REASONS[reason]);
     this.name = "BodyLimitError";
   }
 }

@@ -138,6 +138,19 @@ export interface RedisServerOptions {
   tls?: { cert: string; key: string };
 }
 
+/** A TLS port of its own for a redis-server: its certificate and key written to a directory. */
+async function tlsListener(pems: { cert: string; key: string }) {
+  const port = freePort();
+  const dir = await Deno.makeTempDir({ prefix: "redis-tls-" });
+  await Deno.writeTextFile(`${dir}/cert.pem`, pems.cert);
+  await Deno.writeTextFile(`${dir}/key.pem`, pems.key);
+  const args = [
+    ...["--tls-port", String(port), "--tls-auth-clients", "no"],
+    ...["--tls-cert-file", `${dir}/cert.pem`, "--tls-key-file", `${dir}/key.pem`],
+  ];
+  return { port, dir, args };
+}
+
 /** Starts a throw-away redis-server. */
 export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisProcess> {
   const port = freePort();
@@ -145,22 +158,20 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   const persistence = dir
     ? ["--appendonly", "yes", "--appendfsync", "always", "--dir", dir]
     : ["--appendonly", "no"];
-  const tlsPort = options.tls ? freePort() : undefined;
-  const tlsDir = options.tls ? await Deno.makeTempDir({ prefix: "redis-tls-" }) : undefined;
-  if (options.tls) {
-    await Deno.writeTextFile(`${tlsDir}/cert.pem`, options.tls.cert);
-    await Deno.writeTextFile(`${tlsDir}/key.pem`, options.tls.key);
-  }
-  const tls = options.tls
-    ? [
-      ...["--tls-port", String(tlsPort), "--tls-auth-clients", "no"],
-      ...["--tls-cert-file", `${tlsDir}/cert.pem`, "--tls-key-file", `${tlsDir}/key.pem`],
-    ]
-    : [];
+  const tls = options.tls ? await tlsListener(options.tls) : undefined;
   let child: Deno.ChildProcess | undefined;
   const start = async () => {
     child = new Deno.Command("redis-server", {
-      args: ["--port", String(port), "--bind", "127.0.0.1", "--save", "", ...persistence, ...tls],
+      args: [
+        "--port",
+        String(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        ...persistence,
+        ...(tls?.args ?? []),
+      ],
       stdout: "null",
       stderr: "null",
     }).spawn();
@@ -178,11 +189,11 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     freeze(false);
     await kill();
     if (dir) await Deno.remove(dir, { recursive: true });
-    if (tlsDir) await Deno.remove(tlsDir, { recursive: true });
+    if (tls) await Deno.remove(tls.dir, { recursive: true });
   };
   return {
     url: `redis://127.0.0.1:${port}`,
-    tlsUrl: tlsPort ? `rediss://localhost:${tlsPort}` : undefined,
+    tlsUrl: tls && `rediss://localhost:${tls.port}`,
     port,
     kill,
     start,

@@ -40,12 +40,12 @@ Deno.test("readLimited() puts many small chunks together byte for byte", async (
   );
 });
 
-/** `count` chunks of `size` bytes (the last may be `last` bytes instead); `pulled` counts them. */
-function pieces(count: number, size: number, last = size) {
+/** `count` chunks, the i-th (from 0) of `size(i)` bytes; `pulled` counts the chunks handed over. */
+function pieces(count: number, size: (i: number) => number) {
   let pulled = 0;
   const stream = new ReadableStream<Uint8Array>({
     pull(controller) {
-      if (pulled++ < count) controller.enqueue(new Uint8Array(pulled === count ? last : size));
+      if (pulled < count) controller.enqueue(new Uint8Array(size(pulled++)));
       else controller.close();
     },
   }, { highWaterMark: 0 });
@@ -55,54 +55,29 @@ function pieces(count: number, size: number, last = size) {
 const fragmented = (e: unknown) => e instanceof BodyLimitError && e.reason === "fragmented";
 
 Deno.test("readLimited() stops a body in pieces averaging under minPieceBytes once its free pieces are read", async () => {
+  const read = (count: number, size: (i: number) => number) =>
+    readLimited(pieces(count, size).stream, { maxBytes: 1_000_000, minPieceBytes: 64 });
   // A megabyte in one-byte chunks: refused at the first piece past the free ones, not read whole.
-  const tiny = pieces(1_048_576, 1);
+  const tiny = pieces(1_048_576, () => 1);
   await assert.rejects(
     readLimited(tiny.stream, { maxBytes: 2_000_000, minPieceBytes: 64 }),
     fragmented,
   );
   assert.equal(tiny.pulled(), FREE_PIECES + 1);
-  await assert.rejects(
-    readLimited(pieces(100, 63).stream, { maxBytes: 100_000, minPieceBytes: 64 }),
-    fragmented,
-  );
+  await assert.rejects(read(100, () => 63), fragmented);
   // The free pieces alone pass however small they are, and so do pieces of the bound's size,
   // the last one short.
-  const free = await readLimited(pieces(FREE_PIECES, 1).stream, {
-    maxBytes: 100,
-    minPieceBytes: 64,
-  });
-  assert.equal(free.byteLength, FREE_PIECES);
-  const even = await readLimited(pieces(FREE_PIECES + 1, 64, 1).stream, {
-    maxBytes: 100_000,
-    minPieceBytes: 64,
-  });
+  assert.equal((await read(FREE_PIECES, () => 1)).byteLength, FREE_PIECES);
+  const even = await read(FREE_PIECES + 1, (i) => i < FREE_PIECES ? 64 : 1);
   assert.equal(even.byteLength, FREE_PIECES * 64 + 1);
   // Exactly at the bound passes: 16 one-byte pieces and one of 1008 bytes make 1024 = 16 * 64.
-  let at = 0;
-  const exact = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      at++;
-      if (at <= FREE_PIECES) controller.enqueue(new Uint8Array(1));
-      else if (at === FREE_PIECES + 1) controller.enqueue(new Uint8Array(FREE_PIECES * 63));
-      else controller.close();
-    },
-  }, { highWaterMark: 0 });
-  const bound = await readLimited(exact, { maxBytes: 100_000, minPieceBytes: 64 });
+  const bound = await read(FREE_PIECES + 1, (i) => i < FREE_PIECES ? 1 : FREE_PIECES * 63);
   assert.equal(bound.byteLength, FREE_PIECES * 64);
   // Small pieces early are made up for by a large one after them.
-  let sent = 0;
-  const mixed = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      sent++;
-      if (sent <= 100) controller.enqueue(new Uint8Array(sent <= FREE_PIECES ? 1 : 2048));
-      else controller.close();
-    },
-  }, { highWaterMark: 0 });
-  const made = await readLimited(mixed, { maxBytes: 1_000_000, minPieceBytes: 64 });
+  const made = await read(100, (i) => i < FREE_PIECES ? 1 : 2048);
   assert.equal(made.byteLength, FREE_PIECES + (100 - FREE_PIECES) * 2048);
   // Without the bound (the upstream's answers), one-byte pieces are read whole.
-  const unbounded = await readLimited(pieces(1000, 1).stream, { maxBytes: 100_000 });
+  const unbounded = await readLimited(pieces(1000, () => 1).stream, { maxBytes: 100_000 });
   assert.equal(unbounded.byteLength, 1000);
 });
 

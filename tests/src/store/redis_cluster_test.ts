@@ -504,6 +504,9 @@ Deno.test({
   },
 });
 
+/** TPPs whose keys (hash-tagged by name) lie on more than one of the three masters. */
+const TPPS = ["A", "B", "C", "D", "E", "F"];
+
 Deno.test({
   name:
     "redisClusterStore speaks TLS to every master of a rediss:// cluster, and refuses masters the runtime does not trust",
@@ -536,7 +539,7 @@ Deno.test({
         )}";
         const store = await createStore(storeSection.parse(${JSON.stringify(section)}));
         const outcomes = [];
-        for (const tpp of ["A", "B", "C", "D", "E", "F"]) {
+        for (const tpp of ${JSON.stringify(TPPS)}) {
           const verdict = await store.decide({ limits: [], idempotency: {
             key: "{" + tpp + "}:idem:" + tpp + ":1", mode: "replay", fingerprint: "f", token: "t",
             enforce: true, inflightMs: 60000, retentionMs: 60000 } });
@@ -550,9 +553,7 @@ Deno.test({
       assert.deepEqual(probed.map((n: { state: string }) => n.state), ["up", "up", "up"]);
       // The six keys lie in the cluster, on more than one master.
       assert.equal((await tlsCluster.keys(`${prefix}*`)).length, 6);
-      const masters = new Set(
-        await Promise.all(["A", "B", "C", "D", "E", "F"].map((t) => tlsCluster.nodeOf(`{${t}}`))),
-      );
+      const masters = new Set(await Promise.all(TPPS.map((t) => tlsCluster.nodeOf(`{${t}}`))));
       assert.ok(masters.size > 1, "the decisions reached several masters");
       // Without that CA the masters' certificate is refused: no decision is made.
       await assertNoDecision(await createStore(storeSection.parse(section)));
@@ -585,15 +586,14 @@ Deno.test({
     };
     const store = await createStore(at("cluster-s3cret"));
     try {
-      const tpps = ["A", "B", "C", "D", "E", "F"];
-      for (const tpp of tpps) {
+      for (const tpp of TPPS) {
         const verdict = await store.decide({
           idempotency: idem({ key: `{${tpp}}:idem:${tpp}:1` }),
           limits: [],
         });
         assert.equal(verdict.idempotency?.outcome, "claimed", tpp);
       }
-      const masters = new Set(await Promise.all(tpps.map((t) => locked.nodeOf(`{${t}}`))));
+      const masters = new Set(await Promise.all(TPPS.map((t) => locked.nodeOf(`{${t}}`))));
       assert.ok(masters.size > 1, "the decisions reached several masters");
       assert.deepEqual((await store.probe!()).map((n) => n.state), ["up", "up", "up"]);
     } finally {
