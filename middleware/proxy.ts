@@ -35,6 +35,7 @@ import {
   upstreamTarget,
 } from "../src/upstream/forward.ts";
 import { utf8 } from "../src/lib/utf8.ts";
+import { endOfTurn } from "../src/lib/turn.ts";
 
 /** Statuses whose answers carry no content (RFC 9110 15.3.5, 15.3.6, 15.4.5). */
 const NO_CONTENT = new Set([204, 205, 304]);
@@ -154,6 +155,8 @@ async function forward(c: GatewayContext, config: ProxyConfig): Promise<Response
     https: url.startsWith("https:"),
   });
   if (unlisted?.length) reportUnlisted(c, unlisted);
+  // The requests of one turn of the event loop go to the core together (src/lib/turn.ts).
+  await endOfTurn();
   const started = performance.now();
   let answer: UpstreamAnswer;
   try {
