@@ -26,7 +26,7 @@
  * SOAK_RATE [1000000 / SOAK_SECONDS: requests per second aimed at], SOAK_CONNECTIONS [32],
  * SOAK_TPPS [10000], SOAK_PSUS [100000], SOAK_PAYMENTS [0.5: share of payment initiations],
  * SOAK_PER_CONNECTION [100: requests before a connection moves to the next TPP address],
- * SOAK_FILL [0], SOAK_RETENTION [15s], SOAK_SAMPLE_SECONDS [SOAK_SECONDS / 60,
+ * SOAK_FILL [0], SOAK_RETENTION [15s; at least 5s], SOAK_SAMPLE_SECONDS [SOAK_SECONDS / 60,
  * 1 to 10], SOAK_RSS_TOLERANCE [10: percent of the RSS compared against; at least 32 MB and 3x
  * the live heap], SOAK_HEAP_TOLERANCE [5: percent, at least 8 MB], SOAK_V8_FLAGS [none: more V8
  * flags for the gateway, comma-separated].
@@ -367,8 +367,9 @@ try {
     soakPolicy,
     (await Deno.readTextFile(`${root}${policyFile}`)).replace(
       "retention: 24h",
-      // The in-flight bound (60s by default) must not exceed the retention.
-      `retention: ${Deno.env.get("SOAK_RETENTION") ?? "15s"}\n    inflight: 15s`,
+      // The in-flight bound (60s by default) must not exceed the retention, nor be shorter than
+      // the wait (5s); the soak's upstream answers in milliseconds.
+      `retention: ${Deno.env.get("SOAK_RETENTION") ?? "15s"}\n    inflight: 5s`,
     ),
   );
   const gatewayEnv: Record<string, string> = {
