@@ -11,4 +11,4 @@ RUN deno install --frozen && deno cache main.ts
 USER deno
 ENV HOST=0.0.0.0 PORT=8080 GATEWAY_WATCH=false
 EXPOSE 8080
-CMD ["run", "--v8-flags=--no-allocation-site-pretenuring,--no-memory-reducer", "--allow-net", "--allow-env", "--allow-read", "--allow-sys", "main.ts", "--policy", "/etc/xs2a-edge/policy.yaml"]
+CMD ["run", "--v8-flags=--no-allocation-site-pretenuring,--no-memory-reducer,--heap-growing-percent=100", "--allow-net", "--allow-env", "--allow-read", "--allow-sys", "main.ts", "--policy", "/etc/xs2a-edge/policy.yaml"]
