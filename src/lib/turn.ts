@@ -1,5 +1,5 @@
 /**
- * The end of the event loop's current turn: one promise, shared by every caller of the turn.
+ * The end of the event loop's current turn, shared by the requests of the turn.
  *
  * The proxy waits for it before it writes a request to the core, so that the requests whose
  * checks ran in one turn are written together. Under load the core then reads them in one burst
@@ -7,6 +7,14 @@
  * and one wake-up serves the whole turn. Measured in docs/performance.md (eighth pass): a payment
  * initiation under the default policy cost 116 us of the gateway's CPU one by one and 86 us in
  * turns; a request alone waits one extra turn of the loop (tens of microseconds).
+ */
+
+/** The current turn's promise, until its end. */
+let turn: Promise<void> | undefined;
+
+/**
+ * A promise that resolves at the end of the current turn (`setImmediate`): the same one for every
+ * caller of the turn, a new one after it.
  *
  * @example
  * const a = endOfTurn();
@@ -14,8 +22,6 @@
  * await a;
  * assert.notEqual(endOfTurn(), a); // a new turn
  */
-let turn: Promise<void> | undefined;
-
 export function endOfTurn(): Promise<void> {
   return turn ??= new Promise((resolve) => {
     setImmediate(() => {
