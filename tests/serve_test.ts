@@ -218,6 +218,17 @@ Deno.test({
   },
 });
 
+/** Waits (at most 30 s) until a scrape of `url` adds up two workers. */
+async function bothWorkersUp(url: string) {
+  let text = "";
+  for (const started = Date.now(); Date.now() - started < 30_000;) {
+    text = (await fresh(url)).text;
+    if (/\nxs2a_workers 2\n/.test(text)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`the second worker never answered a scrape: ${text.slice(-200)}`);
+}
+
 /** A request on a connection of its own, so that the kernel spreads them over the workers. */
 async function fresh(url: string, init: RequestInit = {}) {
   using client = Deno.createHttpClient({});
@@ -260,6 +271,9 @@ Deno.test("serve.ts adds up every worker's metrics on each scrape, on the main p
       METRICS_TOKEN: token,
       METRICS_PORT: String(metricsPort),
     });
+    // The port answers once the first worker listens; the second may still be starting (under
+    // load, for seconds), and a scrape then rightly counts one worker.
+    await bothWorkersUp(`http://127.0.0.1:${metricsPort}/metrics`);
     for (let i = 0; i < 20; i++) {
       const answer = await fresh(`${serve.url}/v1/consents/c-1/status`, {
         headers: { "x-request-id": crypto.randomUUID() },
