@@ -25,11 +25,19 @@ Deno.test("README starts with the two commands; docs/operations.md carries the c
   );
 });
 
-Deno.test("README's table of checks lists every check of middleware/mod.ts in the order they run, then the terminal proxy", async () => {
+Deno.test("README's list of checks names every check of middleware/mod.ts in the order they run, then the terminal proxy", async () => {
   const readme = await Deno.readTextFile("README.md");
   const section = readme.split("## The checks")[1].split("\n## ")[0];
-  const listed = [...section.matchAll(/^\| `([a-z_]+)`/gm)].map((match) => match[1]);
+  const listed = [...section.matchAll(/^- `([a-z_]+)`:/gm)].map((match) => match[1]);
   assert.deepEqual(listed, [...CHECKS.map((check) => check.key), PIPELINE.terminal.key]);
+});
+
+Deno.test("README's lines are at most 120 characters wide", async () => {
+  const readme = await Deno.readTextFile("README.md");
+  const wide = readme.split("\n").flatMap((line, index) =>
+    [...line].length > 120 ? [`line ${index + 1}: ${[...line].length}`] : []
+  );
+  assert.deepEqual(wide, [], "rewrap these lines (a table too wide becomes a list)");
 });
 
 Deno.test("ARCHITECTURE.md lists every folder of src/ and only folders that exist", async () => {
