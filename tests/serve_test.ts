@@ -22,13 +22,30 @@ async function waitFor(url: string) {
   throw new Error(`${url} never answered`);
 }
 
-/** The default policy with the given YAML lines added to its `store` section, as a file. */
-async function defaultPolicyWith(storeLines: string): Promise<string> {
-  const text = await Deno.readTextFile("config/policy.yaml");
-  const changed = text.replace(/^store:\n/m, `store:\n${storeLines}`);
-  assert.notEqual(changed, text);
+/**
+ * The default policy as a file, with `store` lines added to its `store` section and, given
+ * `psuLimit`, a rate limit of that many requests per PSU-ID in place of the per-TPP one.
+ */
+async function defaultPolicyWith(
+  options: { store?: string; psuLimit?: number },
+): Promise<string> {
+  let text = await Deno.readTextFile("config/policy.yaml");
+  for (
+    const [pattern, replacement] of [
+      [/^store:\n/m, options.store && `store:\n${options.store}`],
+      [
+        /per_tpp:\n(\s+)key: \[tpp\]\n\s+limit: 100000/,
+        options.psuLimit && `per_psu:\n$1key: [psu_id]\n$1limit: ${options.psuLimit}`,
+      ],
+    ] as const
+  ) {
+    if (!replacement) continue;
+    const changed = text.replace(pattern, replacement);
+    assert.notEqual(changed, text, String(pattern));
+    text = changed;
+  }
   const file = await Deno.makeTempFile({ suffix: ".yaml" });
-  await Deno.writeTextFile(file, changed);
+  await Deno.writeTextFile(file, text);
   return file;
 }
 
@@ -54,8 +71,9 @@ async function startEchoUpstream() {
 }
 
 /**
- * `deno serve --parallel` of serve.ts with two workers, in front of an echo upstream process
- * (this test process only calls). `task`: through `deno task serve`, on PORT.
+ * `deno serve --parallel` of serve.ts with DENO_JOBS workers (two unless `env` says otherwise), in
+ * front of an echo upstream process (this test process only calls), once every worker answers
+ * scrapes on its metrics port. `task`: through `deno task serve`, on PORT.
  */
 async function startServe(env: Record<string, string> = {}, options: { task?: boolean } = {}) {
   const upstream = await startEchoUpstream();
@@ -70,79 +88,85 @@ async function startServe(env: Record<string, string> = {}, options: { task?: bo
     String(port),
     "serve.ts",
   ];
+  const jobs = env.DENO_JOBS ?? "2";
+  const metricsPort = env.METRICS_PORT ?? String(freePort());
   const child = new Deno.Command(Deno.execPath(), {
     args,
-    env: { UPSTREAM_URL: upstream.url, DENO_JOBS: "2", PORT: String(port), ...env },
+    env: {
+      UPSTREAM_URL: upstream.url,
+      DENO_JOBS: jobs,
+      PORT: String(port),
+      METRICS_PORT: metricsPort,
+      ...env,
+    },
     stdout: "null",
     stderr: "null",
   }).spawn();
   const url = `http://127.0.0.1:${port}`;
+  const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   const close = async () => {
     await stop(child);
     await upstream.close();
   };
   try {
     await waitFor(`${url}/healthz`);
+    // The port answers once the first worker listens; the others may still be starting (under
+    // load, for seconds), and the kernel hands connections only to workers that listen.
+    await workersUp(metricsUrl, jobs);
   } catch (error) {
     await close();
     throw error;
   }
-  return { url, port, [Symbol.asyncDispose]: close };
+  return { url, port, metricsUrl, [Symbol.asyncDispose]: close };
+}
+
+/** `count` requests for one PSU at once, each on a connection of its own: their answers. */
+function requestsOfOnePsu(url: string, count: number) {
+  const psu = `psu-${crypto.randomUUID()}`;
+  return Promise.all(
+    Array.from({ length: count }, () =>
+      fresh(`${url}/v1/consents/c-1/status`, {
+        headers: { "x-request-id": crypto.randomUUID(), "psu-id": psu },
+      })),
+  );
 }
 
 Deno.test("serve.ts runs under deno serve --parallel and answers through every worker", async () => {
-  const policy = await defaultPolicyWith("  allow_per_instance: true\n");
-  await using serve = await startServe({ GATEWAY_POLICY: policy });
-  const answers = await Promise.all(
-    Array.from(
-      { length: 20 },
-      () =>
-        fetch(`${serve.url}/v1/consents/c-1/status`, {
-          headers: { "x-request-id": crypto.randomUUID() },
-          signal: AbortSignal.timeout(10_000),
-        })
-          .then(async (r) => ({ status: r.status, body: await r.json() })),
-    ),
-  );
-  for (const answer of answers) {
-    assert.equal(answer.status, 200);
-    // The upstream's own echo: the request reached it, on the upstream path.
-    assert.deepEqual(answer.body, { method: "GET", path: "/psd2/v1/consents/c-1/status" });
+  // A memory store per worker counts each worker's requests apart: more than 4 of one PSU's
+  // requests pass a limit of 4 only when more than one worker answered.
+  const policy = await defaultPolicyWith({ store: "  allow_per_instance: true\n", psuLimit: 4 });
+  try {
+    await using serve = await startServe({ GATEWAY_POLICY: policy });
+    const answers = await requestsOfOnePsu(serve.url, 20);
+    const passed = answers.filter((a) => a.status === 200);
+    const statuses = answers.map((a) => a.status).join(" ");
+    assert.ok(passed.length > 4, `one worker answered all: ${statuses}`);
+    assert.ok(passed.length <= 8, `a worker passed more than its limit: ${statuses}`);
+    assert.equal(answers.filter((a) => a.status === 429).length, 20 - passed.length, statuses);
+    for (const answer of passed) {
+      // The upstream's own echo: the request reached it, on the upstream path.
+      assert.deepEqual(JSON.parse(answer.text), {
+        method: "GET",
+        path: "/psd2/v1/consents/c-1/status",
+      });
+    }
+  } finally {
+    await Deno.remove(policy);
   }
-  await Deno.remove(policy);
 });
 
 Deno.test({
   name: "serve.ts decides with the policy's Redis store, so a limit holds across its workers",
   ignore: WITHOUT_REDIS,
   async fn() {
-    const policy = await Deno.makeTempFile({ suffix: ".yaml" });
-    const text = await Deno.readTextFile("config/policy.yaml");
-    const limited = text.replace(
-      /per_tpp:\n(\s+)key: \[tpp\]\n\s+limit: 100000/,
-      "per_psu:\n$1key: [psu_id]\n$1limit: 4",
-    );
-    assert.notEqual(limited, text);
-    await Deno.writeTextFile(policy, limited);
+    const policy = await defaultPolicyWith({ psuLimit: 4 });
     try {
       await using serve = await startServe({
         GATEWAY_POLICY: policy,
         STORE_KIND: "redis",
         STORE_URL: redisUrl(),
       });
-      const psu = `psu-${crypto.randomUUID()}`;
-      const statuses: number[] = [];
-      for (let i = 0; i < 12; i++) {
-        // A connection of its own per request, so that the kernel spreads them over the workers.
-        using client = Deno.createHttpClient({});
-        const response = await fetch(`${serve.url}/v1/consents/c-1/status`, {
-          client,
-          headers: { "x-request-id": crypto.randomUUID(), "psu-id": psu },
-          signal: AbortSignal.timeout(10_000),
-        });
-        await response.body?.cancel();
-        statuses.push(response.status);
-      }
+      const statuses = (await requestsOfOnePsu(serve.url, 12)).map((a) => a.status);
       // A memory store per worker would let each worker pass 4.
       assert.equal(statuses.filter((s) => s === 200).length, 4, statuses.join(" "));
       assert.equal(statuses.filter((s) => s === 429).length, 8, statuses.join(" "));
@@ -218,15 +242,15 @@ Deno.test({
   },
 });
 
-/** Waits (at most 30 s) until a scrape of `url` adds up two workers. */
-async function bothWorkersUp(url: string) {
+/** Waits (at most 30 s, which only bounds a failing run) until a scrape of `url` adds up `jobs` workers. */
+async function workersUp(url: string, jobs: string) {
   let text = "";
   for (const started = Date.now(); Date.now() - started < 30_000;) {
     text = (await fresh(url)).text;
-    if (/\nxs2a_workers 2\n/.test(text)) return;
+    if (text.includes(`\nxs2a_workers ${jobs}\n`)) return;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`the second worker never answered a scrape: ${text.slice(-200)}`);
+  throw new Error(`not every worker answered a scrape: ${text.slice(-200)}`);
 }
 
 /** A request on a connection of its own, so that the kernel spreads them over the workers. */
@@ -247,7 +271,7 @@ async function accepts(hostname: string, port: number): Promise<boolean> {
 }
 
 Deno.test("deno task serve listens on PORT, on 127.0.0.1 unless HOST says otherwise", async () => {
-  const policy = await defaultPolicyWith("  allow_per_instance: true\n");
+  const policy = await defaultPolicyWith({ store: "  allow_per_instance: true\n" });
   try {
     await using serve = await startServe({ GATEWAY_POLICY: policy }, { task: true });
     assert.equal((await fresh(`${serve.url}/healthz`)).status, 200);
@@ -262,18 +286,10 @@ Deno.test("deno task serve listens on PORT, on 127.0.0.1 unless HOST says otherw
 });
 
 Deno.test("serve.ts adds up every worker's metrics on each scrape, on the main port and metrics.port", async () => {
-  const metricsPort = freePort();
   const token = "s3cret-metrics-token-0123456789";
-  const policy = await defaultPolicyWith("  allow_per_instance: true\n");
+  const policy = await defaultPolicyWith({ store: "  allow_per_instance: true\n" });
   try {
-    await using serve = await startServe({
-      GATEWAY_POLICY: policy,
-      METRICS_TOKEN: token,
-      METRICS_PORT: String(metricsPort),
-    });
-    // The port answers once the first worker listens; the second may still be starting (under
-    // load, for seconds), and a scrape then rightly counts one worker.
-    await bothWorkersUp(`http://127.0.0.1:${metricsPort}/metrics`);
+    await using serve = await startServe({ GATEWAY_POLICY: policy, METRICS_TOKEN: token });
     for (let i = 0; i < 20; i++) {
       const answer = await fresh(`${serve.url}/v1/consents/c-1/status`, {
         headers: { "x-request-id": crypto.randomUUID() },
@@ -287,7 +303,7 @@ Deno.test("serve.ts adds up every worker's metrics on each scrape, on the main p
         (await fresh(`${serve.url}/metrics`, { headers: { authorization: `Bearer ${token}` } }))
           .text,
       );
-      scrapes.push((await fresh(`http://127.0.0.1:${metricsPort}/metrics`)).text);
+      scrapes.push((await fresh(serve.metricsUrl)).text);
     }
     for (const text of scrapes) {
       assert.equal(text.match(series)?.[1], "20", text);
