@@ -5,8 +5,10 @@
  * counters and learnt consents are evicted, so memory stays flat however many distinct keys
  * arrive. An X-Request-ID record is never evicted inside its retention (its retry would run
  * again): when only such records are left, a write that needs room fails as a store outage, and
- * each check's `fail` mode applies.
+ * each check's `fail` mode applies. Such refusals are counted and logged once a minute with their
+ * cause (`full_log.ts`), and `condition()` reports them (readiness: degraded).
  */
+import type { Logger } from "../lib/log.ts";
 import {
   type Completion,
   type Decision,
@@ -15,12 +17,14 @@ import {
   type LimitVerdict,
   newStats,
   type Store,
+  type StoreCondition,
   type StoredResponse,
   type StoreStats,
   StoreUnavailableError,
   type Verdict,
 } from "./types.ts";
 import { seenIdBytes, SeenIds } from "./seen_ids.ts";
+import { FullLog } from "./full_log.ts";
 
 interface IdempotencyRecord {
   s: "inflight" | "done" | "gone" | "seen";
@@ -74,6 +78,8 @@ export interface MemoryStoreOptions {
   /** Most bytes held, as {@link sizeOf} estimates them. */
   maxBytes?: number;
   now?: () => number;
+  /** Where a full store is logged (once a minute, with the cause). */
+  log?: Logger;
 }
 
 /**
@@ -126,11 +132,13 @@ export class MemoryStore implements Store {
   readonly #maxEntries: number;
   readonly #maxBytes: number;
   readonly #now: () => number;
+  readonly #fullLog: FullLog;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#maxEntries = options.maxEntries ?? 100_000;
     this.#maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
     this.#now = options.now ?? Date.now;
+    this.#fullLog = new FullLog("memory", options.log);
     this.#seen = new SeenIds(this.#now());
   }
 
@@ -240,20 +248,49 @@ export class MemoryStore implements Store {
   }
 
   /** Evicts the oldest evictable entries until `entries` more of `bytes` more bytes fit. */
-  #makeRoom(entries: number, bytes: number): void {
+  #makeRoom(entries: number, bytes: number, now: number): void {
     while (this.size + entries > this.#maxEntries || this.bytes + bytes > this.#maxBytes) {
       const oldest = this.#oldest(this.#evictable);
-      if (!oldest) throw this.#full();
+      if (!oldest) throw this.#full(now, entries, bytes);
       this.#remove(oldest);
       this.#evictable.slots[this.#evictable.head++] = GONE;
     }
   }
 
-  #full(): StoreUnavailableError {
+  /** Counts and logs a write refused for want of room (`entries` and `bytes` more). */
+  #full(now: number, entries: number, bytes: number): StoreUnavailableError {
     this.stats.errors++;
-    return new StoreUnavailableError(
-      "The memory store is full of X-Request-IDs inside their retention",
-    );
+    const held = this.#pinned.count + this.#seen.size;
+    const cause = this.size - this.#evictable.count + entries > this.#maxEntries
+      ? `max_entries ${this.#maxEntries} reached: ${held} X-Request-IDs inside their retention`
+      : `max_bytes ${this.#maxBytes} reached: ${
+        this.bytes - this.#evictableBytes
+      } bytes of X-Request-IDs inside their retention, ${bytes} more needed`;
+    this.#fullLog.refuse(now, cause, () => this.#figures());
+    return new StoreUnavailableError(`The memory store is full (${cause})`);
+  }
+
+  #figures() {
+    return {
+      entries: this.size,
+      max_entries: this.#maxEntries,
+      bytes: this.bytes,
+      max_bytes: this.#maxBytes,
+      refused: this.#fullLog.refused,
+    };
+  }
+
+  /** Entries and bytes against the bounds, and whether writes were refused in the last minute. */
+  condition(): StoreCondition {
+    const cause = this.#fullLog.recent(this.#now());
+    return {
+      warnings: cause
+        ? [
+          `The memory store is full (${cause}): new writes are refused and each check's fail applies`,
+        ]
+        : [],
+      capacity: this.#figures(),
+    };
   }
 
   /** Applies the writes, all or none: none when they do not fit. */
@@ -268,7 +305,9 @@ export class MemoryStore implements Store {
       bytes += (value === SEEN ? seenIdBytes(key) : sizeOf(key, value)) - (existing?.bytes ?? 0) -
         (seen ? seenIdBytes(key) : 0);
     }
-    if (!this.#fits(entries, Math.max(0, bytes), now)) throw this.#full();
+    if (!this.#fits(entries, Math.max(0, bytes), now)) {
+      throw this.#full(now, entries, Math.max(0, bytes));
+    }
     for (const [key, value, ttlMs, pinned] of writes) this.#set(key, value, ttlMs, now, pinned);
   }
 
@@ -278,7 +317,7 @@ export class MemoryStore implements Store {
       // What this key held (its retention ended) makes way.
       this.#delete(key);
       this.#sweepOldest(now);
-      this.#makeRoom(1, seenIdBytes(key));
+      this.#makeRoom(1, seenIdBytes(key), now);
       this.#seen.add(key, expires);
       return;
     }
@@ -300,7 +339,7 @@ export class MemoryStore implements Store {
       return;
     }
     this.#sweepOldest(now);
-    this.#makeRoom(1, bytes);
+    this.#makeRoom(1, bytes, now);
     const entry: Entry = { key, value, expires, bytes, pinned };
     const queue = this.#queue(entry);
     this.#compact(queue);

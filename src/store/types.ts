@@ -308,7 +308,33 @@ export interface Store {
    * store's deadline; absent where one node holds it all (a write of one key probes that one).
    */
   probe?(): Promise<StoreNodeState[]>;
+  /**
+   * What may make the store refuse writes or forget what it holds, known without a round trip
+   * (read at start and on reconnect where the server must be asked); absent: nothing to say.
+   */
+  condition?(): StoreCondition;
   close(): Promise<void>;
+}
+
+/** A store's own account of its state (`Store.condition`), for readiness, metrics and logs. */
+export interface StoreCondition {
+  /**
+   * Why the store refuses writes or may forget executed X-Request-IDs, one sentence each (a full
+   * memory store, a Redis without append-only persistence or with an evicting maxmemory-policy).
+   */
+  warnings: string[];
+  /** The server's settings as read (`appendonly`, `maxmemory-policy`; per node on a cluster). */
+  settings?: Record<string, string>;
+  /** Why the settings could not be read (a managed Redis that refuses CONFIG). */
+  unknown?: string;
+  /** Entries and bytes held against the bounds, and writes refused for want of room (memory). */
+  capacity?: {
+    entries: number;
+    max_entries: number;
+    bytes: number;
+    max_bytes: number;
+    refused: number;
+  };
 }
 
 /** One store node's answer to a probe. */
