@@ -58,7 +58,11 @@ const routeSchema = z.object({
   ),
 }).strict().describe("Where the operation is served and forwarded");
 
-/** The options of one check at one level: every field optional, nothing else allowed. */
+/**
+ * The options of one check at one level: every field optional, nothing else allowed. Its `id`
+ * names its definition in the JSON Schema after the check, so that adding a check adds its own
+ * lines there and renames nothing (zod numbers definitions without one).
+ */
 function levelOf(check: Check) {
   const shape = Object.fromEntries(
     Object.entries(check.options.shape).map(([name, field]) => [
@@ -66,7 +70,7 @@ function levelOf(check: Check) {
       (field as z.ZodType).optional(),
     ]),
   );
-  return z.object(shape).strict().describe(check.description);
+  return z.object(shape).strict().describe(check.description).meta({ id: `check.${check.key}` });
 }
 
 /** Everything that has options in the policy: the checks in order, then the terminal handler. */
@@ -77,13 +81,15 @@ function keyed({ checks, terminal }: Pipeline): readonly Check[] {
 function levelSchema(pipeline: Pipeline) {
   return z.object(
     Object.fromEntries(keyed(pipeline).map((check) => [check.key, levelOf(check).optional()])),
-  ).strict();
+  ).strict().meta({ id: "level" });
 }
 
 /** The schema of a whole policy file (what `z.toJSONSchema` turns into the editor schema). */
 export function policySchema(pipeline: Pipeline) {
   const level = levelSchema(pipeline);
-  const operationLevel = level.extend({ route: routeSchema.optional() });
+  const operationLevel = level.extend({ route: routeSchema.optional() }).meta({
+    id: "operation_level",
+  });
   return z.object({
     $schema: z.string().optional().describe("The JSON Schema of this file, for editors"),
     ...SECTIONS,
@@ -96,12 +102,17 @@ export function policySchema(pipeline: Pipeline) {
   }).strict();
 }
 
-/** The JSON Schema of the policy file, as committed in `config/policy.schema.json`. */
+/**
+ * The JSON Schema of the policy file, as committed in `config/policy.schema.json`. Its only
+ * definitions are the named ones (each check's options, a level, an operation's level); whatever
+ * else is used twice is written out where it is used, since a shared definition would get a
+ * numbered name that shifts when a check is added.
+ */
 export function policyJsonSchema(pipeline: Pipeline): string {
   const schema = z.toJSONSchema(policySchema(pipeline), {
     io: "input",
     unrepresentable: "any",
-    reused: "ref",
+    reused: "inline",
   });
   return JSON.stringify({ title: "xs2a-edge policy", ...schema }, null, 2) + "\n";
 }

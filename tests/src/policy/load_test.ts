@@ -3,6 +3,8 @@ import assert from "node:assert/strict";
 import { parsePolicy, PolicyError, policyJsonSchema } from "../../../src/policy/load.ts";
 import { createCa } from "../../support/pki.ts";
 import { OPERATIONS } from "../../../src/core/catalogue.ts";
+import { defineCheck, modal } from "../../../src/core/check.ts";
+import { z } from "zod";
 
 const env = (name: string) =>
   ({ UPSTREAM_URL: "http://127.0.0.1:9" } as Record<string, string>)[name];
@@ -173,6 +175,108 @@ Deno.test("config/policy.schema.json is the schema generated from the zod schema
     policyJsonSchema(PIPELINE),
     "config/policy.schema.json is stale: run deno task policy:schema",
   );
+});
+
+/** The hunks of lines `after` adds to `before` and removes from it (a longest common subsequence). */
+function lineDiff(before: string, after: string): { added: string[]; removed: string[] } {
+  const a = before.split("\n");
+  const b = after.split("\n");
+  let start = 0;
+  while (start < a.length && start < b.length && a[start] === b[start]) start++;
+  let end = 0;
+  while (
+    end < a.length - start && end < b.length - start &&
+    a[a.length - 1 - end] === b[b.length - 1 - end]
+  ) end++;
+  const x = a.slice(start, a.length - end);
+  const y = b.slice(start, b.length - end);
+  // lengths[i][j]: the longest common subsequence of x[i..] and y[j..]
+  const width = y.length + 1;
+  const lengths = new Uint32Array((x.length + 1) * width);
+  for (let i = x.length - 1; i >= 0; i--) {
+    for (let j = y.length - 1; j >= 0; j--) {
+      lengths[i * width + j] = x[i] === y[j]
+        ? lengths[(i + 1) * width + j + 1] + 1
+        : Math.max(lengths[(i + 1) * width + j], lengths[i * width + j + 1]);
+    }
+  }
+  const added: string[] = [];
+  const removed: string[] = [];
+  let hunk: { added: string[]; removed: string[] } = { added: [], removed: [] };
+  const close = () => {
+    if (hunk.added.length) added.push(hunk.added.join("\n"));
+    if (hunk.removed.length) removed.push(hunk.removed.join("\n"));
+    hunk = { added: [], removed: [] };
+  };
+  let i = 0;
+  let j = 0;
+  while (i < x.length || j < y.length) {
+    if (i < x.length && j < y.length && x[i] === y[j]) {
+      close();
+      i++;
+      j++;
+    } else if (
+      j < y.length && (i === x.length || lengths[i * width + j + 1] >= lengths[(i + 1) * width + j])
+    ) hunk.added.push(y[j++]);
+    else hunk.removed.push(x[i++]);
+  }
+  close();
+  return { added, removed };
+}
+
+/** A check that exists only here: what a new check's author adds to middleware/mod.ts. */
+const NEW_CHECK = defineCheck({
+  key: "new_check",
+  description: "A check added after the schema was committed",
+  options: modal({
+    limit: z.number().int().positive().default(3).describe("How many times at most"),
+  }),
+  create: () => undefined,
+});
+
+/** The lines of some hunks, sorted. */
+function lines(hunks: string[]): string[] {
+  return hunks.flatMap((hunk) => hunk.split("\n")).sort();
+}
+
+/** `lines` as they sit in the schema at `depth` levels of JSON.stringify's two-space indent. */
+function indented(lines: string, depth: number): string {
+  return lines.split("\n").map((line) => " ".repeat(2 * depth) + line).join("\n");
+}
+
+Deno.test("policyJsonSchema() changes by a new check's own lines only, wherever the check is added", () => {
+  const before = policyJsonSchema(PIPELINE);
+  const definition = JSON.parse(
+    policyJsonSchema({ ...PIPELINE, checks: [NEW_CHECK] }),
+  ).$defs["check.new_check"];
+  assert.ok(definition, "the new check's options are a definition named after it");
+  const reference = indented(
+    `"new_check": {\n  "$ref": "#/$defs/check.new_check"\n},`,
+    4,
+  );
+  const own = [
+    reference, // in `level`, the options of defaults and groups
+    indented(`"check.new_check": ${JSON.stringify(definition, null, 2)},`, 2),
+    reference, // in `operation_level`
+  ];
+  for (const at of [0, 11, PIPELINE.checks.length]) {
+    const checks = PIPELINE.checks.toSpliced(at, 0, NEW_CHECK);
+    const diff = lineDiff(before, policyJsonSchema({ ...PIPELINE, checks }));
+    // A hunk's place among equal lines ("},") is a matter of alignment: compared as lines.
+    assert.deepEqual(diff.removed, [], `the new check at ${at}`);
+    assert.equal(diff.added.length, own.length, `the new check at ${at}`);
+    assert.deepEqual(lines(diff.added), lines(own), `the new check at ${at}`);
+  }
+});
+
+Deno.test("policyJsonSchema() names every definition after what it describes, never by a number", () => {
+  const names = Object.keys(JSON.parse(policyJsonSchema(PIPELINE)).$defs);
+  assert.deepEqual(names, [
+    "level",
+    ...[...PIPELINE.checks, PIPELINE.terminal].map((check) => `check.${check.key}`),
+    "operation_level",
+  ]);
+  assert.deepEqual(names.filter((name) => /^__schema\d+$/.test(name)), []);
 });
 
 Deno.test("parsePolicy() lists a problem shared by many operations once", () => {
