@@ -5,12 +5,14 @@
  * (sharing an attempt in flight) and a background attempt follows with backoff, so the first
  * request after a Redis restart is decided on a fresh connection rather than failed while a
  * client library sleeps between attempts. A connection that takes commands but answers none (a
- * frozen or half-open peer) is replaced.
+ * frozen or half-open peer) is replaced. Its settings are read at start and on each new connection
+ * (`redis_settings.ts`): a Redis that may forget executed X-Request-IDs is logged and reported.
  */
 import { createClient, ErrorReply } from "redis";
 import type { StoreSection } from "../policy/sections.ts";
 import { type Store, type StoreOptions, StoreUnavailableError } from "./types.ts";
 import { scriptedStore, storeDeadline } from "./script.ts";
+import { SettingsWatch } from "./redis_settings.ts";
 
 /** Longest pause between two background reconnection attempts, in milliseconds. */
 const MAX_RECONNECT_DELAY = 1000;
@@ -69,7 +71,12 @@ export interface RedisConnection {
  */
 export async function redisConnection(
   url: string,
-  options: { timeoutMs: number; log?: StoreOptions["log"] },
+  options: {
+    timeoutMs: number;
+    log?: StoreOptions["log"];
+    /** Called on each new connection (a restart or failover may bring other settings). */
+    onConnect?: () => void;
+  },
 ): Promise<RedisConnection> {
   const timeout = options.timeoutMs;
   const stale = Math.max(4 * timeout, 1000);
@@ -119,6 +126,7 @@ export async function redisConnection(
         fresh.on("error", () => {
           if (client === fresh && !fresh.isReady) queueMicrotask(reconnectLater);
         });
+        if (options.onConnect) queueMicrotask(options.onConnect);
         return fresh;
       },
       () => {
@@ -185,11 +193,18 @@ export async function redisStore(
   section: StoreSection,
   options: StoreOptions = {},
 ): Promise<Store> {
+  const watch = new SettingsWatch(options.log);
+  const node = new URL(section.url).host;
+  /** The first read is awaited below; later ones follow each new connection. */
+  let started = false;
   const { send, close } = await redisConnection(section.url, {
     timeoutMs: section.timeout,
     log: options.log,
+    onConnect: () => started && void watch.read(node, send),
   });
-  return scriptedStore({
+  await watch.read(node, send);
+  started = true;
+  const store = scriptedStore({
     evalSha: (sha, keys, args) => send(["EVALSHA", sha, String(keys.length), ...keys, ...args]),
     eval: (script, keys, args) => send(["EVAL", script, String(keys.length), ...keys, ...args]),
     set: (key, value, ttlMs) => send(["SET", key, value, "PX", String(ttlMs)]),
@@ -202,4 +217,5 @@ export async function redisStore(
     timeoutMs: section.timeout,
     log: options.log,
   });
+  return Object.assign(store, { condition: () => watch.condition() });
 }

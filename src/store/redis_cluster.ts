@@ -5,7 +5,9 @@
  * the caller's (`tagKeys`; see docs/shared_state.md), unless the prefix already holds one.
  *
  * The client follows MOVED and ASK redirections and reloads the slot map itself; every call is
- * bounded by the store's deadline, and commands never queue while a node is disconnected.
+ * bounded by the store's deadline, and commands never queue while a node is disconnected. Each
+ * master's settings are read at start and whenever a probe finds a new connection to it (a new
+ * master after a failover, a restart): see `redis_settings.ts`.
  */
 import { createCluster } from "redis";
 import type { StoreSection } from "../policy/sections.ts";
@@ -17,6 +19,7 @@ import {
 } from "./types.ts";
 import { scriptedStore, storeDeadline } from "./script.ts";
 import { KEEPALIVE_MS } from "./redis.ts";
+import { SettingsWatch } from "./redis_settings.ts";
 
 /** Longest pause between two reconnection attempts to one node, in milliseconds. */
 const MAX_RECONNECT_DELAY = 1000;
@@ -71,6 +74,27 @@ export async function redisClusterStore(
   /** The discovery in flight (resolves to the connected client, or undefined). */
   let attempt: Promise<Cluster | undefined> | undefined;
   let closed = false;
+  const watch = new SettingsWatch(options.log);
+  /** Node connections whose server's settings were read. */
+  const read = new WeakSet<object>();
+
+  /** Reads the settings of each master whose connection is new (all of them at start). */
+  async function readSettings(current: Cluster): Promise<void> {
+    watch.keep(current.masters.map((m) => m.address));
+    await Promise.all(current.masters.map(async (master) => {
+      try {
+        const client = await storeDeadline(Promise.resolve(current.nodeClient(master)), timeout);
+        if (read.has(client)) return;
+        read.add(client);
+        await watch.read(
+          master.address,
+          (args) => storeDeadline(client.sendCommand(args), timeout),
+        );
+      } catch {
+        // Not reachable now: the probe tells; its settings are read once it is.
+      }
+    }));
+  }
 
   /** Discovers the cluster now, or joins the discovery in flight. */
   function connect(): Promise<Cluster | undefined> {
@@ -112,7 +136,9 @@ export async function redisClusterStore(
   async function probe(): Promise<StoreNodeState[]> {
     const current = cluster?.isOpen ? cluster : await connect();
     if (!current || closed) throw new StoreUnavailableError("Redis Cluster is not reachable");
-    return await Promise.all(current.masters.map(async (master): Promise<StoreNodeState> => {
+    // Beside the PINGs, so that the condition asked after the probe includes a new master's.
+    const settings = readSettings(current).catch(() => {});
+    const nodes = await Promise.all(current.masters.map(async (master): Promise<StoreNodeState> => {
       // Which step failed tells an operator a master that is gone ("connect", or "PING" with the
       // client offline) from one whose connection is up but silent ("PING", no answer).
       let step = "connect";
@@ -126,10 +152,13 @@ export async function redisClusterStore(
         return { node: master.address, state: "down", error: `${step}: ${text}`.slice(0, 200) };
       }
     }));
+    await settings;
+    return nodes;
   }
 
   // At start-up, give a cluster that is starting too a moment before the first requests.
-  await storeDeadline(connect(), Math.max(timeout, 2000)).catch(() => {});
+  const started = await storeDeadline(connect(), Math.max(timeout, 2000)).catch(() => undefined);
+  if (started) await readSettings(started);
   const store = scriptedStore({
     evalSha: (sha, keys, args) =>
       send(keys[0], ["EVALSHA", sha, String(keys.length), ...keys, ...args]),
@@ -155,5 +184,5 @@ export async function redisClusterStore(
     tagKeys: !prefixHasTag(section.prefix),
     log: options.log,
   });
-  return Object.assign(store, { probe });
+  return Object.assign(store, { probe, condition: () => watch.condition() });
 }

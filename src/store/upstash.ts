@@ -8,7 +8,7 @@
  */
 import { Redis } from "@upstash/redis";
 import type { StoreSection } from "../policy/sections.ts";
-import type { Store, StoreOptions } from "./types.ts";
+import type { Store, StoreCondition, StoreOptions } from "./types.ts";
 import { scriptedStore, type ScriptTransport } from "./script.ts";
 
 /** A store on the Upstash REST endpoint `section.url` with `section.token`. */
@@ -33,10 +33,17 @@ export function upstashStore(section: StoreSection, options: StoreOptions = {}):
     del: (key) => redis.del(key),
     close: () => Promise.resolve(),
   };
-  return scriptedStore(transport, {
+  const store = scriptedStore(transport, {
     kind: "upstash",
     prefix: section.prefix,
     timeoutMs: section.timeout,
     log: options.log,
   });
+  // Upstash's REST API has no CONFIG: what it keeps is the database's setting, said as such.
+  const condition = (): StoreCondition => ({
+    warnings: [],
+    unknown:
+      "Upstash answers no CONFIG: keep eviction off for the database (its console's setting), or it may drop executed X-Request-IDs",
+  });
+  return Object.assign(store, { condition });
 }
