@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { startMain } from "./support/main_process.ts";
+import { readUntil, startMain } from "./support/main_process.ts";
 import { closedPort } from "./support/upstream.ts";
 
 /**
@@ -18,13 +18,13 @@ Deno.test("deno task start serves a flow with --policy, reloads on SIGHUP and st
   };
   delete env.UPSTREAM_URL;
   delete env.GATEWAY_POLICY;
-  const { child, stderr, said: started } = await startMain(["--policy", file], {
+  const main = await startMain(["--policy", file], {
     env,
     clearEnv: true,
     entry: "src/sandbox/start.ts",
   });
-  let said = started;
-  assert.match(said, new RegExp(`xs2a-edge on http://127.0.0.1:${port} \\(policy ${file}\\)`));
+  const { child } = main;
+  assert.match(main.said, new RegExp(`xs2a-edge on http://127.0.0.1:${port} \\(policy ${file}\\)`));
   const url = `http://127.0.0.1:${port}`;
   const created = await fetch(`${url}/v1/consents`, {
     method: "POST",
@@ -46,7 +46,7 @@ Deno.test("deno task start serves a flow with --policy, reloads on SIGHUP and st
 
   await Deno.writeTextFile(file, "upstream: [broken\n");
   child.kill("SIGHUP");
-  await new Promise((r) => setTimeout(r, 500));
+  await readUntil(main, /policy reload refused/);
   const status = await fetch(`${url}/v1/consents/${consentId}/status`, {
     headers: { "x-request-id": crypto.randomUUID() },
   });
@@ -58,12 +58,7 @@ Deno.test("deno task start serves a flow with --policy, reloads on SIGHUP and st
   assert.equal(exit.code, 0);
   const stdout = await new Response(child.stdout).text();
   assert.match(stdout, /"op":"createConsent"/, "the access log was flushed before exit");
-  for (;;) {
-    const { done, value } = await stderr.read();
-    if (done) break;
-    said += value;
-  }
-  assert.match(said, /policy reload refused/);
+  await readUntil(main);
 });
 
 Deno.test("main.ts never starts the sandbox bank: without UPSTREAM_URL it refuses to start and names the variable", async () => {
@@ -143,23 +138,18 @@ Deno.test("main.ts writes nothing but JSON lines with a time and a level, on std
     UPSTREAM_URL: upstream.url,
   };
   delete env.GATEWAY_POLICY;
-  const { child, stderr, said: started } = await startMain(["--policy", file], { env });
+  const main = await startMain(["--policy", file], { env });
+  const { child } = main;
   const response = await fetch(`http://127.0.0.1:${port}/v1/consents/c-1/status`, {
     headers: { "x-request-id": crypto.randomUUID() },
   });
   await response.body?.cancel();
   await Deno.writeTextFile(file, "upstream: [broken\n");
   child.kill("SIGHUP");
-  await new Promise((r) => setTimeout(r, 500));
+  await readUntil(main, /policy reload refused/);
   child.kill("SIGTERM");
   assert.equal((await child.status).code, 0);
-  let said = started;
-  for (;;) {
-    const { done, value } = await stderr.read();
-    if (done) break;
-    said += value;
-  }
-  const errors = jsonLines(said);
+  const errors = jsonLines(await readUntil(main));
   const access = jsonLines(await new Response(child.stdout).text());
   assert.ok(errors.some((l) => String(l.msg).startsWith("xs2a-edge on http://127.0.0.1:")));
   assert.ok(errors.some((l) => l.outcome === "refused" && l.level === "error"));

@@ -3,11 +3,15 @@ import assert from "node:assert/strict";
 import { gatewayApp as startGateway } from "../support/gateway.ts";
 import { passthroughPolicy } from "../support/policies.ts";
 import { startUpstream } from "../support/upstream.ts";
+import { waitFor } from "../support/wait.ts";
 import { upstreamLimits } from "../../middleware/upstream_limits.ts";
 import { LimiterPools } from "../../src/upstream/limiter.ts";
 
-/** A slow upstream on 127.0.0.1 that counts the requests it holds at once. */
-function slowUpstream(ms: number) {
+/**
+ * A slow upstream on 127.0.0.1 that counts the requests it holds at once: it answers each after
+ * `wait` (milliseconds, or until the promise settles).
+ */
+function slowUpstream(wait: number | Promise<void>) {
   const counts = { now: 0, max: 0, reads: 0, writes: 0, maxReads: 0 };
   const upstream = startUpstream(async (request) => {
     const write = request.method !== "GET";
@@ -15,7 +19,7 @@ function slowUpstream(ms: number) {
     counts.max = Math.max(counts.max, counts.now);
     if (write) counts.writes++;
     else counts.maxReads = Math.max(counts.maxReads, ++counts.reads);
-    await new Promise((resolve) => setTimeout(resolve, ms));
+    await (typeof wait === "number" ? new Promise((resolve) => setTimeout(resolve, wait)) : wait);
     counts.now--;
     if (!write) counts.reads--;
     return Response.json({ ok: true });
@@ -27,12 +31,43 @@ function read(gateway: { fetch(path: string): Promise<Response> }) {
   return gateway.fetch("/v1/products/deposits");
 }
 
-/** Each response's status and the ms it took, with its body consumed. */
+/** Each response, with its body consumed. */
 async function timed(call: () => Promise<Response>) {
-  const started = performance.now();
   const response = await call();
   await response.body?.cancel();
-  return { response, ms: performance.now() - started };
+  return { response };
+}
+
+/**
+ * A core that holds every request until `release()`, or for 10 s at the most so that a gateway
+ * that waits for it cannot hang the test; `released` tells an answer that came before from one
+ * that had to wait for the core.
+ */
+function heldCore() {
+  const held = Promise.withResolvers<void>();
+  const core = { ...slowUpstream(held.promise), released: false, release };
+  const timer = setTimeout(release, 10_000);
+  function release() {
+    clearTimeout(timer);
+    core.released = true;
+    held.resolve();
+  }
+  return core;
+}
+
+/** `count` reads at once; the core is released once `shed` of them were shed. */
+function readsShedding(
+  gateway: { fetch(path: string): Promise<Response> },
+  core: ReturnType<typeof heldCore>,
+  options: { count: number; shed: number },
+) {
+  let shed = 0;
+  return Promise.all(Array.from({ length: options.count }, async () => {
+    const { response } = await timed(() => read(gateway));
+    const early = !core.released;
+    if (response.status === 503 && ++shed === options.shed) core.release();
+    return { response, early };
+  }));
 }
 
 Deno.test("upstreamLimits() never lets more than max_in_flight reach the core; the queue waits its turn", async () => {
@@ -58,7 +93,8 @@ Deno.test("upstreamLimits() never lets more than max_in_flight reach the core; t
 });
 
 Deno.test("upstreamLimits() sheds with 503 and Retry-After when the queue is full or the wait runs out", async () => {
-  const { upstream, counts } = slowUpstream(1500);
+  const core = heldCore();
+  const { upstream, counts } = core;
   await using _ = upstream;
   await using gateway = await startGateway({
     upstream: upstream.url,
@@ -73,15 +109,14 @@ Deno.test("upstreamLimits() sheds with 503 and Retry-After when the queue is ful
       },
     }),
   });
-  const results = await Promise.all(Array.from({ length: 8 }, () => timed(() => read(gateway))));
+  const results = await readsShedding(gateway, core, { count: 8, shed: 6 });
   const ok = results.filter((r) => r.response.status === 200);
   const shed = results.filter((r) => r.response.status === 503);
   assert.equal(ok.length, 2);
   assert.equal(shed.length, 6);
-  for (const { response, ms } of shed) {
+  for (const { response, early } of shed) {
     assert.equal(response.headers.get("retry-after"), "1");
-    // Shed within queue_timeout (300 ms) and some slack, long before the core would answer.
-    assert.ok(ms < 1000, `shed after ${ms} ms`);
+    assert.ok(early, "shed while the core still held the others, not after it answered");
   }
   assert.equal(counts.max, 2);
   assert.equal(upstream.received.length, 2);
@@ -93,7 +128,8 @@ Deno.test("upstreamLimits() sheds with 503 and Retry-After when the queue is ful
 });
 
 Deno.test("upstreamLimits() keeps a pool for writes that a storm of reads cannot take", async () => {
-  const { upstream, counts } = slowUpstream(600);
+  const core = heldCore();
+  const { upstream, counts } = core;
   await using _ = upstream;
   await using gateway = await startGateway({
     upstream: upstream.url,
@@ -109,17 +145,20 @@ Deno.test("upstreamLimits() keeps a pool for writes that a storm of reads cannot
     }),
   });
   const reads = Array.from({ length: 6 }, () => timed(() => read(gateway)));
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  const write = await timed(() =>
+  // The storm holds both read slots at the core when the write comes.
+  assert.ok(await waitFor(() => counts.reads === 2), "two reads at the core");
+  const write = timed(() =>
     gateway.fetch("/v1/payments/sepa-credit-transfers", {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: "{}",
     })
   );
+  assert.ok(await waitFor(() => counts.writes === 1), "the write reached the core beside them");
+  core.release();
   const statuses = (await Promise.all(reads)).map((r) => r.response.status).sort();
   assert.deepEqual(statuses, [200, 200, 503, 503, 503, 503]);
-  assert.equal(write.response.status, 200);
+  assert.equal((await write).response.status, 200);
   assert.equal(counts.writes, 1);
   assert.equal(counts.maxReads, 2);
 });
@@ -329,7 +368,8 @@ Deno.test("upstreamLimits() with adaptive aimd backs off once at the proxy's fir
 });
 
 Deno.test("upstreamLimits() with adaptive sheds queued requests with 503 within queue_timeout", async () => {
-  const { upstream, counts } = slowUpstream(1500);
+  const core = heldCore();
+  const { upstream, counts } = core;
   await using _ = upstream;
   await using gateway = await startGateway({
     upstream: upstream.url,
@@ -339,13 +379,13 @@ Deno.test("upstreamLimits() with adaptive sheds queued requests with 503 within 
       adaptive: { min_in_flight: 2, max_in_flight: 10 },
     }),
   });
-  const results = await Promise.all(Array.from({ length: 8 }, () => timed(() => read(gateway))));
+  const results = await readsShedding(gateway, core, { count: 8, shed: 6 });
   const shed = results.filter((r) => r.response.status === 503);
   assert.equal(results.filter((r) => r.response.status === 200).length, 2);
   assert.equal(shed.length, 6);
-  for (const { response, ms } of shed) {
+  for (const { response, early } of shed) {
     assert.equal(response.headers.get("retry-after"), "1");
-    assert.ok(ms < 1000, `shed after ${ms} ms`);
+    assert.ok(early, "shed while the core still held the others, not after it answered");
   }
   assert.equal(counts.max, 2); // the limit starts at min_in_flight
   const metrics = await (await gateway.fetch("/metrics", {

@@ -6,7 +6,7 @@ import { V8_FLAGS } from "../../src/lib/v8_flags.ts";
 /** A running main.ts, its stderr so far and a reader for the rest. */
 export interface MainProcess {
   child: Deno.ChildProcess;
-  /** What it wrote to stderr up to its "xs2a-edge on" line. */
+  /** What it wrote to stderr so far: up to its "xs2a-edge on" line, then as far as read. */
   said: string;
   stderr: ReadableStreamDefaultReader<string>;
 }
@@ -27,11 +27,33 @@ export async function startMain(
     stderr: "piped",
   }).spawn();
   const stderr = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let said = "";
-  while (!said.includes("xs2a-edge on")) {
-    const { value, done } = await stderr.read();
-    if (done) break;
-    said += value;
+  const main = { child, said: "", stderr };
+  await readUntil(main, /xs2a-edge on/);
+  return main;
+}
+
+/**
+ * Reads on what `main` writes to stderr, adding it to `said`, until `said` matches `pattern` or
+ * the process has closed stderr (`pattern` omitted: to the end); resolves to `said`. The event a
+ * test waits for, rather than a while of its own; `ms` (30 s) only bounds a run that fails.
+ */
+export async function readUntil(
+  main: MainProcess,
+  pattern?: RegExp,
+  ms = 30_000,
+): Promise<string> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`not said within ${ms} ms: ${main.said}`)), ms);
+  });
+  try {
+    while (!pattern?.test(main.said)) {
+      const { value, done } = await Promise.race([main.stderr.read(), late]);
+      if (done) break;
+      main.said += value;
+    }
+    return main.said;
+  } finally {
+    clearTimeout(timer);
   }
-  return { child, said, stderr };
 }

@@ -103,8 +103,9 @@ Deno.test({
       }
     }
     for (const credentials of ["gateway:wrong@", ""]) {
-      const ms = await assertNoDecision(await createStore(section(at(credentials))));
-      assert.ok(ms < 2000, "refused at once, no hang");
+      const error = await assertNoDecision(await createStore(section(at(credentials))));
+      // Refused by Redis's answer, not ended by the store's deadline.
+      assert.doesNotMatch(error.message, /No answer within/, credentials);
     }
   },
 });
@@ -118,9 +119,9 @@ Deno.test({
     try {
       await retryUntil(() => store.decide({ limits: [limit()] }), 3000);
       await redis.kill();
-      const started = performance.now();
-      await assert.rejects(store.decide({ limits: [limit()] }), StoreUnavailableError);
-      assert.ok(performance.now() - started < 1000, "bounded by the timeout, no hang");
+      const error = await assertNoDecision(store, { close: false });
+      // Failed on the lost connection, not at the store's deadline.
+      assert.doesNotMatch(error.message, /No answer within/);
       await redis.start();
       // A fresh Redis has no scripts: EVALSHA answers NOSCRIPT and the store falls back to EVAL.
       const before = store.stats.roundTrips;
@@ -152,8 +153,8 @@ Deno.test({
         assert.equal(error.message, "No answer within 200 ms");
         return true;
       });
-      const took = performance.now() - started;
-      assert.ok(took >= 150 && took < 1000, `took ${took} ms`);
+      // The message names the deadline: the deadline, not an error, ended the wait.
+      assert.ok(performance.now() - started >= 150, "not before the deadline");
       redis.freeze(false);
       await retryUntil(() => store.decide({ limits: [limit()] }), 3000);
     } finally {
