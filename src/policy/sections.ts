@@ -87,13 +87,37 @@ export const readinessSection = z.object({
   "Readiness (/readyz): the upstream, the store when a check fails closed without it, the circuit",
 );
 
+/** The kinds of store (`src/store/`). */
+export const STORE_KINDS = ["memory", "sqlite", "kv", "redis", "upstash"] as const;
+
+/** A kind of store. */
+export type StoreKind = typeof STORE_KINDS[number];
+
+/** The kind a policy that names none gets in this process (see {@link setDefaultStoreKind}). */
+let unnamedKind: StoreKind = "memory";
+
+/**
+ * Sets the kind of store a policy that names none gets in this process: main.ts serves with
+ * `sqlite` (nothing executed twice across a restart); `deno task start`, the tests and
+ * `deno serve` keep `memory`.
+ */
+export function setDefaultStoreKind(kind: StoreKind): void {
+  unnamedKind = kind;
+}
+
 /** Where shared state lives (idempotency records, rate limits, consent frequency). */
 export const storeSection = z.object({
-  kind: z.enum(["memory", "redis", "upstash"]).default("memory").describe(
-    "memory: in-process, for one instance; redis: Redis over TCP; upstash: Redis over HTTP (edge runtimes)",
+  kind: unsetWhenEmpty(z.enum(STORE_KINDS)).transform((kind) => kind ?? unnamedKind).describe(
+    "memory: in-process, for one instance, forgotten on restart; sqlite: a file on this machine (node:sqlite), durable, shared by the processes that open it; kv: Deno KV, the platform's database on Deno Deploy or a local file; redis: Redis over TCP; upstash: Redis over HTTP (edge runtimes). Unset or empty: sqlite when main.ts serves (the container, the binary), memory under deno task start, deno serve and the tests",
   ),
   url: z.string().default("").describe(
-    "redis: redis://host:6379 (rediss:// for TLS); upstash: the REST URL; from ${ENV}, for example ${STORE_URL}",
+    "redis: redis://host:6379 (rediss:// for TLS); upstash: the REST URL; kv: a KV Connect URL (https://api.deno.com/databases/<id>/connect, token in DENO_KV_ACCESS_TOKEN), empty for a file or Deno Deploy's own database; from ${ENV}, for example ${STORE_URL}",
+  ),
+  path: z.string().default("").describe(
+    "sqlite, kv: the database file; empty: xs2a-edge.sqlite (or xs2a-edge.kv) in the directory GATEWAY_DATA_DIR names (default ./data; /var/lib/xs2a-edge in the container), or Deno Deploy's own database for kv there. The process needs --allow-write for it",
+  ),
+  synchronous: z.enum(["normal", "full"]).default("normal").describe(
+    "sqlite: normal keeps every commit through a crash or kill -9 of the gateway (WAL, about 30 us a transaction); full also through a power loss or kernel crash (an fsync per commit, about 200 us, which the event loop waits for)",
   ),
   token: z.string().default("").describe("upstash: the REST token, from ${ENV}"),
   prefix: z.string().regex(/^[A-Za-z0-9:._-]*(\{[A-Za-z0-9:._-]+\}[A-Za-z0-9:._-]*)?$/)
@@ -138,7 +162,24 @@ export const storeSection = z.object({
       });
     }
   }
-  if (store.kind === "memory") return;
+  if (store.path !== "" && store.kind !== "sqlite" && store.kind !== "kv") {
+    context.addIssue({
+      code: "custom",
+      path: ["path"],
+      message: `a ${store.kind} store has no path (only sqlite and kv have a file)`,
+    });
+  }
+  if (store.kind === "memory" || store.kind === "sqlite") return;
+  if (store.kind === "kv") {
+    if (store.url !== "" && !/^https?:\/\//.test(store.url)) {
+      context.addIssue({
+        code: "custom",
+        path: ["url"],
+        message: `a kv store's url is a KV Connect URL (https://), got "${store.url}"`,
+      });
+    }
+    return;
+  }
   if (store.url === "") {
     context.addIssue({
       code: "custom",
@@ -165,7 +206,9 @@ export const storeSection = z.object({
       message: "an upstash store needs a token",
     });
   }
-}).prefault({}).describe("The shared-state store (default: in-process memory)");
+}).prefault({}).describe(
+  "The shared-state store (default: sqlite when main.ts serves, memory under deno task start and deno serve)",
+);
 
 /** The parsed `store` section. */
 export type StoreSection = z.output<typeof storeSection>;

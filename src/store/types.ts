@@ -1,6 +1,7 @@
 /**
- * The shared-state store's contract: one small interface with three backends (memory, Redis over
- * TCP, Upstash over HTTP), chosen by the policy's `store` section (see `mod.ts`).
+ * The shared-state store's contract: one small interface with five backends (memory, SQLite and
+ * Deno KV, Redis over TCP, Upstash over HTTP), chosen by the policy's `store` section (see
+ * `mod.ts`).
  *
  * Everything the hot path needs (X-Request-ID idempotency, every rate limit, consent frequency)
  * is one {@link Decision}, decided atomically in one round trip with the store's clock.
@@ -279,7 +280,7 @@ export class StoreUnavailableError extends Error {
 
 /** The shared-state store. */
 export interface Store {
-  readonly kind: "memory" | "redis" | "upstash";
+  readonly kind: "memory" | "sqlite" | "kv" | "redis" | "upstash";
   readonly stats: StoreStats;
   /**
    * True on a Redis Cluster whose prefix has no hash tag: a decision's keys must then carry one

@@ -1,0 +1,35 @@
+import assert from "node:assert/strict";
+import { KeyLocks } from "../../../src/store/key_locks.ts";
+
+Deno.test("KeyLocks.run() orders operations that share a key and runs the others at once", async () => {
+  const locks = new KeyLocks();
+  const order: string[] = [];
+  let openFirst!: () => void;
+  const firstHeld = new Promise<void>((resolve) => openFirst = resolve);
+  const first = locks.run(["a", "b"], async () => {
+    order.push("first start");
+    await firstHeld;
+    order.push("first end");
+  });
+  const second = locks.run(["b"], () => {
+    order.push("second");
+    return Promise.resolve();
+  });
+  const other = locks.run(["c"], () => {
+    order.push("other");
+    return Promise.resolve();
+  });
+  await other;
+  assert.deepEqual(order, ["first start", "other"], "a disjoint key does not wait");
+  openFirst();
+  await Promise.all([first, second]);
+  assert.deepEqual(order, ["first start", "other", "first end", "second"]);
+  assert.equal(locks.size, 0, "no key is held once all ended");
+});
+
+Deno.test("KeyLocks.run() releases a key when its operation throws", async () => {
+  const locks = new KeyLocks();
+  await assert.rejects(locks.run(["a"], () => Promise.reject(new Error("boom"))), /boom/);
+  assert.equal(await locks.run(["a"], () => Promise.resolve(7)), 7);
+  assert.equal(locks.size, 0);
+});

@@ -1,0 +1,94 @@
+import assert from "node:assert/strict";
+import { createStore } from "../../../src/store/mod.ts";
+import { SqliteStore } from "../../../src/store/sqlite.ts";
+import { storeSection } from "../../../src/policy/sections.ts";
+import { idem, limit, storeContract } from "../../support/store_contract.ts";
+import { tempSqlite } from "../../support/temp_store.ts";
+
+storeContract("SqliteStore", tempSqlite);
+
+Deno.test("SqliteStore keeps a claim and a kept answer in its file across a reopen", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "xs2a-sqlite-" });
+  const path = `${dir}/nested/store.sqlite`;
+  const first = new SqliteStore({ path });
+  const part = idem();
+  assert.equal(
+    (await first.decide({ idempotency: part, limits: [] })).idempotency?.outcome,
+    "claimed",
+  );
+  const response = { status: 201, headers: [["x-a", "1"]] as [string, string][], body: btoa("{}") };
+  await first.complete({
+    key: part.key,
+    token: part.token,
+    action: "done",
+    response,
+    retentionMs: 60_000,
+  });
+  await first.close();
+  const second = new SqliteStore({ path });
+  try {
+    const again = await second.decide({ idempotency: idem(), limits: [limit()] });
+    assert.equal(again.idempotency?.outcome, "replay");
+    assert.deepEqual(again.idempotency?.response, response);
+  } finally {
+    await second.close();
+  }
+});
+
+Deno.test("SqliteStore counts a rate limit across two connections to one file (workers, processes)", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "xs2a-sqlite-" });
+  const a = new SqliteStore({ path: `${dir}/s.sqlite` });
+  const b = new SqliteStore({ path: `${dir}/s.sqlite` });
+  try {
+    const one = limit({ limit: 2, burst: 2 });
+    const allowed = [];
+    for (const store of [a, b, a, b]) {
+      allowed.push((await store.decide({ limits: [one] })).limits[0].allowed);
+    }
+    assert.deepEqual(allowed, [true, true, false, false]);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+Deno.test("SqliteStore deletes expired rows in its sweep", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "xs2a-sqlite-" });
+  const path = `${dir}/s.sqlite`;
+  const store = new SqliteStore({ path });
+  try {
+    for (let i = 0; i < 20; i++) await store.put(`k${i}`, "v", 1);
+    await store.put("kept", "v", 60_000);
+    const { DatabaseSync } = await import("node:sqlite");
+    const count = () => {
+      const db = new DatabaseSync(path);
+      try {
+        return (db.prepare("SELECT count(*) AS n FROM entries").get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    };
+    assert.equal(count(), 21);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    assert.equal(count(), 1);
+  } finally {
+    await store.close();
+  }
+});
+
+Deno.test("createStore() opens sqlite in GATEWAY_DATA_DIR unless the policy names a path", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "xs2a-data-" });
+  Deno.env.set("GATEWAY_DATA_DIR", dir);
+  try {
+    const store = await createStore(storeSection.parse({ kind: "sqlite" }));
+    assert.equal(store.kind, "sqlite");
+    assert.equal((store as SqliteStore).path, `${dir}/xs2a-edge.sqlite`);
+    await store.close();
+    const named = await createStore(storeSection.parse({ kind: "sqlite", path: `${dir}/x.db` }));
+    assert.equal((named as SqliteStore).path, `${dir}/x.db`);
+    await named.close();
+    assert.ok((await Deno.stat(`${dir}/xs2a-edge.sqlite`)).isFile);
+  } finally {
+    Deno.env.delete("GATEWAY_DATA_DIR");
+  }
+});
