@@ -4,14 +4,15 @@ import { gatewayApp as startGateway } from "../support/gateway.ts";
 import { passthroughPolicy } from "../support/policies.ts";
 import { closedPort, startUpstream } from "../support/upstream.ts";
 import { Breakers } from "../../src/upstream/breaker.ts";
+import { waitFor } from "../support/wait.ts";
 
 const TOKEN = "metrics-token-for-tests";
 
-/** An upstream on 127.0.0.1 that answers `state.status` after `state.delay` ms. */
+/** An upstream on 127.0.0.1 that answers `state.status`, once `state.hold` (if set) settles. */
 function switchableUpstream() {
-  const state = { status: 500, delay: 0 };
+  const state = { status: 500, hold: undefined as Promise<void> | undefined };
   const upstream = startUpstream(async () => {
-    if (state.delay) await new Promise((resolve) => setTimeout(resolve, state.delay));
+    await state.hold;
     return Response.json({ status: state.status }, { status: state.status });
   });
   return { upstream, state };
@@ -41,7 +42,11 @@ const pay = (gateway: { fetch(path: string, init?: RequestInit): Promise<Respons
     body: "{}",
   });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A clock for the gateway that moves only when the test moves it. */
+function testClock() {
+  const clock = { at: Date.now(), now: () => clock.at };
+  return clock;
+}
 
 Deno.test("upstreamCircuit() opens after failures in a row and answers 503 with Retry-After without touching the core", async () => {
   const { upstream } = switchableUpstream();
@@ -105,24 +110,32 @@ Deno.test("upstreamCircuit() half-opens after open_for, lets one probe through a
   const { upstream, state } = switchableUpstream();
   await using _ = upstream;
   const breakers = new Breakers();
+  const clock = testClock();
   await using gateway = await startGateway({
     upstream: upstream.url,
     policy: policy({ failures: 2, open_for: "300ms" }),
-    services: { breakers },
+    services: { breakers, now: clock.now },
   });
   assert.equal(await status(read(gateway)), 500);
   assert.equal(await status(read(gateway)), 500);
   assert.equal(await status(read(gateway)), 503);
-  await sleep(350);
-  assert.equal(breakers.originState(Date.now()), "half-open");
+  clock.at += 299;
+  assert.equal(await status(read(gateway)), 503, "a millisecond before open_for ends");
+  clock.at += 1;
+  assert.equal(breakers.originState(clock.at), "half-open");
   state.status = 200;
-  state.delay = 300;
-  // Three at once: the probe reaches the core, the others are refused while it is out.
-  const statuses = await Promise.all([read(gateway), read(gateway), read(gateway)].map(status));
-  assert.deepEqual(statuses.sort(), [200, 503, 503]);
+  // The probe reaches the core and is held there; the others are refused while it is out.
+  const held = Promise.withResolvers<void>();
+  state.hold = held.promise;
+  const probe = status(read(gateway));
+  assert.ok(await waitFor(() => upstream.received.length === 3), "the probe at the core");
+  const others = await Promise.all([read(gateway), read(gateway)].map(status))
+    .finally(held.resolve);
+  assert.deepEqual(others, [503, 503]);
+  assert.equal(await probe, 200);
   assert.equal(upstream.received.length, 3);
-  assert.equal(breakers.originState(Date.now()), "closed");
-  state.delay = 0;
+  assert.equal(breakers.originState(clock.at), "closed");
+  state.hold = undefined;
   assert.equal(await status(read(gateway)), 200);
   assert.equal(
     (await (await gateway.fetch("/readyz")).json()).dependencies.circuit.state,
@@ -134,15 +147,16 @@ Deno.test("upstreamCircuit() opens again when the half-open probe fails", async 
   const { upstream } = switchableUpstream();
   await using _ = upstream;
   const breakers = new Breakers();
+  const clock = testClock();
   await using gateway = await startGateway({
     upstream: upstream.url,
     policy: policy({ failures: 1, open_for: "200ms" }),
-    services: { breakers },
+    services: { breakers, now: clock.now },
   });
   assert.equal(await status(read(gateway)), 500);
-  await sleep(250);
+  clock.at += 200;
   assert.equal(await status(read(gateway)), 500);
-  assert.equal(breakers.originState(Date.now()), "open");
+  assert.equal(breakers.originState(clock.at), "open");
   assert.equal(await status(read(gateway)), 503);
   assert.equal(upstream.received.length, 2);
 });

@@ -83,9 +83,7 @@ Deno.test("serveGateway() reloads when the policy file changes", async () => {
   try {
     assert.equal(await post(url, 200), 200);
     await Deno.writeTextFile(file, policy(upstream.url, 100));
-    for (let i = 0; i < 50 && services.metrics.reloads.value({ outcome: "applied" }) === 0; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    assert.ok(await waitFor(() => services.metrics.reloads.value({ outcome: "applied" }) === 1));
     assert.equal(await post(url, 200), 413);
   } finally {
     await server.shutdown();
@@ -93,8 +91,11 @@ Deno.test("serveGateway() reloads when the policy file changes", async () => {
 });
 
 Deno.test("serveGateway() lets a request in flight finish on shutdown", async () => {
+  const reached = Promise.withResolvers<void>();
+  const held = Promise.withResolvers<void>();
   await using upstream = startUpstream(async () => {
-    await new Promise((r) => setTimeout(r, 300));
+    reached.resolve();
+    await held.promise;
     return Response.json({ consentStatus: "valid" });
   });
   const file = await policyFile(policy(upstream.url));
@@ -107,8 +108,11 @@ Deno.test("serveGateway() lets a request in flight finish on shutdown", async ()
   });
   const url = `http://127.0.0.1:${server.addr.port}`;
   const inFlight = fetch(`${url}/v1/consents/c-1/status`, { headers: { "x-request-id": ID } });
-  await new Promise((r) => setTimeout(r, 100));
-  await server.shutdown(5000);
+  await reached.promise;
+  // The core answers only once the shutdown has begun.
+  const stopping = server.shutdown(5000);
+  held.resolve();
+  await stopping;
   const response = await inFlight;
   assert.equal(response.status, 200);
   assert.deepEqual(await response.json(), { consentStatus: "valid" });

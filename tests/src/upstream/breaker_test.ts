@@ -61,3 +61,26 @@ Deno.test("Breakers share one breaker by name and config and report the origin's
   origin.record(0, true, false);
   assert.equal(breakers.originState(0), "open");
 });
+
+Deno.test("CircuitBreaker judges failureRatio from exactly minRequests outcomes, the ratio reached counting", () => {
+  const breaker = new CircuitBreaker({ ...CONFIG, failures: undefined, failureRatio: 0.5 });
+  breaker.record(0, false, false);
+  breaker.record(1, false, false);
+  breaker.record(2, true, false);
+  assert.equal(breaker.state(2), "closed", "three outcomes, one under minRequests");
+  breaker.record(3, true, false);
+  assert.equal(breaker.state(3), "open", "four outcomes, two failed: the ratio reached");
+});
+
+Deno.test("CircuitBreaker counts an outcome windowMs old out of the window, one a millisecond younger in", () => {
+  // 1005 ms in ten buckets of 101: the bucket that starts at 0 is still in the ring at 1005.
+  const config = { ...CONFIG, failures: undefined, failureRatio: 0.5, windowMs: 1005 };
+  const at = (now: number) => {
+    const breaker = new CircuitBreaker(config);
+    for (let i = 0; i < 3; i++) breaker.record(0, true, false);
+    breaker.record(now, true, false);
+    return breaker.state(now);
+  };
+  assert.equal(at(1004), "open", "four failures within the window");
+  assert.equal(at(1005), "closed", "the three at 0 are out: one outcome, under minRequests");
+});
