@@ -13,9 +13,11 @@ import { PIPELINE } from "./middleware/mod.ts";
 import { PolicyError } from "./src/policy/load.ts";
 import { EnvError, gatewayEnv, readEnv } from "./src/policy/env.ts";
 import { serveGateway } from "./src/http/server.ts";
+import { ListenError } from "./src/http/listener.ts";
 import { defaultServices } from "./src/core/services.ts";
 import type { Pipeline } from "./src/core/chain.ts";
 import { logToStderr } from "./src/lib/log.ts";
+import { setDefaultStoreKind } from "./src/policy/sections.ts";
 
 type Command = (args: string[], pipeline: Pipeline) => Promise<number>;
 
@@ -58,6 +60,18 @@ export async function main(args: string[]): Promise<number | undefined> {
     }
     return undefined;
   } catch (error) {
+    if (error instanceof ListenError) {
+      // The one port the operator sets: named with its variable (PORT, or the policy's metrics.port).
+      const variable = error.listener === "gateway" ? "PORT" : "metrics.port";
+      logToStderr("error", {
+        msg: "the gateway cannot start",
+        file,
+        problems: [`${error.message}: set ${variable} to a free port`],
+        port: error.port,
+        variable,
+      });
+      return 1;
+    }
     if (!(error instanceof PolicyError || error instanceof EnvError)) throw error;
     logToStderr("error", { msg: "the gateway cannot start", file, problems: error.problems });
     return 1;
@@ -78,6 +92,9 @@ function fatal(event: ErrorEvent | PromiseRejectionEvent) {
 if (import.meta.main) {
   globalThis.addEventListener("error", fatal);
   globalThis.addEventListener("unhandledrejection", fatal);
+  // A policy that names no store gets a durable one here (the container, the binary): a payment
+  // executed before a restart is never executed again. `deno task start` and tests keep memory.
+  setDefaultStoreKind("sqlite");
   const code = await main(Deno.args);
   if (code !== undefined) Deno.exit(code);
 }

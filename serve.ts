@@ -1,7 +1,7 @@
 /**
  * The entry point for `deno serve` (and Deno Deploy): the same gateway as main.ts, exported as a
- * `fetch` handler, without file watching or signals. The policy file comes from GATEWAY_POLICY (a
- * file of the repository or image), secrets and addresses from the environment.
+ * `fetch` handler. The policy file comes from GATEWAY_POLICY (a file of the repository or image),
+ * secrets and addresses from the environment.
  *
  *   deno task serve        # deno serve --parallel on HOST:PORT (127.0.0.1:8080 by default)
  *
@@ -11,38 +11,66 @@
  * `store.allow_per_instance: true`. /metrics answers the sum over every worker, whichever worker
  * the scrape reaches; `metrics.port` is served by one worker for all of them (not on Deno Deploy,
  * which serves one port).
+ *
+ * Under `deno serve`, every worker reloads the policy on SIGHUP and when the file changes
+ * (GATEWAY_WATCH), and writes its own audit line (with its `worker` id); on SIGTERM and SIGINT
+ * (which `deno serve` also takes to stop accepting), each lets its requests in flight finish
+ * within SHUTDOWN_GRACE_MS, closes its store and upstream connections, so that the process ends,
+ * and logs that it stopped. Deno Deploy neither sends signals nor lets a file change: a policy
+ * change is a new deployment (docs/deployment.md).
  */
 import { PIPELINE } from "./middleware/mod.ts";
-import { createApp } from "./src/http/app.ts";
 import { localSnapshot, metricsResponse } from "./src/http/endpoints.ts";
-import { loadPolicyFile, onDenoDeploy, perInstanceProblem } from "./src/http/server.ts";
+import { onDenoDeploy, perInstanceProblem } from "./src/http/server.ts";
+import {
+  type LivePolicy,
+  type LoadedPolicy,
+  loadPolicyFile,
+  openPolicy,
+} from "./src/http/live_policy.ts";
 import { joinWorkers } from "./src/http/workers.ts";
-import { type Policy, PolicyError } from "./src/policy/load.ts";
-import { defaultServices, type Services, withPolicyClients } from "./src/core/services.ts";
+import { PolicyError } from "./src/policy/load.ts";
+import { defaultServices, type Services } from "./src/core/services.ts";
 import { jsonLogger } from "./src/lib/log.ts";
-import { gatewayEnv, readEnv } from "./src/policy/env.ts";
+import { EnvError, gatewayEnv, readEnv } from "./src/policy/env.ts";
 
 /** How long the workers of a process take to greet each other at start-up, at most. */
 const SETTLE_MS = 300;
 
 const log = jsonLogger();
 const deploy = onDenoDeploy();
-const file = readEnv(gatewayEnv.pick({ GATEWAY_POLICY: true })).GATEWAY_POLICY;
+let file = "config/policy.yaml";
 /** The gateway's services, once made (the other workers may ask for metrics before). */
 const made: { services?: Services } = {};
-let policy: Policy | undefined;
+let loaded: LoadedPolicy | undefined;
 
-/** Logs why the gateway cannot start, as JSON, and ends the process. */
-function refuse(problems: string[]): never {
+/** Logs why the gateway cannot start, as one JSON line (never a stack trace), and ends. */
+function refuse(error: unknown): never {
+  const problems = error instanceof PolicyError || error instanceof EnvError
+    ? error.problems
+    : [error instanceof Error ? `${error.name}: ${error.message}` : String(error)];
   log.error({ msg: "the gateway cannot start", file, problems });
   Deno.exit(1);
 }
 
 /** Refuses a memory store per worker, at start-up or as soon as another worker is heard from. */
 function checkInstances(workers: number) {
-  const problem = policy && perInstanceProblem(policy.store, { workers, deploy });
-  if (problem) refuse([problem]);
+  const problem = loaded && perInstanceProblem(loaded.policy.store, { workers, deploy });
+  if (problem) refuse(new PolicyError(file, [problem]));
 }
+
+const env = (() => {
+  try {
+    return readEnv(gatewayEnv.pick({
+      GATEWAY_POLICY: true,
+      GATEWAY_WATCH: true,
+      SHUTDOWN_GRACE_MS: true,
+    }));
+  } catch (error) {
+    refuse(error);
+  }
+})();
+file = env.GATEWAY_POLICY;
 
 // Joined first, so that the other workers' greetings arrive while the policy loads; a worker that
 // starts later greets this one, and whichever of the two hears of the other first refuses.
@@ -51,14 +79,15 @@ const workers = deploy ? undefined : joinWorkers(
   () => made.services ? localSnapshot(made.services) : [],
   { onPeer: checkInstances },
 );
+/** This worker in its log lines, where there are workers. */
+const worker = workers ? { worker: workers.id } : {};
 
 try {
-  policy = (await loadPolicyFile(file, PIPELINE)).policy;
+  loaded = await loadPolicyFile(file, PIPELINE);
 } catch (error) {
-  if (!(error instanceof PolicyError)) throw error;
-  refuse(error.problems);
+  refuse(error);
 }
-if (policy.store.kind === "memory" && !policy.store.allow_per_instance && workers) {
+if (loaded.policy.store.kind === "memory" && !loaded.policy.store.allow_per_instance && workers) {
   // The workers of a process start together: a moment for their greetings (and replies) to pass.
   const left = Math.max(SETTLE_MS - (performance.now() - joined), 50);
   await new Promise((resolve) => setTimeout(resolve, left));
@@ -67,11 +96,23 @@ checkInstances(workers?.count() ?? 1);
 
 // The store and the upstream client the policy names: under --parallel, exact shared state needs
 // the policy's Redis, never a memory store per worker.
-const services = made.services = await withPolicyClients(policy, defaultServices({ log }));
+let live: LivePolicy;
+try {
+  live = await openPolicy({
+    file,
+    pipeline: PIPELINE,
+    loaded,
+    services: defaultServices({ log }),
+    watch: !deploy && env.GATEWAY_WATCH,
+    labels: worker,
+  });
+} catch (error) {
+  refuse(error);
+}
+const services = made.services = live.services;
 if (workers) services.metrics.workers = () => workers.collect();
-const app = createApp({ policy, services });
 
-if (policy.metrics.port) {
+if (loaded.policy.metrics.port) {
   if (deploy) {
     log.error({ msg: "metrics.port is ignored on Deno Deploy (one port): set metrics.token" });
   } else {
@@ -81,7 +122,7 @@ if (policy.metrics.port) {
       Deno.serve(
         {
           hostname: Deno.env.get("HOST") ?? "127.0.0.1",
-          port: policy.metrics.port,
+          port: loaded.policy.metrics.port,
           onListen: () => {},
         },
         (request) =>
@@ -93,17 +134,59 @@ if (policy.metrics.port) {
       if (!(error instanceof Deno.errors.AddrInUse)) throw error;
       log.info({
         msg: "metrics port served by another worker or process",
-        port: policy.metrics.port,
+        port: loaded.policy.metrics.port,
       });
     }
   }
 }
 
+/** Requests being answered by this worker, and who waits for there to be none. */
+let inFlight = 0;
+let idle: (() => void) | undefined;
+let stopping = false;
+
+/**
+ * Stops this worker once `deno serve` has stopped accepting (on the same signal): waits for its
+ * requests in flight (within SHUTDOWN_GRACE_MS), then closes the watch, the workers' channel, the
+ * upstream client and the store, whose connections (a Redis Cluster's above all) would otherwise
+ * keep the process alive.
+ */
+async function stop(signal: Deno.Signal) {
+  if (stopping) return;
+  stopping = true;
+  live.unwatch();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  if (inFlight > 0) {
+    await new Promise<void>((resolve) => {
+      idle = resolve;
+      timer = setTimeout(resolve, env.SHUTDOWN_GRACE_MS);
+    });
+  }
+  clearTimeout(timer);
+  workers?.close();
+  await live.close();
+  log.info({ msg: `xs2a-edge stopped (${signal})`, ...worker, unfinished: inFlight });
+}
+
+if (!deploy) {
+  Deno.addSignalListener("SIGHUP", () => live.reload());
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    Deno.addSignalListener(signal, () => stop(signal));
+  }
+}
+
 export default {
-  fetch: app.fetch,
+  async fetch(request, info) {
+    inFlight++;
+    try {
+      return await live.fetch(request, info);
+    } finally {
+      if (--inFlight === 0) idle?.();
+    }
+  },
   // Instead of deno's own "Listening on" line: every line the gateway writes is JSON.
   onListen(addr) {
     const where = "hostname" in addr ? `http://${addr.hostname}:${addr.port}` : addr.transport;
-    log.info({ msg: `xs2a-edge on ${where} (policy ${file})` });
+    log.info({ msg: `xs2a-edge on ${where} (policy ${file})`, ...worker });
   },
 } satisfies Deno.ServeDefaultExport;

@@ -2,6 +2,10 @@
  * `deno task policy:check [--env-file <file>] <file>`: validates a policy file and lists every
  * problem with its path in the file; exits 0 only when the file is clean.
  *
+ * The validation is start-up's (`validatePolicy`): the file, then every operation's chain as the
+ * gateway builds it, with the store the policy names (a Redis Cluster's rules included), so that
+ * a file that passes here starts.
+ *
  * A file is usually checked without its secrets. The environment variables it uses that are not
  * set are listed first; every value that uses one is then left unchecked (a stand-in would only
  * give misleading problems such as `metrics.token: Too small` or `cannot read file
@@ -13,7 +17,8 @@ import { loadX509For } from "../pki/x509.ts";
 import { parseDocument } from "yaml";
 import type { Pipeline } from "../core/chain.ts";
 import { policyWarnings } from "../policy/warnings.ts";
-import { parsePolicy, PolicyError } from "../policy/load.ts";
+import { type Policy, PolicyError } from "../policy/load.ts";
+import { validatePolicy } from "../policy/validate.ts";
 import { readPolicyFiles } from "../lib/policy_files.ts";
 
 const USAGE = "usage: deno task policy:check [--env-file <file>] <policy file>";
@@ -116,25 +121,48 @@ function yamlErrors(text: string): string[] {
   });
 }
 
-/** The policy file and the `--env-file` of the arguments. */
-function parseArgs(args: string[]): { file?: string; envFile?: string } {
-  let file: string | undefined;
+/** The positional arguments (the policy file first) and the `--env-file` of the arguments. */
+function parseArgs(args: string[]): { positional: string[]; envFile?: string; bad: boolean } {
+  const positional: string[] = [];
   let envFile: string | undefined;
+  let bad = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
-    if (arg === "--env-file") envFile = args[++i];
-    else if (arg.startsWith("--env-file=")) envFile = arg.slice("--env-file=".length);
-    else file ??= arg;
+    if (arg === "--env-file") {
+      envFile = args[++i];
+      bad ||= envFile === undefined;
+    } else if (arg.startsWith("--env-file=")) envFile = arg.slice("--env-file=".length);
+    else positional.push(arg);
   }
-  return { file, envFile };
+  return { positional, envFile, bad };
 }
 
-/** Checks the policy file named in `args`; returns the exit code. */
-export async function policyCheck(args: string[], pipeline: Pipeline): Promise<number> {
-  const { file, envFile } = parseArgs(args);
-  if (!file || (args.includes("--env-file") && !envFile)) {
-    console.error(USAGE);
-    return 2;
+/** The outcome of {@link checkPolicyFile}: the policy, or the exit code of a tool that stops. */
+export type Checked =
+  | { policy: Policy; positional: string[] }
+  | { code: number; positional: string[] };
+
+/**
+ * What `policy:check` and `policy:explain` share: reads the policy file and the `--env-file` of
+ * `args`, lists the unset variables, and validates the file as start-up does (`validatePolicy`:
+ * every chain built, with the store's shape), leaving out the problems of values that use unset
+ * variables. Prints every problem; the policy when there is none, else the exit code.
+ */
+export async function checkPolicyFile(
+  args: string[],
+  pipeline: Pipeline,
+  options: {
+    usage: string;
+    /** Where the list of unset variables goes (policy:explain keeps stdout for its YAML). */
+    say?: (line: string) => void;
+  },
+): Promise<Checked> {
+  const { usage, say = console.log } = options;
+  const { positional, envFile, bad } = parseArgs(args);
+  const file = positional[0];
+  if (!file || bad) {
+    console.error(usage);
+    return { code: 2, positional };
   }
   let fromFile = new Map<string, string>();
   let text: string;
@@ -143,7 +171,7 @@ export async function policyCheck(args: string[], pipeline: Pipeline): Promise<n
     text = await Deno.readTextFile(file);
   } catch (error) {
     console.error((error as Error).message);
-    return 1;
+    return { code: 1, positional };
   }
   const env = (name: string) => fromFile.get(name) ?? Deno.env.get(name);
 
@@ -151,7 +179,7 @@ export async function policyCheck(args: string[], pipeline: Pipeline): Promise<n
   if (syntax.length > 0) {
     console.error(`Policy file "${file}" is not valid YAML:`);
     for (const problem of syntax) console.error(`  - ${problem}`);
-    return 1;
+    return { code: 1, positional };
   }
 
   const unset = unsetReferences(
@@ -159,26 +187,32 @@ export async function policyCheck(args: string[], pipeline: Pipeline): Promise<n
     (name) => env(name) !== undefined,
   );
   if (unset.size > 0) {
-    console.log(
-      `${file}: environment variables not set (the values that use them are not checked):`,
-    );
-    for (const [name, paths] of unset) console.log(`  - ${name} (${paths.join(", ")})`);
+    say(`${file}: environment variables not set (the values that use them are not checked):`);
+    for (const [name, paths] of unset) say(`  - ${name} (${paths.join(", ")})`);
   }
   const paths = [...unset.values()].flat();
   await Promise.all([readPolicyFiles(text, env), loadX509For(text)]);
   try {
-    const policy = parsePolicy(file, text, { ...pipeline, env, placeholder: standIn });
-    console.log(`${file}: valid (${policy.operations.length} operations)`);
-    for (const warning of policyWarnings(policy)) console.log(`warning: ${warning}`);
-    return 0;
+    const policy = await validatePolicy(file, text, { ...pipeline, env, placeholder: standIn });
+    return { policy, positional };
   } catch (error) {
     if (!(error instanceof PolicyError)) throw error;
     const problems = error.problems.filter((p) => !dependsOnUnset(p, paths));
     if (problems.length === 0) {
-      console.log(`${file}: valid apart from the values that use unset variables`);
-      return 0;
+      say(`${file}: valid apart from the values that use unset variables`);
+      return { code: 0, positional };
     }
     console.error(new PolicyError(file, problems).message);
-    return 1;
+    return { code: 1, positional };
   }
+}
+
+/** Checks the policy file named in `args`; returns the exit code. */
+export async function policyCheck(args: string[], pipeline: Pipeline): Promise<number> {
+  const checked = await checkPolicyFile(args, pipeline, { usage: USAGE });
+  if ("code" in checked) return checked.code;
+  const { policy } = checked;
+  console.log(`${policy.file}: valid (${policy.operations.length} operations)`);
+  for (const warning of policyWarnings(policy)) console.log(`warning: ${warning}`);
+  return 0;
 }

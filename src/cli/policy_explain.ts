@@ -1,14 +1,18 @@
 /**
- * `deno task policy:explain <file> [operationId]`: prints, per operation, the effective chain in
- * order with each check's mode and resolved options (after defaults, group and operation
- * overrides), so that a reviewer sees exactly what runs without reading code.
+ * `deno task policy:explain [--env-file <file>] <file> [operationId]`: prints, per operation, the
+ * effective chain in order with each check's mode and resolved options (after defaults, group and
+ * operation overrides), so that a reviewer sees exactly what runs without reading code. The file
+ * is read and validated as `policy:check` does (`checkPolicyFile`): a file it explains starts.
  */
 import { stringify } from "yaml";
 import type { Pipeline } from "../core/chain.ts";
-import { loadPolicy, type Policy, PolicyError } from "../policy/load.ts";
+import type { Policy } from "../policy/load.ts";
+import { checkPolicyFile } from "./policy_check.ts";
 import { defaultServices } from "../core/services.ts";
 import { memoryLogger } from "../lib/log.ts";
 import { upstreamTemplate } from "../core/catalogue.ts";
+
+const USAGE = "usage: deno task policy:explain [--env-file <file>] <policy file> [operationId]";
 
 /** Option names whose values are secrets: explained as set, never printed. */
 const SECRET = /secret|password|token$|_key$/;
@@ -54,27 +58,19 @@ export function explain(policy: Policy, only?: string): Record<string, unknown> 
 
 /** Prints the explanation of the policy file named in `args`; returns the exit code. */
 export async function policyExplain(args: string[], pipeline: Pipeline): Promise<number> {
-  const [file, only] = args;
-  if (!file) {
-    console.error("usage: deno task policy:explain <policy file> [operationId]");
-    return 2;
-  }
-  try {
-    // Unset names without a `:-default` get a placeholder; `${NAME:-default}` keeps its default
-    // (the default policy's `${METRICS_PORT:-}` and `${STORE_KIND:-memory}` were refused).
-    const policy = await loadPolicy(file, {
-      ...pipeline,
-      placeholder: (name) => name.endsWith("_URL") ? "http://upstream.invalid" : `\${${name}}`,
-    });
-    if (only && !policy.operations.some((r) => r.operation.id === only)) {
-      console.error(`Unknown operation "${only}"`);
-      return 2;
-    }
-    console.log(stringify(explain(policy, only), { lineWidth: 120 }));
-    return 0;
-  } catch (error) {
-    if (!(error instanceof PolicyError)) throw error;
-    console.error(error.message);
+  // The same reading and validation as policy:check: unset variables listed (on stderr, so that
+  // stdout stays YAML), their values given stand-ins, `${NAME:-default}` keeping its default.
+  const checked = await checkPolicyFile(args, pipeline, { usage: USAGE, say: console.error });
+  if ("code" in checked) {
+    if (checked.code !== 0) return checked.code;
+    console.error("cannot explain it before those variables are set (or given in --env-file)");
     return 1;
   }
+  const { policy, positional: [, only] } = checked;
+  if (only && !policy.operations.some((r) => r.operation.id === only)) {
+    console.error(`Unknown operation "${only}"`);
+    return 2;
+  }
+  console.log(stringify(explain(policy, only), { lineWidth: 120 }));
+  return 0;
 }

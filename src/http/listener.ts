@@ -22,8 +22,28 @@ export interface ResilientServer {
 }
 
 /**
- * `Deno.serve` on `hostname:port`, opened again whenever it fails. Throws when the first start
- * fails (a port in use is a configuration error, not an outage).
+ * A listener that cannot open at start-up: the port is in use, the address is not this host's, or
+ * the port needs privileges. A configuration error, not an outage: `listener` says whose port.
+ */
+export class ListenError extends Error {
+  readonly listener: string;
+  readonly hostname: string;
+  readonly port: number;
+  constructor(listen: { hostname: string; port: number; name: string }, cause: unknown) {
+    const why = cause instanceof Deno.errors.AddrInUse
+      ? "is in use (another process listens on it)"
+      : `cannot be opened: ${cause instanceof Error ? cause.message : String(cause)}`;
+    super(`Port ${listen.port} on "${listen.hostname}" ${why}`);
+    this.name = "ListenError";
+    this.listener = listen.name;
+    this.hostname = listen.hostname;
+    this.port = listen.port;
+  }
+}
+
+/**
+ * `Deno.serve` on `hostname:port`, opened again whenever it fails. Throws {@link ListenError} when
+ * the first start fails (a port in use is a configuration error, not an outage).
  */
 export function serveResiliently(
   listen: { hostname: string; port: number; name: string },
@@ -71,7 +91,11 @@ export function serveResiliently(
     pause = Math.min(pause * 2, MAX_PAUSE_MS);
   }
 
-  current = open(listen.port);
+  try {
+    current = open(listen.port);
+  } catch (error) {
+    throw new ListenError(listen, error);
+  }
   const addr = current.addr;
   return {
     addr,

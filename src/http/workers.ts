@@ -28,6 +28,8 @@ type Message =
 
 /** This worker's view of the others. */
 export interface Workers {
+  /** This worker's id (a short random one), for its log lines. */
+  readonly id: string;
   /** Workers heard from, this one included. */
   count(): number;
   /** Every worker's snapshot (this one's first), within {@link COLLECT_MS}. */
@@ -51,7 +53,7 @@ export function joinWorkers(
     onPeer?: (count: number) => void;
   } = {},
 ): Workers {
-  const id = crypto.randomUUID();
+  const id = crypto.randomUUID().slice(0, 8);
   const known = new Set<string>();
   const peers = {
     add(peer: string) {
@@ -96,6 +98,7 @@ export function joinWorkers(
   post({ type: "hello", from: id });
 
   return {
+    id,
     count: () => peers.size + 1,
     async collect() {
       const own = snapshot();
