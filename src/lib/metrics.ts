@@ -374,6 +374,27 @@ export function createMetrics() {
       "xs2a_store_entries",
       "Entries held by the in-process (memory) store, expired ones not yet swept included",
     ),
+    storeBytes: new Gauge(
+      "xs2a_store_bytes",
+      "Estimated bytes held by the in-process (memory) store (store.max_bytes bounds it)",
+    ),
+    storeMaxEntries: new Gauge(
+      "xs2a_store_max_entries",
+      "Most entries the in-process (memory) store holds (store.max_entries)",
+    ),
+    storeMaxBytes: new Gauge(
+      "xs2a_store_max_bytes",
+      "Most estimated bytes the in-process (memory) store holds (store.max_bytes)",
+    ),
+    storeFull: new Gauge(
+      "xs2a_store_full_total",
+      "Writes the in-process (memory) store refused for want of room: it is full of X-Request-IDs inside their retention",
+      "counter",
+    ),
+    storeWarnings: new Gauge(
+      "xs2a_store_warnings",
+      "What makes the store refuse writes or may make it forget X-Request-IDs now (a full memory store, a Redis with appendonly no or an evicting maxmemory-policy, per node); 0: none",
+    ),
     storeRoundTrips: new Gauge(
       "xs2a_store_round_trips_total",
       "Requests sent to the shared-state store",

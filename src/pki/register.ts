@@ -9,6 +9,7 @@
  * reload with its path); a URL is fetched when first needed. Either is read again in the
  * background at the first request after each `refresh_interval`; a refresh that fails keeps the
  * entries already loaded (logged and counted). A policy reload reads the register anew.
+ * `/readyz` shows its state (`health`): a register never loaded is loaded then.
  */
 import { z } from "zod";
 import type { Group } from "../core/catalogue.ts";
@@ -19,6 +20,7 @@ import { errorText } from "../lib/mask.ts";
 import type { Metrics } from "../lib/metrics.ts";
 import { byteSize, duration, TIMER_MAX } from "../policy/fields.ts";
 import { policyFileText } from "../lib/policy_files.ts";
+import { healthError, type SourceHealth } from "../lib/health.ts";
 
 /** The services a TPP can be authorised for (PSD2 Art. 4: payment initiation, account information, card-based funds confirmation). */
 export const REGISTER_SERVICES = ["PIS", "AIS", "PIIS"] as const;
@@ -178,6 +180,8 @@ export class TppRegister {
   #loadedAt = 0;
   #pending?: Promise<void>;
   #failedAt = 0;
+  /** Why the last load failed. */
+  #error?: string;
 
   constructor(config: RegisterConfig, services: RegisterServices) {
     this.#config = config;
@@ -238,6 +242,7 @@ export class TppRegister {
       this.#services.metrics.register.inc({ outcome: "loaded" });
     } catch (error) {
       this.#failedAt = this.#services.now();
+      this.#error = healthError(error);
       this.#services.metrics.register.inc({ outcome: "failed" });
       this.#services.log.error({
         msg: this.#entries
@@ -248,6 +253,22 @@ export class TppRegister {
       });
       throw error;
     }
+  }
+
+  /**
+   * The register's state: up with entries loaded (and no refresh failed since), degraded when a
+   * refresh failed and the entries loaded before stay in force, down when none could be loaded
+   * (every request of a group that needs the register gets 503). A register never loaded (a URL
+   * before the first request) is loaded now, within the retry pause of a failed load.
+   */
+  async health(): Promise<SourceHealth> {
+    const source = this.#config.source;
+    if (!this.#entries) await this.#current();
+    if (!this.#entries) return { source, state: "down", error: this.#error ?? "Not loaded" };
+    const detail = { entries: this.#entries.size, loaded: new Date(this.#loadedAt).toISOString() };
+    return this.#failedAt > this.#loadedAt
+      ? { source, state: "degraded", error: `Refresh failed: ${this.#error}`, ...detail }
+      : { source, state: "up", ...detail };
   }
 
   /**

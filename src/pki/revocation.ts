@@ -8,7 +8,9 @@
  * the background when it is due for a refresh (after `refresh_interval`, or at three quarters of
  * its lifetime), while requests keep using the one they have. Only a certificate seen for the
  * first time, or whose status ran out, waits for the network (at most `fetch_timeout`); after a
- * failed fetch, requests do not wait again for `retry_interval`.
+ * failed fetch, requests do not wait again for `retry_interval`. Each source's last outcome is
+ * kept for `/readyz` (`health`): the sources come from the TPPs' certificates, so they are known
+ * once asked, and never asked by readiness itself.
  */
 import "reflect-metadata";
 import {
@@ -17,6 +19,7 @@ import {
   X509Certificate,
 } from "@peculiar/x509";
 import { errorText } from "../lib/mask.ts";
+import type { SourceHealth } from "../lib/health.ts";
 import type {
   RevocationConfig,
   RevocationOutcome,
@@ -51,6 +54,9 @@ interface CrlEntry {
 }
 
 class Unavailable extends Error {}
+
+/** Sources whose last outcome is kept for readiness (the most recently asked). */
+const KEPT_SOURCES = 100;
 
 /** The OCSP responder URLs (http) of a certificate's AIA. */
 function ocspUrls(cert: X509Certificate): string[] {
@@ -104,6 +110,8 @@ export class RevocationChecker {
   readonly #pending = new Map<string, Promise<Entry>>();
   readonly #pendingCrls = new Map<string, Promise<CrlEntry>>();
   readonly #failedCrls: BoundedCache<string, number>;
+  /** The last outcome of each source asked (`ocsp <url>`, `crl <url>`): when, and why it failed. */
+  readonly #sources = new Map<string, { at: number; error?: string }>();
 
   constructor(config: RevocationConfig, services: RevocationServices, skewMs: number) {
     this.#config = config;
@@ -183,7 +191,9 @@ export class RevocationChecker {
         for (const url of urls) {
           sources++;
           try {
-            return await this.#ocsp(url, leaf, issuer);
+            const entry = await this.#ocsp(url, leaf, issuer);
+            this.#answered("ocsp", url);
+            return entry;
           } catch (error) {
             problems.push(this.#failed("ocsp", url, error));
           }
@@ -204,6 +214,7 @@ export class RevocationChecker {
             problems.push(this.#failed("crl", source, error));
             continue;
           }
+          this.#answered("crl", source);
           const revokedAt = entry.list.revoked.get(leaf.serial);
           const outcome: RevocationOutcome = revokedAt !== undefined
             ? { kind: "revoked", source: "crl", revokedAt }
@@ -229,7 +240,31 @@ export class RevocationChecker {
     };
   }
 
+  /** Records a source's outcome for readiness (the oldest forgotten past {@link KEPT_SOURCES}). */
+  #answered(source: string, where: string, error?: string): void {
+    const key = `${source} ${where}`;
+    this.#sources.delete(key);
+    this.#sources.set(key, { at: this.#services.now(), ...(error ? { error } : {}) });
+    if (this.#sources.size > KEPT_SOURCES) {
+      this.#sources.delete(this.#sources.keys().next().value!);
+    }
+  }
+
+  /**
+   * The state of each source asked so far (`ocsp <url>`, `crl <url>`): down when its last answer
+   * could not be had or believed. A TPP whose sources are all down gets 503 under `hard`.
+   */
+  health(): SourceHealth[] {
+    return [...this.#sources].map(([source, { at, error }]) => ({
+      source,
+      state: error === undefined ? "up" : "down",
+      ...(error === undefined ? {} : { error }),
+      at: new Date(at).toISOString(),
+    }));
+  }
+
   #failed(source: string, where: string, error: unknown): string {
+    this.#answered(source, where, errorText(error).slice(0, 200));
     this.#services.metrics.revocation.inc({ source, outcome: "unavailable" });
     const text = `${source} ${where}: ${errorText(error)}`;
     this.#services.log.error({

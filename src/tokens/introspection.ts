@@ -4,7 +4,8 @@
  * secret in HTTP Basic, or an RFC 7523 private_key_jwt assertion). Active answers are cached
  * until the token's `exp` and at most the policy's TTL, inactive ones briefly, so that a TPP
  * sending the same token costs one request per TTL. An endpoint that cannot answer is the bank's
- * problem: it is never reported as an invalid token.
+ * problem: it is never reported as an invalid token. `/readyz` shows each endpoint's state: the
+ * last answer of the readiness interval, or a probe with a token no server knows.
  */
 import { importPKCS8, type JWTPayload, SignJWT } from "jose";
 import { z } from "zod";
@@ -12,6 +13,7 @@ import { BoundedCache } from "../pki/lru.ts";
 import { duration, httpUrl, TIMER_MAX } from "../policy/fields.ts";
 import type { Metrics } from "../lib/metrics.ts";
 import { policyFileText } from "../lib/policy_files.ts";
+import { healthError, type SourceHealth } from "../lib/health.ts";
 
 /** Algorithms of private_key_jwt client assertions. */
 const ASSERTION_ALGORITHMS = ["RS256", "PS256", "ES256"] as const;
@@ -112,8 +114,15 @@ export class Introspector {
   readonly #answers: BoundedCache<string, Answer>;
   readonly #pending = new Map<string, Promise<Answer>>();
   #key?: Promise<CryptoKey>;
+  /** The last request's outcome: when, and why it failed. */
+  #last?: { at: number; error?: string };
   /** Requests sent, for tests and metrics. */
   requests = 0;
+
+  /** The endpoint. */
+  get url(): string {
+    return this.#options.url;
+  }
 
   constructor(options: IntrospectionOptions, services: IntrospectionServices) {
     this.#options = options;
@@ -155,7 +164,33 @@ export class Introspector {
     }
   }
 
+  /**
+   * The endpoint's state: from the last answer a token got within `recentMs`, else from a probe
+   * now with a random token no server knows (any well-formed answer, `active: false`, is up).
+   */
+  async health(recentMs: number): Promise<SourceHealth> {
+    const source = this.#options.url;
+    const last = this.#last;
+    if (!last || this.#services.now() - last.at >= recentMs) {
+      const bytes = crypto.getRandomValues(new Uint8Array(24));
+      await this.#request(`readyz-${btoa(String.fromCharCode(...bytes))}`).catch(() => {});
+    }
+    const error = this.#last?.error;
+    return error === undefined ? { source, state: "up" } : { source, state: "down", error };
+  }
+
   async #request(token: string): Promise<Answer> {
+    try {
+      const answer = await this.#send(token);
+      this.#last = { at: this.#services.now() };
+      return answer;
+    } catch (error) {
+      this.#last = { at: this.#services.now(), error: healthError(error) };
+      throw error;
+    }
+  }
+
+  async #send(token: string): Promise<Answer> {
     const options = this.#options;
     const headers: Record<string, string> = {
       "content-type": "application/x-www-form-urlencoded",
@@ -225,6 +260,14 @@ export class Introspector {
 }
 
 const introspectors = new WeakMap<IntrospectionServices, Map<string, Introspector>>();
+
+/** The app's introspectors of the endpoints in `urls` (the policy in force). */
+export function introspectorsOf(
+  services: IntrospectionServices,
+  urls: Set<string>,
+): Introspector[] {
+  return [...introspectors.get(services)?.values() ?? []].filter((i) => urls.has(i.url));
+}
 
 /** The introspector of one endpoint configuration, made once per app (services). */
 export function introspector(

@@ -1,7 +1,8 @@
 /**
  * Where bearer tokens' keys come from: a JWKS file read at start-up, or a JWKS URL fetched with
  * the gateway's fetch, cached, and refetched on an unknown `kid` at most once per interval
- * (jose's remote key set). One key set per source and app, shared by every operation.
+ * (jose's remote key set). One key set per source and app, shared by every operation; `/readyz`
+ * asks each for its state (`jwksHealth`), which fetches a set that is no longer fresh.
  */
 import {
   createLocalJWKSet,
@@ -12,6 +13,7 @@ import {
 } from "jose";
 import type { Services } from "../core/services.ts";
 import { policyFileText } from "../lib/policy_files.ts";
+import { healthError, type SourceHealth } from "../lib/health.ts";
 
 /** A JWKS source and its caching, from the policy. */
 export interface JwksSource {
@@ -57,7 +59,10 @@ export function readJwksFile(path: string): JSONWebKeySet | Error {
   return jwks;
 }
 
-const sets = new WeakMap<Services, Map<string, JWTVerifyGetKey>>();
+/** A fetched key set (jose's remote set, with its state and `reload`). */
+type RemoteSet = ReturnType<typeof createRemoteJWKSet>;
+
+const sets = new WeakMap<Services, Map<string, { url: string; set: RemoteSet }>>();
 /** The key set of each parsed file: a rewritten file is a new parse, so a new set. */
 const fileSets = new WeakMap<JSONWebKeySet, JWTVerifyGetKey>();
 
@@ -76,14 +81,31 @@ export function keySet(source: JwksSource, services: Services): JWTVerifyGetKey 
   let bySource = sets.get(services);
   if (!bySource) sets.set(services, bySource = new Map());
   const id = JSON.stringify(source);
-  let set = bySource.get(id);
-  if (set) return set;
-  set = createRemoteJWKSet(new URL(source.url), {
+  const known = bySource.get(id);
+  if (known) return known.set;
+  const set = createRemoteJWKSet(new URL(source.url), {
     cooldownDuration: source.cooldownMs,
     cacheMaxAge: source.maxAgeMs,
     timeoutDuration: source.timeoutMs,
     [customFetch]: (url, init) => services.fetch(url, init),
   });
-  bySource.set(id, set);
+  bySource.set(id, { url: source.url, set });
   return set;
+}
+
+/**
+ * The state of the app's fetched key sets whose URL is in `urls` (the policy in force): up while
+ * the set is fresh (fetched within `cache_max_age`), else fetched now (as the next token would
+ * be): up when that works, down when it does not (every token then gets 503 until it does).
+ */
+export async function jwksHealth(services: Services, urls: Set<string>): Promise<SourceHealth[]> {
+  const known = [...sets.get(services)?.values() ?? []].filter((k) => urls.has(k.url));
+  return await Promise.all(known.map(async ({ url, set }): Promise<SourceHealth> => {
+    try {
+      if (!set.fresh) await set.reload();
+      return { source: url, state: "up", keys: set.jwks()?.keys.length ?? 0 };
+    } catch (error) {
+      return { source: url, state: "down", error: healthError(error) };
+    }
+  }));
 }
