@@ -121,7 +121,7 @@ function jsonLines(text: string): Record<string, unknown>[] {
       assert.fail(`not a JSON line: ${line}`);
     }
     assert.ok(!Number.isNaN(Date.parse(String(entry.time))), `no time: ${line}`);
-    assert.ok(entry.level === "info" || entry.level === "error", `no level: ${line}`);
+    assert.ok(["info", "warn", "error"].includes(String(entry.level)), `no level: ${line}`);
     return entry;
   });
 }
@@ -156,6 +156,9 @@ Deno.test("main.ts writes nothing but JSON lines with a time and a level, on std
   assert.ok(errors.some((l) => String(l.msg).startsWith("xs2a-edge stopped")));
   assert.ok(access.some((l) => l.op === "getConsentStatus"), "the access log");
   assert.ok(access.some((l) => l.audit === "policy" && l.trigger === "start"), "the start's audit");
+  // The default policy names the memory store: the start says once that it forgets on restart.
+  const forgets = access.filter((l) => l.level === "warn" && l.store === "memory");
+  assert.equal(forgets.length, 1, "the memory store's warning");
 
   // A start refused: the problems as one JSON line too.
   const refused = await startMain(["--policy", "/nonexistent/policy.yaml"], { env });

@@ -63,9 +63,8 @@ export class SqliteStore implements Store {
     this.#prefix = options.prefix ?? "";
     this.#now = options.now ?? Date.now;
     this.#log = options.log;
-    const slash = options.path.lastIndexOf("/");
-    if (slash > 0) Deno.mkdirSync(options.path.slice(0, slash), { recursive: true });
-    const db = this.#db = new DatabaseSync(options.path);
+    this.#db = SqliteStore.#open(options.path);
+    const db = this.#db;
     const synchronous = options.synchronous === "full" ? "FULL" : "NORMAL";
     db.exec(`PRAGMA busy_timeout = ${Math.ceil(options.timeoutMs ?? 500)}`);
     db.exec("PRAGMA journal_mode = WAL");
@@ -85,6 +84,20 @@ export class SqliteStore implements Store {
     );
     this.#timer = setInterval(() => this.#sweepExpired(), SWEEP_EVERY_MS);
     Deno.unrefTimer(this.#timer);
+  }
+
+  /** Opens the file (creating its directory), or says which file could not be opened and why. */
+  static #open(path: string): DatabaseSync {
+    try {
+      const slash = path.lastIndexOf("/");
+      if (slash > 0) Deno.mkdirSync(path.slice(0, slash), { recursive: true });
+      return new DatabaseSync(path);
+    } catch (error) {
+      throw new StoreUnavailableError(
+        `Cannot open the SQLite store "${path}": ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
   }
 
   #read(key: string): Entry | undefined {
