@@ -21,7 +21,7 @@ import { type Policy, PolicyError } from "../policy/load.ts";
 import { validatePolicy } from "../policy/validate.ts";
 import { readPolicyFiles } from "../lib/policy_files.ts";
 
-const USAGE = "usage: deno task policy:check [--env-file <file>] <policy file>";
+const USAGE = "usage: deno task policy:check [--env-file <file>] [--probe] <policy file>";
 
 /** `${NAME}` without a `:-default` (a reference with a default is never unset). */
 const REQUIRED_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
@@ -209,10 +209,15 @@ export async function checkPolicyFile(
 
 /** Checks the policy file named in `args`; returns the exit code. */
 export async function policyCheck(args: string[], pipeline: Pipeline): Promise<number> {
-  const checked = await checkPolicyFile(args, pipeline, { usage: USAGE });
+  // --probe: connect to the store and dependencies as start-up would (src/cli/policy_probe.ts).
+  const probe = args.includes("--probe");
+  const checked = await checkPolicyFile(args.filter((a) => a !== "--probe"), pipeline, {
+    usage: USAGE,
+  });
   if ("code" in checked) return checked.code;
   const { policy } = checked;
   console.log(`${policy.file}: valid (${policy.operations.length} operations)`);
   for (const warning of policyWarnings(policy)) console.log(`warning: ${warning}`);
-  return 0;
+  if (!probe) return 0;
+  return await (await import("./policy_probe.ts")).probeDependencies(policy);
 }
