@@ -1,15 +1,82 @@
 /**
- * What the two request-signature checks (`jws_signature`, `http_signature`) share at request
- * time: the signed Digest checked against the body once, and the middleware around a verifier.
+ * What the two request-signature checks (`jws_signature`, `http_signature`) share: their common
+ * options, the factory around a scheme's verifier (trust store, certificate guard), the signed
+ * Digest checked against the body once, and the middleware around a verifier.
  */
-import type { GatewayContext, Middleware } from "../src/core/check.ts";
+import type { z } from "zod";
+import {
+  type BuildContext,
+  type GatewayContext,
+  type Middleware,
+  modal,
+} from "../src/core/check.ts";
 import { requestHeaders } from "../src/core/request.ts";
 import { GatewayError } from "../src/core/errors.ts";
 import { checkDigest } from "../src/signing/digest.ts";
-import type { SignatureVerifier } from "../src/signing/signer.ts";
+import { signatureFields, type SignatureVerifier } from "../src/signing/signer.ts";
+import type { SchemeOptions } from "../src/signing/verifier.ts";
+import { type TrustStore, trustStore } from "../src/pki/trust.ts";
+import {
+  type CertificateGuard,
+  certificateGuard,
+  certificateUseFields,
+  type CertificateUseOptions,
+} from "../src/pki/certificate_use.ts";
 import type {} from "./digest.ts"; // digestVerified
 import type {} from "./tpp_certificate.ts"; // tppCertificate
-import type { CertificateGuard } from "../src/pki/certificate_use.ts";
+
+/**
+ * The options of a signature check: `mode`, what a signature must cover, the scheme's own
+ * options, then the signing certificate's use (QC types, key usage, revocation).
+ */
+export function signatureOptions<Shape extends z.ZodRawShape>(scheme: Shape) {
+  return modal({ ...signatureFields(), ...scheme, ...certificateUseFields("signing") });
+}
+
+/** The resolved options every signature check has. */
+export interface SignatureCheckOptions extends CertificateUseOptions {
+  required: boolean;
+  cover: string[];
+  cover_when_present: string[];
+}
+
+/**
+ * The factory of a signature check: the scheme's verifier over the policy's trust store and
+ * coverage, in the middleware of {@link signatureMiddleware}, with the check's certificate guard.
+ */
+export function signatureFactory<Options extends SignatureCheckOptions>(spec: {
+  /** The policy key, which revocation findings name. */
+  check: string;
+  /** The signature header as the documents write it, for example `x-jws-signature`. */
+  header: string;
+  /** The header that carries the signing certificate (the `path` of its errors). */
+  certificatePath: string;
+  verifier(store: TrustStore, options: Options, scheme: SchemeOptions): SignatureVerifier;
+}): (options: Options, context: BuildContext) => Middleware {
+  return (options, { operation, sections, services }) => {
+    const store = trustStore(sections);
+    const scheme = {
+      coverage: { always: options.cover, whenPresent: options.cover_when_present },
+      group: operation.group,
+    };
+    return signatureMiddleware({
+      verifier: spec.verifier(store, options, scheme),
+      header: spec.header,
+      required: options.required,
+      now: services.now,
+      guard: certificateGuard(
+        options,
+        {
+          kind: "signing",
+          label: "signing certificate",
+          path: spec.certificatePath,
+          check: spec.check,
+        },
+        { store, sections, services, group: operation.group },
+      ),
+    });
+  };
+}
 
 /**
  * For the signature checks: the signed Digest must match the body. Done once per request (the

@@ -3,20 +3,22 @@
  * `BASE64URL(protected)..BASE64URL(signature)` with `b64: false`, `sigT` (RFC 3339, any offset),
  * and `sigD` naming the signed HTTP headers (mechanism http://uri.etsi.org/19182/HttpHeaders, with
  * or without a final slash; names in any case). The payload is one line per `pars` entry,
- * `<lowercase name>: <trimmed value>` (or the name as written in `pars`), joined by "\n".
+ * `<lowercase name>: <trimmed value>` (or the name as written in `pars`), joined by "\n". The
+ * HttpHeaders mechanism (ETSI TS 119 182-1, clause 5.2.8) makes no header mandatory: what `pars`
+ * must cover is the policy's, by default the Berlin Group minimum (signer.ts).
  */
 import { flattenedVerify } from "jose";
-import type { Group } from "../core/catalogue.ts";
 import { GatewayError } from "../core/errors.ts";
-import type { CertificateInfo } from "../pki/certificate.ts";
 import type { TrustStore } from "../pki/trust.ts";
+import { signedBytes, type SignedRequest } from "./signer.ts";
 import {
-  checkCoverage,
-  checkSigner,
-  type Coverage,
-  signedBytes,
-  type SignedRequest,
-} from "./signer.ts";
+  type Algorithm,
+  type FoundSigner,
+  outsideSkew,
+  type ReadSignature,
+  RequestSignatureVerifier,
+  type SchemeOptions,
+} from "./verifier.ts";
 
 /** Asymmetric JWS algorithms a policy may allow (never `none`, never HMAC). */
 export const JWS_ALGORITHMS = [
@@ -47,12 +49,10 @@ const SIG_T =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 
 /** Options of a {@link JwsVerifier}, from the policy. */
-export interface JwsVerifierOptions {
+export interface JwsVerifierOptions extends SchemeOptions {
   algorithms: readonly string[];
   /** Largest allowed distance of sigT from the bank's clock, in seconds. */
   sigtSkewSeconds: number;
-  coverage: Coverage;
-  group: Group;
 }
 
 function invalid(text: string): GatewayError {
@@ -97,24 +97,45 @@ function decodeHeader(part: string): Record<string, unknown> {
   throw invalid("The JWS protected header must be base64url-encoded JSON");
 }
 
+/** A detached JWS read: its parts, protected header and covered names. */
+interface ReadJws extends ReadSignature {
+  protectedPart: string;
+  signature: string;
+  header: Record<string, unknown>;
+  alg: string;
+  /** The sigD pars as written (names in any case). */
+  pars: string[];
+  /** The instant sigT names. */
+  signedAt: number;
+}
+
 /**
  * Verifies `x-jws-signature` values; built once per operation, shares the trust store's parsed
  * certificates and imported keys.
  */
-export class JwsVerifier {
-  readonly #store: TrustStore;
+export class JwsVerifier extends RequestSignatureVerifier<ReadJws> {
   readonly #options: JwsVerifierOptions;
 
   constructor(store: TrustStore, options: JwsVerifierOptions) {
-    this.#store = store;
+    super(store, options, {
+      header: HEADER,
+      certificate: HEADER,
+      subject: "The JWS",
+      list: 'The JWS "sigD.pars"',
+    });
     this.#options = options;
   }
 
-  #checkHeader(
-    header: Record<string, unknown>,
-    request: SignedRequest,
-  ): { names: string[]; pars: string[] } {
-    const { algorithms, sigtSkewSeconds, coverage } = this.#options;
+  protected read(value: string): ReadJws {
+    const match = COMPACT_DETACHED.exec(value.trim());
+    if (!match) {
+      throw invalid(
+        'Header "x-jws-signature" must be a compact detached JWS: <protected>..<signature>',
+      );
+    }
+    const [, protectedPart, signature] = match;
+    const header = decodeHeader(protectedPart);
+    const { algorithms } = this.#options;
     const alg = header.alg;
     if (typeof alg !== "string" || !algorithms.includes(alg)) {
       throw invalid(
@@ -135,15 +156,10 @@ export class JwsVerifier {
       throw invalid('The JWS "b64" must be false (unencoded detached payload)');
     }
     const sigT = header.sigT;
-    const instant = typeof sigT === "string" ? sigTInstant(sigT) : undefined;
-    if (instant === undefined) {
+    const signedAt = typeof sigT === "string" ? sigTInstant(sigT) : undefined;
+    if (signedAt === undefined) {
       throw invalid(
         'The JWS "sigT" must be an RFC 3339 time like 2026-01-31T12:00:00Z or 2026-01-31T16:00:00.5+04:00',
-      );
-    }
-    if (Math.abs(request.now - instant) > sigtSkewSeconds * 1000) {
-      throw invalid(
-        `The JWS "sigT" ${sigT} is more than ${sigtSkewSeconds} s away from the bank's clock`,
       );
     }
     const sigD = header.sigD as { mId?: unknown; pars?: unknown } | undefined;
@@ -160,14 +176,19 @@ export class JwsVerifier {
     // Header names are case-insensitive: the coverage rules (and "listed twice") apply to the
     // lower-case names, which are also the names in the signed lines.
     const names = pars.map((p: string) => p.toLowerCase());
-    checkCoverage(names, request, coverage, (text) => invalid(`The JWS "sigD.pars" ${text}`));
-    return { names, pars };
+    return { protectedPart, signature, header, alg, pars, names, signedAt };
   }
 
-  async #signer(header: Record<string, unknown>): Promise<{
-    signer: CertificateInfo;
-    extra: CertificateInfo[];
-  }> {
+  protected checkTime({ header, signedAt }: ReadJws, request: SignedRequest): void {
+    const { sigtSkewSeconds } = this.#options;
+    if (outsideSkew(request.now, signedAt, sigtSkewSeconds * 1000)) {
+      throw invalid(
+        `The JWS "sigT" ${header.sigT} is more than ${sigtSkewSeconds} s away from the bank's clock`,
+      );
+    }
+  }
+
+  protected async findSigner({ header }: ReadJws): Promise<FoundSigner> {
     const role = { label: "signing certificate", path: HEADER };
     const x5c = header.x5c;
     const x5t = header["x5t#S256"];
@@ -181,7 +202,7 @@ export class JwsVerifier {
         );
       }
       const [signer, ...extra] = await Promise.all(
-        x5c.map((c: string) => this.#store.certificate(c, role)),
+        x5c.map((c: string) => this.store.certificate(c, role)),
       );
       if (x5t !== undefined && x5t !== signer.x5tS256) {
         throw invalid('The JWS "x5t#S256" does not match the first certificate of "x5c"');
@@ -189,52 +210,27 @@ export class JwsVerifier {
       return { signer, extra };
     }
     if (typeof x5t === "string") {
-      const signer = await this.#store.signingKey({ x5tS256: x5t });
+      const signer = await this.store.signingKey({ x5tS256: x5t });
       if (!signer) throw invalid(`The JWS "x5t#S256" names no signing certificate the bank knows`);
-      return { signer, extra: [] };
+      return { signer };
     }
     if (typeof header.kid === "string") {
-      const signer = await this.#store.signingKey({ kid: header.kid });
+      const signer = await this.store.signingKey({ kid: header.kid });
       if (!signer) throw invalid(`The JWS "kid" "${header.kid}" names no key the bank knows`);
-      return { signer, extra: [] };
+      return { signer };
     }
     throw invalid('The JWS header must carry "x5c", "x5t#S256" or "kid"');
   }
 
-  /**
-   * Verifies one request's signature; returns the signer's certificate. `beforeCrypto` runs
-   * after the header and certificate checks, before the signature value is checked (the caller's
-   * Digest check goes there).
-   */
-  async verify(
-    value: string,
+  protected algorithm({ alg }: ReadJws): Algorithm {
+    return { jws: alg, label: `the JWS "alg" ${alg}` };
+  }
+
+  protected async matches(
+    { protectedPart, signature, alg, pars, names }: ReadJws,
+    key: CryptoKey,
     request: SignedRequest,
-    beforeCrypto?: () => Promise<void>,
-  ): Promise<CertificateInfo> {
-    const match = COMPACT_DETACHED.exec(value.trim());
-    if (!match) {
-      throw invalid(
-        'Header "x-jws-signature" must be a compact detached JWS: <protected>..<signature>',
-      );
-    }
-    const [, protectedPart, signature] = match;
-    const header = decodeHeader(protectedPart);
-    const { names, pars } = this.#checkHeader(header, request);
-    const { signer, extra } = await this.#signer(header);
-    await checkSigner(this.#store, signer, {
-      request,
-      group: this.#options.group,
-      path: HEADER,
-      extra,
-    });
-    await beforeCrypto?.();
-    const alg = header.alg as string;
-    let key: CryptoKey;
-    try {
-      key = await this.#store.publicKey(signer, alg);
-    } catch {
-      throw invalid(`The signing certificate's key does not fit the JWS "alg" ${alg}`);
-    }
+  ): Promise<boolean> {
     // The signed lines name each header in lower case (REFERENCE, as draft-cavage's signing
     // string); a TPP that wrote pars in another case may have signed its lines with the names as
     // it wrote them, which bind the same values: that form is tried second.
@@ -250,15 +246,11 @@ export class JwsVerifier {
           key,
           { algorithms: [alg], crit: { sigT: true, sigD: true } },
         );
-        return signer;
+        return true;
       } catch {
-        // Next form, or reported below.
+        // The next form, or reported by the core.
       }
     }
-    throw invalid(
-      `The JWS signature value does not verify over ${
-        names.join(", ")
-      } with the signing certificate`,
-    );
+    return false;
   }
 }

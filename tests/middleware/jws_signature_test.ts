@@ -487,14 +487,24 @@ Deno.test("jwsSignature() refuses a policy whose cover list leaves out digest", 
   );
 });
 
-Deno.test("jwsSignature() refuses a policy whose cover_when_present leaves out consent-id", async () => {
+Deno.test("jwsSignature() refuses a policy whose cover_when_present leaves out the standard's PSU and redirect headers", async () => {
   await assert.rejects(
     () =>
       startGateway({
-        policy: forPayments({ cover_when_present: ["psu-id"] }),
+        policy: forPayments({ cover_when_present: ["psu-id", "consent-id"] }),
       }),
-    /cover_when_present must include "consent-id"/,
+    /cover_when_present must include "psu-corporate-id"/,
   );
+});
+
+Deno.test("jwsSignature() accepts pars without (request-target) by default, and refuses them where the policy covers it", async () => {
+  const pars = ["digest", "x-request-id", "psu-id", "tpp-redirect-uri"];
+  const headers = await signed({ pars });
+  assert.equal((await run(headers)).response.status, 201);
+  await rejected(headers, {
+    code: "SIGNATURE_INVALID",
+    text: /^The JWS "sigD.pars" must cover "\(request-target\)"$/,
+  }, { policy: forPayments({ cover: ["(request-target)", "digest", "x-request-id"] }) });
 });
 
 Deno.test("jwsSignature() rejects pars entries that are no header names, and x5c that is no certificate", async () => {

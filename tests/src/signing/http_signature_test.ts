@@ -198,10 +198,21 @@ Deno.test("HttpSignatureVerifier.verify() takes the headers list in any case and
   );
 });
 
-Deno.test("HttpSignatureVerifier.verify() requires a signed time within the skew: Date or (created), and expires not passed", async () => {
+Deno.test("HttpSignatureVerifier.verify() holds a signed time to the skew: Date or (created), and expires not passed", async () => {
   const now = Date.now();
   const noTime = await signed({ headers: ["(request-target)", "digest", "x-request-id"] });
-  await refused(verify(noTime), 'The Signature headers list must cover "date" or "(created)"');
+  await verify(noTime);
+  const timed = new HttpSignatureVerifier(store, {
+    algorithms: ["rsa-sha256"],
+    coverage,
+    group: "pis",
+    skewMs: 300_000,
+    requireTime: true,
+  });
+  const verifyTimed = (headers: Headers) =>
+    timed.verify(headers.get("signature")!, { method: "POST", target: TARGET, headers, now });
+  await refused(verifyTimed(noTime), 'The Signature headers list must cover "date" or "(created)"');
+  await verifyTimed(await signed());
   const created = ["(request-target)", "(created)", "digest", "x-request-id"];
   const seconds = Math.floor(now / 1000);
   await verify(await signed({ headers: created, created: seconds }), undefined, now);

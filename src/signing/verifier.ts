@@ -1,0 +1,137 @@
+/**
+ * The verifier core both request-signature schemes run: read the scheme's header, check what it
+ * covers and when it was made, find and check the signer's certificate, bind the body (the
+ * caller's Digest check), then check the signature value. A scheme supplies the steps that differ
+ * (`x-jws-signature` in jws.ts, `Signature` in http_signature.ts); the order and the shared
+ * texts live here once.
+ */
+import type { Group } from "../core/catalogue.ts";
+import { GatewayError } from "../core/errors.ts";
+import type { CertificateInfo } from "../pki/certificate.ts";
+import type { TrustStore } from "../pki/trust.ts";
+import {
+  checkCoverage,
+  checkSigner,
+  type Coverage,
+  type SignatureVerifier,
+  type SignedRequest,
+} from "./signer.ts";
+
+/** What a scheme read from its header before the certificate is known. */
+export interface ReadSignature {
+  /** The covered names, lower case, in the order they are signed. */
+  names: readonly string[];
+}
+
+/** The signer's certificate and the intermediates sent with it. */
+export interface FoundSigner {
+  signer: CertificateInfo;
+  extra?: CertificateInfo[];
+}
+
+/** The algorithm a signature is checked with, once the signer is known. */
+export interface Algorithm {
+  /** The JWS name of the key import (`PS256`, `RS256`, ...). */
+  jws: string;
+  /** How errors name it, for example `the algorithm rsa-sha256` or `the JWS "alg" PS256`. */
+  label: string;
+}
+
+/** What the core needs of a scheme's options. */
+export interface SchemeOptions {
+  coverage: Coverage;
+  group: Group;
+}
+
+/** How a scheme names itself in errors. */
+export interface SchemeNames {
+  /** The header that carries the signature: the `path` of SIGNATURE_INVALID. */
+  header: string;
+  /** The header that carries the signer's certificate: the `path` of certificate errors. */
+  certificate: string;
+  /** The signature as texts name it: `The Signature`, `The JWS`. */
+  subject: string;
+  /** Its list of covered names as texts name it: `The Signature headers list`. */
+  list: string;
+}
+
+/** A request signature verifier: the core's order, a scheme's steps. Built once per operation. */
+export abstract class RequestSignatureVerifier<Read extends ReadSignature>
+  implements SignatureVerifier {
+  protected readonly store: TrustStore;
+  readonly #options: SchemeOptions;
+  readonly #names: SchemeNames;
+
+  constructor(store: TrustStore, options: SchemeOptions, names: SchemeNames) {
+    this.store = store;
+    this.#options = options;
+    this.#names = names;
+  }
+
+  /** 401 SIGNATURE_INVALID at the signature header (or `path`). */
+  protected invalid(text: string, path = this.#names.header): GatewayError {
+    return new GatewayError(401, "SIGNATURE_INVALID", text, { path });
+  }
+
+  /** Reads the header value: everything that can be judged without the certificate. */
+  protected abstract read(value: string, request: SignedRequest): Read;
+  /** Checks the signature's time against the bank's clock. */
+  protected abstract checkTime(read: Read, request: SignedRequest): void;
+  /** Finds the signer's certificate the signature names. */
+  protected abstract findSigner(read: Read, request: SignedRequest): Promise<FoundSigner>;
+  /** The algorithm the signature is checked with. */
+  protected abstract algorithm(read: Read, signer: CertificateInfo): Algorithm;
+  /** Whether the signature value verifies with `key`. */
+  protected abstract matches(read: Read, key: CryptoKey, request: SignedRequest): Promise<boolean>;
+
+  /**
+   * Verifies one request's signature; returns the signer's certificate. `beforeCrypto` runs after
+   * the header and certificate checks, before the signature value is checked (the caller's Digest
+   * check goes there).
+   */
+  async verify(
+    value: string,
+    request: SignedRequest,
+    beforeCrypto?: () => Promise<void>,
+  ): Promise<CertificateInfo> {
+    const read = this.read(value, request);
+    checkCoverage(
+      read.names,
+      request,
+      this.#options.coverage,
+      (text) => this.invalid(`${this.#names.list} ${text}`),
+    );
+    this.checkTime(read, request);
+    const { signer, extra } = await this.findSigner(read, request);
+    await checkSigner(this.store, signer, {
+      request,
+      group: this.#options.group,
+      path: this.#names.certificate,
+      extra,
+    });
+    const algorithm = this.algorithm(read, signer);
+    await beforeCrypto?.();
+    let key: CryptoKey;
+    try {
+      key = await this.store.publicKey(signer, algorithm.jws);
+    } catch {
+      throw this.invalid(`The signing certificate's key does not fit ${algorithm.label}`);
+    }
+    if (!await this.matches(read, key, request)) {
+      throw this.invalid(
+        `${this.#names.subject} signature value does not verify over ${
+          read.names.join(", ")
+        } with the signing certificate`,
+      );
+    }
+    return signer;
+  }
+}
+
+/**
+ * Whether `instant` lies more than `skewMs` from `now` either way: a time ahead could be held back
+ * and replayed for longer than the window.
+ */
+export function outsideSkew(now: number, instant: number, skewMs: number): boolean {
+  return Math.abs(now - instant) > skewMs;
+}
