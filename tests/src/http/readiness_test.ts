@@ -207,3 +207,67 @@ Deno.test({
     });
   },
 });
+
+Deno.test("/readyz names a TPP register that cannot be loaded (degraded), and is ready once it loads", async () => {
+  const { createCa } = await import("../../support/pki.ts");
+  const ca = await createCa();
+  const state = { down: true };
+  const registerText = await Deno.readTextFile("config/tpp_register.example.json");
+  await using register = startUpstream(() =>
+    state.down
+      ? new Response("down", { status: 503 })
+      : new Response(registerText, { headers: { "content-type": "application/json" } })
+  );
+  const source = `${register.url}/register.json`;
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: passthroughPolicy({
+      readiness: { interval: "100ms" },
+      trust: { anchors: [ca.pem], register: { source, refresh_interval: "1s" } },
+      defaults: { tpp_certificate: { mode: "enforce", required: true } },
+    }),
+    upstream: upstream.url,
+  });
+  const { status, body } = await readyz(gateway);
+  assert.equal(status, 200);
+  assert.equal(body.status, "degraded");
+  assert.equal(body.dependencies.register.source, source);
+  assert.equal(body.dependencies.register.state, "down");
+  assert.match(body.dependencies.register.error, /HTTP 503/);
+
+  state.down = false;
+  const ready = await retryUntil(async () => {
+    const answer = await readyz(gateway);
+    assert.equal(answer.body.dependencies.register.state, "up", JSON.stringify(answer.body));
+    return answer.body;
+  }, 5000);
+  assert.equal(ready.status, "ready");
+  assert.ok(ready.dependencies.register.entries > 0);
+});
+
+Deno.test("/readyz names a revocation source that fails under revocation: hard (degraded)", async () => {
+  const { createCa, issue, nginxHeader } = await import("../../support/pki.ts");
+  const ca = await createCa();
+  const tpp = await issue(ca, { orgId: "PSDGE-NBG-123456" });
+  const responder = `http://127.0.0.1:${closedPort()}/ocsp`;
+  await using upstream = startUpstream();
+  await using gateway = await startGateway({
+    policy: passthroughPolicy({
+      trust: { anchors: [ca.pem], revocation: { methods: ["ocsp"], ocsp_responder: responder } },
+      defaults: { tpp_certificate: { mode: "enforce", required: true, revocation: "hard" } },
+    }),
+    upstream: upstream.url,
+  });
+  const refused = await gateway.fetch("/v1/accounts", {
+    headers: { "x-ssl-client-cert": nginxHeader(tpp), "x-request-id": crypto.randomUUID() },
+  });
+  assert.equal(refused.status, 503);
+  await refused.body?.cancel();
+  const { status, body } = await readyz(gateway);
+  assert.equal(status, 200);
+  assert.equal(body.status, "degraded");
+  assert.equal(body.dependencies.revocation.length, 1);
+  assert.equal(body.dependencies.revocation[0].source, `ocsp ${responder}`);
+  assert.equal(body.dependencies.revocation[0].state, "down");
+  assert.ok(body.problems.some((p: string) => p.startsWith(`revocation ocsp ${responder}: `)));
+});
