@@ -32,7 +32,8 @@
  * some) is INVALID too.
  *
  * Writes: payment initiations (the signed fixture's body, which passes every body rule) with a
- * fresh X-Request-ID per request (bench/wrk.lua), on the memory store and on Redis, against the
+ * fresh X-Request-ID per request (bench/wrk.lua), on the memory store, on Redis and on the durable
+ * embedded stores (SQLite, a Deno KV file; no target yet: figures only), against the
  * bare proxy forwarding the same POST in the same run; signed payment initiations from a pool
  * signed before each round (bench/signed_pool.ts) with idempotency on; and the same signed
  * request sent again and again (one execution, then replays), held to be cheaper than the first
@@ -227,6 +228,13 @@ async function redisServer(): Promise<string> {
   return `redis://127.0.0.1:${port}`;
 }
 
+/** The environment of a gateway on a durable embedded store, in a data directory of its own. */
+async function durableStore(kind: "sqlite" | "kv"): Promise<Record<string, string>> {
+  const dir = await Deno.makeTempDir({ prefix: `bench-${kind}-` });
+  globalThis.addEventListener("unload", () => Deno.removeSync(dir, { recursive: true }));
+  return { STORE_KIND: kind, GATEWAY_DATA_DIR: dir };
+}
+
 /** One cold start: milliseconds from spawn to the first 200, and the CPU time spent by then. */
 async function coldStartOnce(): Promise<{ ms: number; cpuMs: number }> {
   const port = freePort();
@@ -414,6 +422,26 @@ const specs: Spec[] = [
       request: WRITE,
       base: s.get("bare-post"),
       rps: 0.7,
+    }),
+  },
+  {
+    key: "write-sqlite",
+    needs: ["bare-post"],
+    make: async (s) => ({
+      name: "gateway, POST, default (sqlite)",
+      ...await gatewayProcess(await policy(), await durableStore("sqlite")),
+      request: WRITE,
+      base: s.get("bare-post"),
+    }),
+  },
+  {
+    key: "write-kv",
+    needs: ["bare-post"],
+    make: async (s) => ({
+      name: "gateway, POST, default (kv file)",
+      ...await gatewayProcess(await policy(), await durableStore("kv")),
+      request: WRITE,
+      base: s.get("bare-post"),
     }),
   },
   {
