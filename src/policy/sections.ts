@@ -133,6 +133,12 @@ export const storeSection = z.object({
   nodes: z.array(z.string()).default([]).describe(
     "redis cluster: more nodes (redis:// or rediss:// URLs) to discover the cluster from when the url's node is down",
   ),
+  replicas: z.int().min(0).default(0).describe(
+    "redis: replicas that must acknowledge each write (WAIT) before its decision counts; 0: none. Replication is asynchronous: a claim no replica holds is lost when its master fails over, and the payment's retry runs again. A write not acknowledged within replica_timeout fails like a store outage (each check's fail applies)",
+  ),
+  replica_timeout: duration({ min: "1ms", max: TIMER_MAX }).prefault("100ms").describe(
+    "redis: how long a write waits for its replicas (WAIT's timeout), below timeout, for example 100ms",
+  ),
   max_entries: z.number().int().positive().default(100_000).describe(
     "memory: most entries kept; past it the oldest rate-limit counters and learnt consents are evicted, never an X-Request-ID inside its retention: when only those are left, new writes fail like a store outage (each check's fail applies)",
   ),
@@ -148,6 +154,20 @@ export const storeSection = z.object({
       code: "custom",
       path: ["cluster"],
       message: `only a redis store can be a cluster, not ${store.kind}`,
+    });
+  }
+  if (store.replicas > 0 && store.kind !== "redis") {
+    context.addIssue({
+      code: "custom",
+      path: ["replicas"],
+      message: `only a redis store waits for replicas, not ${store.kind}`,
+    });
+  }
+  if (store.replicas > 0 && store.replica_timeout >= store.timeout) {
+    context.addIssue({
+      code: "custom",
+      path: ["replica_timeout"],
+      message: `must be below the store's timeout (${store.timeout} ms)`,
     });
   }
   if (store.nodes.length > 0 && !store.cluster) {

@@ -13,6 +13,7 @@ import type { StoreSection } from "../policy/sections.ts";
 import { type Store, type StoreOptions, StoreUnavailableError } from "./types.ts";
 import { scriptedStore, storeDeadline } from "./script.ts";
 import { SettingsWatch } from "./redis_settings.ts";
+import { replicated, type ReplicaWait } from "./replicas.ts";
 
 /** Longest pause between two background reconnection attempts, in milliseconds. */
 const MAX_RECONNECT_DELAY = 1000;
@@ -204,10 +205,18 @@ export async function redisStore(
   });
   await watch.read(node, send);
   started = true;
+  // store.replicas: each write waits for the replicas' acknowledgement (replicas.ts).
+  const needs: ReplicaWait = {
+    replicas: section.replicas,
+    timeoutMs: section.replica_timeout,
+    wait: send,
+  };
   const store = scriptedStore({
-    evalSha: (sha, keys, args) => send(["EVALSHA", sha, String(keys.length), ...keys, ...args]),
-    eval: (script, keys, args) => send(["EVAL", script, String(keys.length), ...keys, ...args]),
-    set: (key, value, ttlMs) => send(["SET", key, value, "PX", String(ttlMs)]),
+    evalSha: (sha, keys, args) =>
+      replicated(send(["EVALSHA", sha, String(keys.length), ...keys, ...args]), needs),
+    eval: (script, keys, args) =>
+      replicated(send(["EVAL", script, String(keys.length), ...keys, ...args]), needs),
+    set: (key, value, ttlMs) => replicated(send(["SET", key, value, "PX", String(ttlMs)]), needs),
     get: (key) => send(["GET", key]),
     del: (key) => send(["DEL", key]),
     close,

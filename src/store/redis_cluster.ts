@@ -20,6 +20,7 @@ import {
 import { scriptedStore, storeDeadline } from "./script.ts";
 import { KEEPALIVE_MS } from "./redis.ts";
 import { SettingsWatch } from "./redis_settings.ts";
+import { replicated } from "./replicas.ts";
 
 /** Longest pause between two reconnection attempts to one node, in milliseconds. */
 const MAX_RECONNECT_DELAY = 1000;
@@ -159,12 +160,25 @@ export async function redisClusterStore(
   // At start-up, give a cluster that is starting too a moment before the first requests.
   const started = await storeDeadline(connect(), Math.max(timeout, 2000)).catch(() => undefined);
   if (started) await readSettings(started);
+  // store.replicas: each write waits for its master's replicas (replicas.ts), on that master.
+  const needs = (key: string | undefined) => ({
+    replicas: section.replicas,
+    timeoutMs: section.replica_timeout,
+    wait: (args: string[]) => send(key, args),
+  });
   const store = scriptedStore({
     evalSha: (sha, keys, args) =>
-      send(keys[0], ["EVALSHA", sha, String(keys.length), ...keys, ...args]),
+      replicated(
+        send(keys[0], ["EVALSHA", sha, String(keys.length), ...keys, ...args]),
+        needs(keys[0]),
+      ),
     eval: (script, keys, args) =>
-      send(keys[0], ["EVAL", script, String(keys.length), ...keys, ...args]),
-    set: (key, value, ttlMs) => send(key, ["SET", key, value, "PX", String(ttlMs)]),
+      replicated(
+        send(keys[0], ["EVAL", script, String(keys.length), ...keys, ...args]),
+        needs(keys[0]),
+      ),
+    set: (key, value, ttlMs) =>
+      replicated(send(key, ["SET", key, value, "PX", String(ttlMs)]), needs(key)),
     get: (key) => send(key, ["GET", key]),
     del: (key) => send(key, ["DEL", key]),
     async close() {
