@@ -7,8 +7,13 @@ COPY main.ts serve.ts ./
 COPY src ./src
 COPY middleware ./middleware
 COPY config ./config
-RUN deno install --frozen && deno cache main.ts
+RUN deno install --frozen && deno cache main.ts \
+  && mkdir -p /var/lib/xs2a-edge && chown deno:deno /var/lib/xs2a-edge
 USER deno
+# The store a policy that names none gets (SQLite; a Deno KV file with store.kind: kv) lives here,
+# on a volume: a new container remembers the X-Request-IDs the last one executed.
+ENV GATEWAY_DATA_DIR=/var/lib/xs2a-edge
+VOLUME /var/lib/xs2a-edge
 ENV HOST=0.0.0.0 PORT=8080 GATEWAY_WATCH=false
 EXPOSE 8080
-CMD ["run", "--v8-flags=--no-allocation-site-pretenuring,--no-memory-reducer,--heap-growing-percent=100", "--allow-net", "--allow-env", "--allow-read", "--allow-sys", "main.ts", "--policy", "/etc/xs2a-edge/policy.yaml"]
+CMD ["run", "--v8-flags=--no-allocation-site-pretenuring,--no-memory-reducer,--heap-growing-percent=100", "--allow-net", "--allow-env", "--allow-read", "--allow-sys", "--allow-write=/var/lib/xs2a-edge", "--unstable-kv", "main.ts", "--policy", "/etc/xs2a-edge/policy.yaml"]
