@@ -9,17 +9,9 @@
  */
 import { GatewayError } from "../core/errors.ts";
 import type { CertificateInfo } from "../pki/certificate.ts";
-import type { TrustStore } from "../pki/trust.ts";
 import { type KeyId, namesCertificate, parseKeyId } from "./key_id.ts";
 import { signedBytes, type SignedRequest } from "./signer.ts";
-import {
-  type Algorithm,
-  type FoundSigner,
-  outsideSkew,
-  type ReadSignature,
-  RequestSignatureVerifier,
-  type SchemeOptions,
-} from "./verifier.ts";
+import { outsideSkew, RequestSignatureVerifier, type SchemeOptions } from "./verifier.ts";
 
 /**
  * draft-cavage algorithms, with the JWS algorithm of the same key use. `hs2019` takes the
@@ -39,8 +31,6 @@ const CERTIFICATE_HEADER = "TPP-Signature-Certificate";
 const PARAM = /\s*([A-Za-z]+)\s*=\s*(?:"([^"]*)"|([0-9]+(?:\.[0-9]+)?))\s*(?:,|$)/y;
 /** A Unix time in seconds, as `created` and `expires` carry it. */
 const UNIX_TIME = /^[0-9]{1,12}(\.[0-9]{1,9})?$/;
-/** Pseudo-headers of draft-cavage besides `(request-target)`. */
-const PSEUDO = ["(created)", "(expires)"];
 
 /** Options of an {@link HttpSignatureVerifier}, from the policy. */
 export interface HttpSignatureOptions extends SchemeOptions {
@@ -73,7 +63,9 @@ export function signatureParams(value: string): Record<string, string> {
 }
 
 /** A Signature header read: its parameters, keyId and covered names. */
-interface ReadHttpSignature extends ReadSignature {
+interface ReadHttpSignature {
+  /** The covered names, lower case. */
+  names: string[];
   params: Record<string, string>;
   keyId: KeyId;
   /** The algorithm named; `undefined` when the certificate's key decides. */
@@ -81,21 +73,15 @@ interface ReadHttpSignature extends ReadSignature {
 }
 
 /** Verifies Berlin Group HTTP signatures; built once per operation. */
-export class HttpSignatureVerifier extends RequestSignatureVerifier<ReadHttpSignature> {
-  readonly #options: HttpSignatureOptions;
-
-  constructor(store: TrustStore, options: HttpSignatureOptions) {
-    super(store, {
-      ...options,
-      coverage: { ...options.coverage, pseudo: PSEUDO },
-    }, {
-      header: HEADER,
-      certificate: CERTIFICATE_HEADER,
-      subject: "The Signature",
-      list: "The Signature headers list",
-    });
-    this.#options = options;
-  }
+export class HttpSignatureVerifier
+  extends RequestSignatureVerifier<ReadHttpSignature, HttpSignatureOptions> {
+  protected readonly scheme = {
+    header: HEADER,
+    certificate: CERTIFICATE_HEADER,
+    subject: "The Signature",
+    list: "The Signature headers list",
+    pseudo: ["(created)", "(expires)"],
+  };
 
   protected read(value: string): ReadHttpSignature {
     const params = signatureParams(value);
@@ -104,7 +90,7 @@ export class HttpSignatureVerifier extends RequestSignatureVerifier<ReadHttpSign
     }
     if (params.algorithm === "") throw invalid('Header "Signature" has an empty algorithm=""');
     const named = params.algorithm?.toLowerCase() as HttpSignatureAlgorithm | undefined;
-    const { algorithms } = this.#options;
+    const { algorithms } = this.options;
     if (named !== undefined && !algorithms.includes(named)) {
       throw invalid(
         `The Signature algorithm must be one of ${
@@ -125,7 +111,7 @@ export class HttpSignatureVerifier extends RequestSignatureVerifier<ReadHttpSign
    * and an `expires` given must not have passed.
    */
   protected checkTime({ names, params }: ReadHttpSignature, request: SignedRequest): void {
-    const { skewMs, requireTime } = this.#options;
+    const { skewMs, requireTime } = this.options;
     if (requireTime && !names.includes("date") && !names.includes("(created)")) {
       throw invalid('The Signature headers list must cover "date" or "(created)"');
     }
@@ -164,7 +150,7 @@ export class HttpSignatureVerifier extends RequestSignatureVerifier<ReadHttpSign
   protected async findSigner(
     { keyId }: ReadHttpSignature,
     request: SignedRequest,
-  ): Promise<FoundSigner> {
+  ) {
     const source = request.headers.get(CERTIFICATE_HEADER);
     if (!source) {
       throw new GatewayError(
@@ -187,8 +173,8 @@ export class HttpSignatureVerifier extends RequestSignatureVerifier<ReadHttpSign
   }
 
   /** The algorithm named, or the one the certificate's key implies (an RSA key: rsa-sha256). */
-  protected algorithm({ named }: ReadHttpSignature, signer: CertificateInfo): Algorithm {
-    const algorithm = named ?? impliedAlgorithm(signer, this.#options.algorithms);
+  protected algorithm({ named }: ReadHttpSignature, signer: CertificateInfo) {
+    const algorithm = named ?? impliedAlgorithm(signer, this.options.algorithms);
     return { jws: HTTP_SIGNATURE_ALGORITHMS[algorithm], label: `the algorithm ${algorithm}` };
   }
 

@@ -9,16 +9,8 @@
  */
 import { flattenedVerify } from "jose";
 import { GatewayError } from "../core/errors.ts";
-import type { TrustStore } from "../pki/trust.ts";
 import { signedBytes, type SignedRequest } from "./signer.ts";
-import {
-  type Algorithm,
-  type FoundSigner,
-  outsideSkew,
-  type ReadSignature,
-  RequestSignatureVerifier,
-  type SchemeOptions,
-} from "./verifier.ts";
+import { outsideSkew, RequestSignatureVerifier, type SchemeOptions } from "./verifier.ts";
 
 /** Asymmetric JWS algorithms a policy may allow (never `none`, never HMAC). */
 export const JWS_ALGORITHMS = [
@@ -98,7 +90,9 @@ function decodeHeader(part: string): Record<string, unknown> {
 }
 
 /** A detached JWS read: its parts, protected header and covered names. */
-interface ReadJws extends ReadSignature {
+interface ReadJws {
+  /** The covered names, lower case. */
+  names: string[];
   protectedPart: string;
   signature: string;
   header: Record<string, unknown>;
@@ -113,18 +107,13 @@ interface ReadJws extends ReadSignature {
  * Verifies `x-jws-signature` values; built once per operation, shares the trust store's parsed
  * certificates and imported keys.
  */
-export class JwsVerifier extends RequestSignatureVerifier<ReadJws> {
-  readonly #options: JwsVerifierOptions;
-
-  constructor(store: TrustStore, options: JwsVerifierOptions) {
-    super(store, options, {
-      header: HEADER,
-      certificate: HEADER,
-      subject: "The JWS",
-      list: 'The JWS "sigD.pars"',
-    });
-    this.#options = options;
-  }
+export class JwsVerifier extends RequestSignatureVerifier<ReadJws, JwsVerifierOptions> {
+  protected readonly scheme = {
+    header: HEADER,
+    certificate: HEADER,
+    subject: "The JWS",
+    list: 'The JWS "sigD.pars"',
+  };
 
   protected read(value: string): ReadJws {
     const match = COMPACT_DETACHED.exec(value.trim());
@@ -135,7 +124,7 @@ export class JwsVerifier extends RequestSignatureVerifier<ReadJws> {
     }
     const [, protectedPart, signature] = match;
     const header = decodeHeader(protectedPart);
-    const { algorithms } = this.#options;
+    const { algorithms } = this.options;
     const alg = header.alg;
     if (typeof alg !== "string" || !algorithms.includes(alg)) {
       throw invalid(
@@ -180,7 +169,7 @@ export class JwsVerifier extends RequestSignatureVerifier<ReadJws> {
   }
 
   protected checkTime({ header, signedAt }: ReadJws, request: SignedRequest): void {
-    const { sigtSkewSeconds } = this.#options;
+    const { sigtSkewSeconds } = this.options;
     if (outsideSkew(request.now, signedAt, sigtSkewSeconds * 1000)) {
       throw invalid(
         `The JWS "sigT" ${header.sigT} is more than ${sigtSkewSeconds} s away from the bank's clock`,
@@ -188,7 +177,7 @@ export class JwsVerifier extends RequestSignatureVerifier<ReadJws> {
     }
   }
 
-  protected async findSigner({ header }: ReadJws): Promise<FoundSigner> {
+  protected async findSigner({ header }: ReadJws) {
     const role = { label: "signing certificate", path: HEADER };
     const x5c = header.x5c;
     const x5t = header["x5t#S256"];
@@ -222,7 +211,7 @@ export class JwsVerifier extends RequestSignatureVerifier<ReadJws> {
     throw invalid('The JWS header must carry "x5c", "x5t#S256" or "kid"');
   }
 
-  protected algorithm({ alg }: ReadJws): Algorithm {
+  protected algorithm({ alg }: ReadJws) {
     return { jws: alg, label: `the JWS "alg" ${alg}` };
   }
 

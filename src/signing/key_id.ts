@@ -107,26 +107,16 @@ function canonical(oid: string, value: string): string {
   return `${oid}=${value.normalize("NFKC").trim().replace(/\s+/g, " ").toLowerCase()}`;
 }
 
+/** The tokens of a DN: an escaped character, a quoted string (RFC 1779), any other character. */
+const DN_TOKEN = /\\[\s\S]|"(?:\\[\s\S]|[^"\\])*"?|[\s\S]/g;
+
 /** `text` split at each `separator` that no backslash escapes and no quotes enclose. */
 function splitUnescaped(text: string, separator: string): string[] {
-  const parts: string[] = [];
-  let current = "";
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (ch === "\\" && i + 1 < text.length) {
-      current += ch + text[++i];
-    } else if (ch === '"') {
-      quoted = !quoted;
-      current += ch;
-    } else if (ch === separator && !quoted) {
-      parts.push(current);
-      current = "";
-    } else {
-      current += ch;
-    }
+  const parts = [""];
+  for (const [token] of text.matchAll(DN_TOKEN)) {
+    if (token === separator) parts.push("");
+    else parts[parts.length - 1] += token;
   }
-  parts.push(current);
   return parts;
 }
 

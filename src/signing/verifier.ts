@@ -43,8 +43,8 @@ export interface SchemeOptions {
   group: Group;
 }
 
-/** How a scheme names itself in errors. */
-export interface SchemeNames {
+/** How a scheme names itself in errors, and the pseudo-headers it knows. */
+export interface Scheme {
   /** The header that carries the signature: the `path` of SIGNATURE_INVALID. */
   header: string;
   /** The header that carries the signer's certificate: the `path` of certificate errors. */
@@ -53,24 +53,23 @@ export interface SchemeNames {
   subject: string;
   /** Its list of covered names as texts name it: `The Signature headers list`. */
   list: string;
+  /** Pseudo-headers it may cover besides `(request-target)`, for example `(created)`. */
+  pseudo?: readonly string[];
 }
 
 /** A request signature verifier: the core's order, a scheme's steps. Built once per operation. */
-export abstract class RequestSignatureVerifier<Read extends ReadSignature>
-  implements SignatureVerifier {
+export abstract class RequestSignatureVerifier<
+  Read extends ReadSignature,
+  Options extends SchemeOptions = SchemeOptions,
+> implements SignatureVerifier {
   protected readonly store: TrustStore;
-  readonly #options: SchemeOptions;
-  readonly #names: SchemeNames;
+  protected readonly options: Options;
+  /** How the scheme names itself. */
+  protected abstract readonly scheme: Scheme;
 
-  constructor(store: TrustStore, options: SchemeOptions, names: SchemeNames) {
+  constructor(store: TrustStore, options: Options) {
     this.store = store;
-    this.#options = options;
-    this.#names = names;
-  }
-
-  /** 401 SIGNATURE_INVALID at the signature header (or `path`). */
-  protected invalid(text: string, path = this.#names.header): GatewayError {
-    return new GatewayError(401, "SIGNATURE_INVALID", text, { path });
+    this.options = options;
   }
 
   /** Reads the header value: everything that can be judged without the certificate. */
@@ -94,19 +93,22 @@ export abstract class RequestSignatureVerifier<Read extends ReadSignature>
     request: SignedRequest,
     beforeCrypto?: () => Promise<void>,
   ): Promise<CertificateInfo> {
+    const { scheme, options } = this;
+    const invalid = (text: string) =>
+      new GatewayError(401, "SIGNATURE_INVALID", text, { path: scheme.header });
     const read = this.read(value, request);
     checkCoverage(
       read.names,
       request,
-      this.#options.coverage,
-      (text) => this.invalid(`${this.#names.list} ${text}`),
+      { ...options.coverage, pseudo: scheme.pseudo },
+      (text) => invalid(`${scheme.list} ${text}`),
     );
     this.checkTime(read, request);
     const { signer, extra } = await this.findSigner(read, request);
     await checkSigner(this.store, signer, {
       request,
-      group: this.#options.group,
-      path: this.#names.certificate,
+      group: options.group,
+      path: scheme.certificate,
       extra,
     });
     const algorithm = this.algorithm(read, signer);
@@ -115,11 +117,11 @@ export abstract class RequestSignatureVerifier<Read extends ReadSignature>
     try {
       key = await this.store.publicKey(signer, algorithm.jws);
     } catch {
-      throw this.invalid(`The signing certificate's key does not fit ${algorithm.label}`);
+      throw invalid(`The signing certificate's key does not fit ${algorithm.label}`);
     }
     if (!await this.matches(read, key, request)) {
-      throw this.invalid(
-        `${this.#names.subject} signature value does not verify over ${
+      throw invalid(
+        `${scheme.subject} signature value does not verify over ${
           read.names.join(", ")
         } with the signing certificate`,
       );
