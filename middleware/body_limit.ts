@@ -55,7 +55,7 @@ export const bodyLimit = defineCheck({
         if (error.reason === "fragmented") throw fragmented;
         throw new GatewayError(408, "REQUEST_TIMEOUT", "The request body was not received in time");
       }
-      await next();
+      return next();
     }
     // A request without a body is passed on at once (no async step of its own).
     return (c, next) => {

@@ -13,6 +13,13 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { defineCheck, type GatewayContext } from "../src/core/check.ts";
+import {
+  type Answer,
+  answerBytes,
+  type AnswerHeader,
+  changed,
+  localReply,
+} from "../src/core/answer.ts";
 import { requestHeaders } from "../src/core/request.ts";
 import { duration } from "../src/policy/fields.ts";
 import { TtlCache } from "../src/lib/ttl_cache.ts";
@@ -21,10 +28,20 @@ import { TtlCache } from "../src/lib/ttl_cache.ts";
 const CACHEABLE_GROUP = "products";
 
 /** A kept answer: its body, headers and ETag. */
-interface Answer {
+interface Kept {
   body: Uint8Array<ArrayBuffer>;
-  headers: [string, string][];
+  headers: AnswerHeader[];
   etag: string;
+}
+
+/** What a request the cache could not answer leaves for the answer step. */
+export interface CatalogueCacheVariables {
+  /** The cache key under which the core's answer is kept. */
+  cacheMiss?: string;
+}
+
+declare module "../src/core/check.ts" {
+  interface GatewayVariables extends CatalogueCacheVariables {}
 }
 
 /** Headers of the answer that belong to one request or one connection, never kept. */
@@ -39,18 +56,23 @@ function matches(ifNoneMatch: string | null, etag: string): boolean {
   });
 }
 
-/** The response of a kept answer: 304 when the request already has it, else 200. */
-function answer(c: GatewayContext, kept: Answer, expires: number, now: number): Response {
+/** The cache's own headers of a kept answer. */
+function cacheHeaders(kept: Kept, expires: number, now: number): AnswerHeader[] {
   const maxAge = Math.max(0, Math.floor((expires - now) / 1000));
-  const headers: [string, string][] = [
+  return [
     ["etag", kept.etag],
     ["cache-control", `public, max-age=${maxAge}`],
     ["vary", "Accept-Language"],
   ];
+}
+
+/** The answer of a kept answer: 304 when the request already has it, else 200. */
+function fromCache(c: GatewayContext, kept: Kept, expires: number, now: number): Answer {
+  const headers = cacheHeaders(kept, expires, now);
   if (matches(requestHeaders(c).get("if-none-match"), kept.etag)) {
-    return new Response(null, { status: 304, headers });
+    return { status: 304, headers, body: null, source: "cache" };
   }
-  return new Response(kept.body, { status: 200, headers: [...kept.headers, ...headers] });
+  return { status: 200, headers: [...kept.headers, ...headers], body: kept.body, source: "cache" };
 }
 
 export const catalogueCache = defineCheck({
@@ -73,7 +95,7 @@ export const catalogueCache = defineCheck({
   create(options, { operation, services }) {
     if (options.ttl === undefined || operation.group !== CACHEABLE_GROUP) return undefined;
     if (operation.method !== "GET") return undefined;
-    const cache = new TtlCache<Answer>({ ttlMs: options.ttl, maxEntries: options.max_entries });
+    const cache = new TtlCache<Kept>({ ttlMs: options.ttl, maxEntries: options.max_entries });
     const counted = {
       hit: services.metrics.catalogueCache.cell({ op: operation.id, result: "hit" }),
       miss: services.metrics.catalogueCache.cell({ op: operation.id, result: "miss" }),
@@ -82,29 +104,36 @@ export const catalogueCache = defineCheck({
         result: "not_modified",
       }),
     };
-    return async (c, next) => {
-      const url = new URL(c.req.url);
-      const key = `${url.pathname}${url.search}\n${requestHeaders(c).get("accept-language") ?? ""}`;
-      const now = services.now();
-      const hit = cache.get(key, now);
-      if (hit) {
-        const response = answer(c, hit.value, hit.expires, now);
-        (response.status === 304 ? counted.notModified : counted.hit).value++;
-        return response;
-      }
-      counted.miss.value++;
-      await next();
-      // Only the core's own 200 answers are kept (not an error the gateway rendered).
-      if (c.res.status !== 200 || !c.get("upstream")) return;
-      const perRequest = new Set((c.get("answerHeaders") ?? []).map(([name]) => name));
-      const headers: [string, string][] = [];
-      c.res.headers.forEach((value, name) => {
-        if (!NOT_KEPT.has(name) && !perRequest.has(name)) headers.push([name, value]);
-      });
-      const body = new Uint8Array(await c.res.arrayBuffer());
-      const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
-      const kept = cache.set(key, { body, headers, etag }, services.now());
-      c.res = answer(c, kept.value, kept.expires, services.now());
+    return {
+      request(c, next) {
+        const url = new URL(c.req.url);
+        const key = `${url.pathname}${url.search}\n${
+          requestHeaders(c).get("accept-language") ?? ""
+        }`;
+        const now = services.now();
+        const hit = cache.get(key, now);
+        if (!hit) {
+          counted.miss.value++;
+          c.set("cacheMiss", key);
+          return next();
+        }
+        const answer = fromCache(c, hit.value, hit.expires, now);
+        (answer.status === 304 ? counted.notModified : counted.hit).value++;
+        return localReply(c, answer);
+      },
+      answer(c, answer) {
+        const key = c.get("cacheMiss");
+        // Only the core's own 200 answers are kept (not an error the gateway made).
+        if (key === undefined || answer.status !== 200 || answer.source !== "core") return;
+        const headers = answer.headers.filter((entry) => !NOT_KEPT.has(entry[0]));
+        const body = answerBytes(answer);
+        const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
+        const now = services.now();
+        const kept = cache.set(key, { body, headers, etag }, now);
+        return changed(answer, {
+          headers: [...headers, ...cacheHeaders(kept.value, kept.expires, now)],
+        });
+      },
     };
   },
 });

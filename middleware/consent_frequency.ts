@@ -15,6 +15,7 @@ import { z } from "zod";
 import type { Next } from "hono";
 import { errorText } from "../src/lib/mask.ts";
 import { type BuildContext, defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
+import { type Answer, answerJson } from "../src/core/answer.ts";
 import { header, jsonBody } from "../src/core/request.ts";
 import { GatewayError } from "../src/core/errors.ts";
 import { type BankCalendar, bankCalendar, isTimeZone } from "../src/lib/calendar.ts";
@@ -91,16 +92,6 @@ function consentKey(c: GatewayContext, services: Services, id: string): string {
   return `${slotTag(c, services)}consent:${keyPart(consentIdKey(id))}`;
 }
 
-/** The answer's body as JSON (a copy: the client still gets the body), if it is JSON. */
-async function responseJson(c: GatewayContext): Promise<unknown> {
-  if (!c.res.headers.get("content-type")?.includes("json")) return undefined;
-  try {
-    return JSON.parse(await c.res.clone().text());
-  } catch {
-    return undefined;
-  }
-}
-
 /** Keeps (or, when already expired, forgets) a consent's terms until the end of validUntil. */
 async function learn(
   c: GatewayContext,
@@ -137,10 +128,9 @@ async function forget(c: GatewayContext, services: Services, id: string) {
 }
 
 /** POST /v1/consents: learns the request's terms under the consentId of the bank's answer. */
-async function learnCreated(c: GatewayContext, next: Next, config: FrequencyConfig) {
-  await next();
-  if (c.res.status !== 201 || !c.get("upstream")) return;
-  const id = (await responseJson(c) as { consentId?: unknown } | undefined)?.consentId;
+async function learnCreated(c: GatewayContext, answer: Answer, config: FrequencyConfig) {
+  if (answer.status !== 201 || answer.source !== "core") return;
+  const id = (answerJson(answer) as { consentId?: unknown } | undefined)?.consentId;
   let terms: ConsentTerms | undefined;
   try {
     terms = consentTerms(jsonBody(c));
@@ -151,17 +141,15 @@ async function learnCreated(c: GatewayContext, next: Next, config: FrequencyConf
 }
 
 /** GET /v1/consents/{consentId}: refreshes the terms from the bank's answer. */
-async function learnRead(c: GatewayContext, next: Next, config: FrequencyConfig) {
-  await next();
-  if (c.res.status !== 200 || !c.get("upstream")) return;
-  const terms = consentTerms(await responseJson(c));
+async function learnRead(c: GatewayContext, answer: Answer, config: FrequencyConfig) {
+  if (answer.status !== 200 || answer.source !== "core") return;
+  const terms = consentTerms(answerJson(answer));
   if (terms) await learn(c, config, { id: c.get("params").consentId, terms });
 }
 
 /** DELETE /v1/consents/{consentId}: forgets the consent once the bank deleted it. */
-async function forgetDeleted(c: GatewayContext, next: Next, config: FrequencyConfig) {
-  await next();
-  if (c.res.status >= 300 || !c.get("upstream")) return;
+async function forgetDeleted(c: GatewayContext, answer: Answer, config: FrequencyConfig) {
+  if (answer.status >= 300 || answer.source !== "core") return;
   await forget(c, config.services, c.get("params").consentId);
 }
 
@@ -217,10 +205,20 @@ async function refund(c: GatewayContext, config: FrequencyConfig, counter: strin
   }
 }
 
+/** What the read's request step leaves for its answer step. */
+export interface ConsentFrequencyVariables {
+  /** The counter this read was counted on, taken back unless the core serves the read. */
+  frequencyCounter?: string;
+}
+
+declare module "../src/core/check.ts" {
+  interface GatewayVariables extends ConsentFrequencyVariables {}
+}
+
 /**
  * An account read: refused when the store found the consent's count for today used up. The read
  * is counted in the request's one decision on the way in; one the core does not answer with 2xx
- * is taken back on the way out, so only reads the core served count.
+ * is taken back by the answer step, so only reads the core served count.
  */
 async function countRead(
   c: GatewayContext,
@@ -235,9 +233,14 @@ async function countRead(
   }
   const result = outcome.verdict.frequency;
   if (result?.counted && !result.allowed) throw exceeded(c, config, result);
-  const counter = result?.counter;
-  if (!counter) return next();
-  await next();
+  if (result?.counter) c.set("frequencyCounter", result.counter);
+  return next();
+}
+
+/** The read's answer: a count the core did not serve (no answer, or not 2xx) is taken back. */
+async function settle(c: GatewayContext, config: FrequencyConfig) {
+  const counter = c.get("frequencyCounter");
+  if (!counter) return;
   const status = c.get("upstream")?.status;
   if (status === undefined || status < 200 || status > 299) await refund(c, config, counter);
 }
@@ -272,15 +275,18 @@ export const consentFrequency = defineCheck({
     const config = compile(options, context);
     switch (context.operation.id) {
       case "createConsent":
-        return (c, next) => learnCreated(c, next, config);
+        return { answer: (c, answer) => learnCreated(c, answer, config) };
       case "getConsentInformation":
-        return (c, next) => learnRead(c, next, config);
+        return { answer: (c, answer) => learnRead(c, answer, config) };
       case "deleteConsent":
-        return (c, next) => forgetDeleted(c, next, config);
+        return { answer: (c, answer) => forgetDeleted(c, answer, config) };
     }
     if (context.operation.group !== "ais") return undefined;
     const plan = context.decisions;
     plan.frequency = (c) => frequencyPart(c, config);
-    return (c, next) => countRead(c, next, config, plan);
+    return {
+      request: (c, next) => countRead(c, next, config, plan),
+      answer: (c) => settle(c, config),
+    };
   },
 });

@@ -19,6 +19,7 @@
  */
 import type { Next } from "hono";
 import { type BuildContext, defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
+import { type Answer, answerJson, changed } from "../src/core/answer.ts";
 import { GatewayError } from "../src/core/errors.ts";
 import { header, jsonBody } from "../src/core/request.ts";
 import { duration } from "../src/policy/fields.ts";
@@ -136,58 +137,52 @@ async function save(config: ScopeConfig, id: string, scope: Scope): Promise<void
   }
 }
 
-/** The answer's JSON (a copy: the client still gets the body), if it is JSON. */
-async function answerJson(c: GatewayContext): Promise<Record<string, unknown> | undefined> {
-  if (!c.get("upstream") || !c.res.headers.get("content-type")?.includes("json")) return undefined;
-  try {
-    const value = JSON.parse(await c.res.clone().text());
-    return isObject(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
+/** The core's answer as a JSON object, if it is one. */
+function coreJson(answer: Answer): Record<string, unknown> | undefined {
+  if (answer.source !== "core") return undefined;
+  const value = answerJson(answer);
+  return isObject(value) ? value : undefined;
 }
 
 /** POST /v1/consents: the TPP and the requested access, under the answer's consentId. */
-async function learnCreated(c: GatewayContext, next: Next, config: ScopeConfig) {
-  await next();
-  if (c.res.status !== 201) return;
-  const answer = await answerJson(c);
+async function learnCreated(c: GatewayContext, answer: Answer, config: ScopeConfig) {
+  if (answer.status !== 201) return;
+  const created = coreJson(answer);
   let body: unknown;
   try {
     body = jsonBody(c);
   } catch {
     return;
   }
-  const id = answer?.consentId;
+  const id = created?.consentId;
   const access = isObject(body) ? accessScope(body.access) : undefined;
   if (typeof id !== "string" || id === "" || !access || !isObject(body)) return;
   await save(config, id, {
     ...access,
     tpp: c.get("tpp")?.id,
-    status: typeof answer!.consentStatus === "string" ? answer!.consentStatus : undefined,
+    status: typeof created!.consentStatus === "string" ? created!.consentStatus : undefined,
     validUntil: typeof body.validUntil === "string" ? body.validUntil : undefined,
     resources: {},
   });
 }
 
 /** GET of a consent, of its status, DELETE: what the core says now, over what was learnt. */
-async function learnLater(c: GatewayContext, next: Next, config: ScopeConfig, opId: string) {
-  await next();
-  if (c.res.status < 200 || c.res.status > 299 || !c.get("upstream")) return;
+async function learnLater(c: GatewayContext, answer: Answer, config: ScopeConfig, opId: string) {
+  if (answer.status < 200 || answer.status > 299 || answer.source !== "core") return;
   const id = c.get("params").consentId;
   const known = await load(config, id);
   if (opId === "deleteConsent") {
     if (known) await save(config, id, { ...known, status: "terminatedByTpp" });
     return;
   }
-  const answer = await answerJson(c);
-  if (!answer) return;
-  const status = typeof answer.consentStatus === "string" ? answer.consentStatus : undefined;
+  const read = coreJson(answer);
+  if (!read) return;
+  const status = typeof read.consentStatus === "string" ? read.consentStatus : undefined;
   if (opId === "getConsentStatus") {
     if (known && status) await save(config, id, { ...known, status });
     return;
   }
-  const access = accessScope(answer.access);
+  const access = accessScope(read.access);
   if (!access && !known) return;
   await save(config, id, {
     accounts: [],
@@ -197,7 +192,7 @@ async function learnLater(c: GatewayContext, next: Next, config: ScopeConfig, op
     ...known,
     ...access,
     status: status ?? known?.status,
-    validUntil: typeof answer.validUntil === "string" ? answer.validUntil : known?.validUntil,
+    validUntil: typeof read.validUntil === "string" ? read.validUntil : known?.validUntil,
   });
 }
 
@@ -266,39 +261,50 @@ async function checkRead(c: GatewayContext, next: Next, config: ScopeConfig, nee
   return next();
 }
 
-/**
- * GET /v1/accounts: refused like any read when the consent grants nothing; the answer learnt
- * (account id by IBAN) and filtered to the granted accounts.
- */
-async function filterList(c: GatewayContext, next: Next, config: ScopeConfig) {
+/** What the account list's request step leaves for its answer step. */
+export interface ConsentScopeVariables {
+  /** The request's consent as the gateway learnt it, for filtering and learning the list. */
+  listConsent?: { id: string; scope: Scope };
+}
+
+declare module "../src/core/check.ts" {
+  interface GatewayVariables extends ConsentScopeVariables {}
+}
+
+/** GET /v1/accounts: refused like any read when the consent grants nothing. */
+async function checkList(c: GatewayContext, next: Next, config: ScopeConfig) {
   const known = await knownConsent(c, config);
-  if (!known) return next();
+  if (known) {
+    config.counts.allowed.value++;
+    c.set("listConsent", known);
+  }
+  return next();
+}
+
+/**
+ * The account list's answer: filtered to the granted accounts, and the account ids by IBAN
+ * learnt from the core's.
+ */
+async function filterList(
+  c: GatewayContext,
+  answer: Answer,
+  config: ScopeConfig,
+): Promise<Answer | undefined> {
+  const known = c.get("listConsent");
+  const list = answer.status === 200 ? answerJson(answer) : undefined;
+  if (!known || !isObject(list) || !Array.isArray(list.accounts)) return undefined;
   const { id, scope } = known;
-  config.counts.allowed.value++;
   const seen: Record<string, string> = {};
   const removed: string[] = [];
   const judge = scope.grant === "lists" && !scope.opaque;
-  const filter = (text: string): string | undefined => {
-    let answer: unknown;
-    try {
-      answer = JSON.parse(text);
-    } catch {
-      return undefined;
-    }
-    if (!isObject(answer) || !Array.isArray(answer.accounts)) return undefined;
-    const kept = answer.accounts.filter((account) => {
-      const found = isObject(account) ? iban(account.iban) : undefined;
-      if (!found) return !judge;
-      if (typeof account.resourceId === "string") seen[found] = account.resourceId;
-      if (!judge || grants(scope, "details", found)) return true;
-      removed.push(typeof account.resourceId === "string" ? account.resourceId : "?");
-      return false;
-    });
-    if (kept.length === answer.accounts.length || !config.enforce) return undefined;
-    return JSON.stringify({ ...answer, accounts: kept });
-  };
-  c.set("responseFilters", [...(c.get("responseFilters") ?? []), filter]);
-  await next();
+  const kept = list.accounts.filter((account) => {
+    const found = isObject(account) ? iban(account.iban) : undefined;
+    if (!found) return !judge;
+    if (typeof account.resourceId === "string") seen[found] = account.resourceId;
+    if (!judge || grants(scope, "details", found)) return true;
+    removed.push(typeof account.resourceId === "string" ? account.resourceId : "?");
+    return false;
+  });
   if (removed.length > 0) {
     const text = `Account list: ${removed.length} account(s) not granted by consent "${id}" ${
       config.enforce ? "removed" : "would have been removed"
@@ -308,9 +314,11 @@ async function filterList(c: GatewayContext, next: Next, config: ScopeConfig) {
     } else config.report(c, refused(text));
   }
   const learnt = Object.entries(seen).filter(([k, v]) => scope.resources[k] !== v);
-  if (learnt.length > 0) {
+  if (learnt.length > 0 && answer.source === "core") {
     await save(config, id, { ...scope, resources: { ...scope.resources, ...seen } });
   }
+  if (removed.length === 0 || !config.enforce) return undefined;
+  return changed(answer, { body: JSON.stringify({ ...list, accounts: kept }) });
 }
 
 export const consentScope = defineCheck({
@@ -332,11 +340,18 @@ export const consentScope = defineCheck({
       counts: { allowed: cells("allowed"), refused: cells("refused"), unknown: cells("unknown") },
     });
     const id = operation.id;
-    if (id === "createConsent") return (c, next) => learnCreated(c, next, config);
-    if (id === "getConsentInformation" || id === "getConsentStatus" || id === "deleteConsent") {
-      return (c, next) => learnLater(c, next, config, id);
+    if (id === "createConsent") {
+      return { answer: (c, answer) => learnCreated(c, answer, config) };
     }
-    if (id === "getAccountList") return (c, next) => filterList(c, next, config);
+    if (id === "getConsentInformation" || id === "getConsentStatus" || id === "deleteConsent") {
+      return { answer: (c, answer) => learnLater(c, answer, config, id) };
+    }
+    if (id === "getAccountList") {
+      return {
+        request: (c, next) => checkList(c, next, config),
+        answer: (c, answer) => filterList(c, answer, config),
+      };
+    }
     const need = NEEDS[id];
     if (!need) return undefined;
     return (c, next) => checkRead(c, next, config, need);

@@ -10,9 +10,15 @@
  */
 import { z } from "zod";
 import type { Next } from "hono";
+import {
+  type Answer,
+  answerBytes,
+  type AnswerHeader,
+  localReply,
+  madeAnswer,
+} from "../src/core/answer.ts";
 import { errorText } from "../src/lib/mask.ts";
 import { type BuildContext, defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
-import { pairs } from "../src/lib/header_pairs.ts";
 import { sha256Base64 } from "../src/signing/digest.ts";
 import { formatError, GatewayError } from "../src/core/errors.ts";
 import {
@@ -129,14 +135,28 @@ function idempotencyPart(
   };
 }
 
-function replay(stored: StoredResponse): Response {
-  const headers = new Headers(stored.headers);
-  headers.set(REPLAY_HEADER, "true");
-  const empty = stored.status === 204 || stored.status === 304 || stored.body === "";
-  return new Response(empty ? null : Uint8Array.fromBase64(stored.body), {
+/** The answer kept for an X-Request-ID, marked as a replay. */
+function replay(stored: StoredResponse): Answer {
+  const headers: AnswerHeader[] = stored.headers
+    .filter((entry) => entry[0].toLowerCase() !== REPLAY_HEADER)
+    .map((entry) => [entry[0].toLowerCase(), entry[1]]);
+  headers.push([REPLAY_HEADER, "true"]);
+  return {
     status: stored.status,
     headers,
-  });
+    body: stored.body === "" ? null : Uint8Array.fromBase64(stored.body),
+    source: "replay",
+  };
+}
+
+/** What the request step leaves for the answer step: the claim on the X-Request-ID. */
+export interface IdempotencyVariables {
+  /** The id this request claimed: the answer step keeps its answer or releases it. */
+  idempotencyClaim?: IdempotencyPart;
+}
+
+declare module "../src/core/check.ts" {
+  interface GatewayVariables extends IdempotencyVariables {}
 }
 
 function sleep(ms: number): Promise<void> {
@@ -206,14 +226,14 @@ function reuseError(
 
 /**
  * The check at request time: replays, refuses or lets the request through as the store decided,
- * and for a claimed write records what the upstream answered.
+ * and for a claimed write leaves the claim for the answer step.
  */
 async function guard(
   c: GatewayContext,
   next: Next,
   config: IdempotencyConfig,
   plan: SharedStatePlan,
-): Promise<Response | void> {
+): Promise<void> {
   let outcome = await decide(c, plan, config.services);
   if (inFlight(outcome)) outcome = await settled(c, config, outcome);
   if (outcome.error) {
@@ -228,7 +248,7 @@ async function guard(
       return next();
     case "replay":
       config.services.metrics.replays.inc();
-      return replay(found.response!);
+      return localReply(c, replay(found.response!));
     case "mismatch":
     case "duplicate":
     case "inflight":
@@ -245,20 +265,20 @@ async function guard(
   const part = outcome.decision.idempotency!;
   // Nothing to keep: the operation wants unique ids only, or the caller has no TPP identity, whose
   // ids are only ever refused on reuse (the store holds no token to complete).
-  if (part.mode === "unique") return next();
-  try {
-    await next();
-  } catch (error) {
-    await finish(c, config.services, part, "release");
-    throw error;
-  }
-  await keep(c, config, part);
+  if (part.mode !== "unique") c.set("idempotencyClaim", part);
+  return next();
 }
 
-/** After the upstream answered: keep its answer, or release the id when there is none. */
-async function keep(c: GatewayContext, config: IdempotencyConfig, part: IdempotencyPart) {
+/**
+ * The answer step, for a request that claimed its id: keep the answer as it was made (the steps
+ * after this one apply to a replay as to the first answer), or release the id when there is none.
+ */
+async function keep(c: GatewayContext, config: IdempotencyConfig, answer: Answer) {
+  const part = c.get("idempotencyClaim");
+  if (!part) return;
   const { services } = config;
-  const status = c.res.status;
+  const made = madeAnswer(answer);
+  const status = made.status;
   // An answer the bank gave, or the gateway's "outcome unknown" for a write that may have
   // reached it, is kept; anything else (the bank unreachable, or saying "try again") frees the
   // id for a retry.
@@ -273,55 +293,24 @@ async function keep(c: GatewayContext, config: IdempotencyConfig, part: Idempote
     });
     return await finish(c, services, part, "release");
   }
-  const { headers, body } = await answerParts(c);
+  const body = answerBytes(made);
   if (body.byteLength > config.maxBodyBytes) {
     return await finish(c, services, part, "gone");
   }
   await finish(c, services, part, "done", {
     status,
-    headers: kept(headers),
+    headers: kept(made.headers),
     body: body.toBase64(),
   });
-}
-
-const encoder = new TextEncoder();
-
-/**
- * The answer's headers and body bytes: as the proxy handed them over when the answer is the one
- * it built (nothing read back from the response), else read from `c.res`.
- */
-async function answerParts(
-  c: GatewayContext,
-): Promise<{ headers: readonly [string, string][]; body: Uint8Array }> {
-  const parts = c.res === c.get("proxied") ? c.get("proxiedParts") : undefined;
-  if (!parts) {
-    return {
-      headers: pairs(c.res.headers),
-      body: new Uint8Array(await c.res.clone().arrayBuffer()),
-    };
-  }
-  const { body } = parts;
-  return {
-    headers: parts.headers,
-    body: body === null
-      ? new Uint8Array(0)
-      : typeof body === "string"
-      ? encoder.encode(body)
-      : body,
-  };
 }
 
 /**
  * The headers kept for a replay, as the response's `Headers` lists them: lower-case names in
  * order, the values of a repeated name joined by ", ", without those of one exchange.
  */
-function kept(headers: readonly [string, string][]): [string, string][] {
-  // Entries are shared with the proxy's list, never changed: a merge replaces one.
+function kept(headers: readonly AnswerHeader[]): [string, string][] {
   const list: [string, string][] = [];
-  for (const entry of headers) {
-    const lower = entry[0].toLowerCase();
-    if (!NOT_KEPT.has(lower)) list.push(lower === entry[0] ? entry : [lower, entry[1]]);
-  }
+  for (const [name, value] of headers) if (!NOT_KEPT.has(name)) list.push([name, value]);
   list.sort((a, b) => a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
   for (let i = list.length - 1; i > 0; i--) {
     if (list[i][0] === list[i - 1][0]) {
@@ -398,6 +387,9 @@ export const idempotency = defineCheck({
     if (!config) return undefined;
     const plan = context.decisions;
     plan.idempotency = (c) => idempotencyPart(c, config);
-    return (c, next) => guard(c, next, config, plan);
+    return {
+      request: (c, next) => guard(c, next, config, plan),
+      answer: (c, answer) => keep(c, config, answer),
+    };
   },
 });

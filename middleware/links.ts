@@ -9,7 +9,9 @@
  * never another site, and an internal host name must not leak.
  */
 import { z } from "zod";
-import { defineCheck, type Middleware } from "../src/core/check.ts";
+import { defineCheck } from "../src/core/check.ts";
+import { type Answer, answerText, changed, isJsonAnswer } from "../src/core/answer.ts";
+import type { Services } from "../src/core/services.ts";
 import { pathPrefix } from "../src/policy/fields.ts";
 
 /** Rewrites one href, or returns it unchanged. */
@@ -135,7 +137,7 @@ export const links = defineCheck({
       "Explicit rewrites for links that point elsewhere, for example the bank's SCA pages",
     ),
   }).strict(),
-  create(options, { sections }) {
+  create(options, { sections, services }) {
     if (!options.rewrite) return undefined;
     const rules: RewriteRules = {
       prefixes: options.upstream_prefixes,
@@ -144,22 +146,58 @@ export const links = defineCheck({
       mappings: options.mappings,
     };
     const rewrite = hrefRewriter(rules);
-    const filter = (text: string) => rewriteLinks(text, rewrite);
-    // The rewrite is applied by the proxy to the upstream's JSON answer before it builds the
-    // response, so that the answer is not built twice.
-    const alone = [filter];
-    const filtered: Middleware = (c, next) => {
-      const before = c.get("responseFilters");
-      c.set("responseFilters", before ? [...before, filter] : alone);
-      return next();
-    };
-    // Every answer's Location, by the proxy before it builds the response: also on an operation
-    // the interface gives none, where the proxy's answer_headers may let the core's one through.
-    const relocate: [string, (value: string) => string][] = [["location", locationRewriter(rules)]];
-    return (c, next) => {
-      const before = c.get("answerRewrites");
-      c.set("answerRewrites", before ? [...before, ...relocate] : relocate);
-      return filtered(c, next);
+    const relocate = locationRewriter(rules);
+    return {
+      answer: (c, answer) =>
+        rewritten(answer, { rewrite, relocate, log: services.log, requestId: c.get("requestId") }),
     };
   },
 });
+
+/**
+ * The answer with its links rewritten: the `href` members of a JSON body and every `Location`
+ * (also on an operation the interface gives none, where the proxy's answer_headers may let the
+ * core's one through); the same answer when nothing changes.
+ */
+function rewritten(
+  answer: Answer,
+  { rewrite, relocate, log, requestId }: {
+    rewrite: HrefRewriter;
+    relocate: HrefRewriter;
+    log: Services["log"];
+    requestId: string;
+  },
+): Answer | undefined {
+  let headers: Answer["headers"] | undefined;
+  const locations = answer.headers.filter((entry) => entry[0] === "location");
+  if (locations.length > 0) {
+    const value = locations.map((entry) => entry[1]).join(", ");
+    const moved = relocation(value, relocate);
+    if (moved !== value) {
+      headers = [...answer.headers.filter((entry) => entry[0] !== "location"), ["location", moved]];
+    }
+  }
+  let body: string | undefined;
+  if (answer.body !== null && isJsonAnswer(answer)) {
+    const text = answerText(answer);
+    if (text === undefined) {
+      // Decoding would turn the invalid bytes into U+FFFD: the answer passes as the bank sent it.
+      log.info({
+        level: "warn",
+        msg: "links not rewritten: the answer is not valid UTF-8",
+        request_id: requestId,
+      });
+    } else body = rewriteLinks(text, rewrite);
+  }
+  if (headers === undefined && body === undefined) return undefined;
+  return changed(answer, { ...(headers && { headers }), ...(body !== undefined && { body }) });
+}
+
+/**
+ * The Location values rewritten. Several values (a core's second Location) are joined by ", " as
+ * `Headers.get` gives them, and each is rewritten on its own (a URL has no ", "): the second would
+ * otherwise pass unrewritten inside the first one's path.
+ */
+function relocation(value: string, relocate: HrefRewriter): string {
+  return value.split(", ").map((part) => relocate(part)).join(", ");
+}

@@ -11,12 +11,12 @@
 import { z } from "zod";
 import { errorText } from "../src/lib/mask.ts";
 import type { Finding, GatewayContext } from "../src/core/check.ts";
+import type { Answer } from "../src/core/answer.ts";
 import { defineTerminal } from "../src/core/chain.ts";
 import { headerList, peerAddress } from "../src/core/request.ts";
 import { byteSize, duration, headerName, TIMER_MAX } from "../src/policy/fields.ts";
 import { upstreamTemplate } from "../src/core/catalogue.ts";
 import type { Services } from "../src/core/services.ts";
-import type { Bytes } from "../src/lib/body.ts";
 import type { Upstream, UpstreamAnswer } from "../src/upstream/mod.ts";
 import { displayName } from "./_headers.ts";
 import {
@@ -34,11 +34,7 @@ import {
   type Route,
   upstreamTarget,
 } from "../src/upstream/forward.ts";
-import { utf8 } from "../src/lib/utf8.ts";
 import { endOfTurn } from "../src/lib/turn.ts";
-
-/** Statuses whose answers carry no content (RFC 9110 15.3.5, 15.3.6, 15.4.5). */
-const NO_CONTENT = new Set([204, 205, 304]);
 
 /** What the proxy does for one operation, decided at start-up. */
 interface ProxyConfig {
@@ -141,7 +137,7 @@ function allowed(names: readonly string[], hidden: readonly string[]): ReadonlyS
 }
 
 /** Forwards one request and answers with the upstream's answer, or throws the failure's 503. */
-async function forward(c: GatewayContext, config: ProxyConfig): Promise<Response> {
+async function forward(c: GatewayContext, config: ProxyConfig): Promise<Answer> {
   const { route } = config;
   const url = c.req.url;
   const target = upstreamTarget(route, c.get("params"), url);
@@ -202,19 +198,17 @@ function reportUnlisted(c: GatewayContext, names: string[]) {
 }
 
 /**
- * The response to the client: the upstream's status, its headers that pass, the gateway's own
- * (those the checks decided replace the upstream's), and the body with the response filters
- * (links) applied to a JSON text.
+ * The core's answer as the gateway passes it on: its status, its headers that pass, the
+ * gateway's own (`nosniff` and, for sensitive data, `no-store`), and its body. What the checks do
+ * to it follows in their answer steps (links, kept answers, ...).
  */
 function respond(
   c: GatewayContext,
   config: ProxyConfig,
   answer: UpstreamAnswer,
   started: number,
-): Response {
-  // Built as pairs (what Response takes fastest).
-  const decided = c.get("answerHeaders");
-  const { headers, json, encoded } = answerHeaders(answer.headers, config.answerAllow, decided);
+): Answer {
+  const { headers, json, encoded } = answerHeaders(answer.headers, config.answerAllow);
   const unusable = encoded ? encodedAnswer(config.route) : cutOff(config.route, answer, json);
   if (unusable) {
     config.log.error({
@@ -228,57 +222,12 @@ function respond(
     status: answer.status,
     ms: Math.round(performance.now() - started),
   });
-  const rewrites = c.get("answerRewrites");
-  if (rewrites) { for (const [name, rewrite] of rewrites) rewriteHeader(headers, name, rewrite); }
-  headers.push(["x-content-type-options", "nosniff"]);
   if (config.noStore) headers.push(["cache-control", "no-store"]);
-  if (decided) headers.push(...decided);
   const body = answer.body;
-  // 204, 205 and 304 have no content (a Response with a body and one of them cannot be built).
-  const empty = NO_CONTENT.has(answer.status) || body.byteLength === 0;
-  const filters = c.get("responseFilters");
-  let passed: Bytes | string | null = empty ? null : body;
-  if (!empty && filters && json) {
-    const text = utf8(body, "keep");
-    if (text === undefined) {
-      // Decoding would turn the invalid bytes into U+FFFD: the answer passes as the bank sent it.
-      config.log.info({
-        level: "warn",
-        msg: "links not rewritten: the answer is not valid UTF-8",
-        op: config.op,
-        request_id: c.get("requestId"),
-      });
-    } else {
-      let filtered: string | undefined;
-      for (const filter of filters) filtered = filter(filtered ?? text) ?? filtered;
-      if (filtered !== undefined) passed = filtered;
-    }
-  }
-  const response = new Response(passed, { status: answer.status, headers });
-  c.set("proxied", response);
-  c.set("proxiedParts", { headers, body: passed });
-  return response;
-}
-
-/**
- * Rewrites the values of one header in a list of pairs, in place: several values are joined by
- * ", " (as `Headers.get` gives them) and, when the rewrite changes them, replaced by one entry.
- * Each value of the list is rewritten on its own (a URL has no ", "): a core's second Location
- * would otherwise pass unrewritten inside the first one's path.
- */
-function rewriteHeader(
-  headers: [string, string][],
-  name: string,
-  rewrite: (value: string) => string,
-): void {
-  const at = headers.findIndex((entry) => entry[0] === name);
-  if (at < 0) return;
-  let value = headers[at][1];
-  for (let i = at + 1; i < headers.length; i++) {
-    if (headers[i][0] === name) value += `, ${headers[i][1]}`;
-  }
-  const rewritten = value.split(", ").map((part) => rewrite(part)).join(", ");
-  if (rewritten === value) return;
-  headers[at] = [name, rewritten];
-  for (let i = headers.length - 1; i > at; i--) if (headers[i][0] === name) headers.splice(i, 1);
+  return {
+    status: answer.status,
+    headers,
+    body: body.byteLength === 0 ? null : body,
+    source: "core",
+  };
 }

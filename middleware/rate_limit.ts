@@ -10,7 +10,8 @@
  */
 import { z } from "zod";
 import type { Next } from "hono";
-import { answerHeader, header } from "../src/core/request.ts";
+import { header } from "../src/core/request.ts";
+import { type Answer, changed } from "../src/core/answer.ts";
 import { type BuildContext, defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
 import { GatewayError } from "../src/core/errors.ts";
 import type { Services } from "../src/core/services.ts";
@@ -207,7 +208,7 @@ function exceeded(limit: LimitPart, result: LimitVerdict): GatewayError {
 
 /**
  * Reads the limits' part of the store's answer: 429 for the limit that rejected the request
- * (the longest wait), else the RateLimit headers of the tightest limit on the answer.
+ * (the longest wait); the answer step shows the tightest limit.
  */
 async function enforceLimits(
   c: GatewayContext,
@@ -223,22 +224,42 @@ async function enforceLimits(
   const { verdict, decision } = outcome;
   if (verdict.limits.length === 0) return next();
   let rejected = -1;
-  let tightest = 0;
   verdict.limits.forEach((result, i) => {
     if (!result.allowed && (rejected < 0 || result.retryMs > verdict.limits[rejected].retryMs)) {
       rejected = i;
     }
-    if (result.remaining < verdict.limits[tightest].remaining) tightest = i;
   });
   (rejected >= 0 ? config.rejected : config.allowed).value++;
   if (rejected >= 0) throw exceeded(decision.limits[rejected], verdict.limits[rejected]);
-  if (!verdict.blocked) {
-    const result = verdict.limits[tightest];
-    answerHeader(c, "ratelimit-limit", String(decision.limits[tightest].limit));
-    answerHeader(c, "ratelimit-remaining", String(result.remaining));
-    answerHeader(c, "ratelimit-reset", String(Math.ceil(result.resetMs / 1000)));
-  }
   return next();
+}
+
+/** The RateLimit headers, on the way out. */
+const SHOWN = new Set(["ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"]);
+
+/**
+ * The answer step: every answer to a request the limits counted (the core's, a replay, a local
+ * error after the count) shows the tightest limit in its RateLimit headers, replacing any of the
+ * core's; a refused request shows none (the 429 of a limit carries its own).
+ */
+async function showLimits(c: GatewayContext, answer: Answer): Promise<Answer | undefined> {
+  const asked = c.get("decision");
+  if (!asked) return undefined;
+  const { verdict, decision, error } = await asked;
+  if (error || verdict.blocked || verdict.limits.length === 0) return undefined;
+  let tightest = 0;
+  verdict.limits.forEach((result, i) => {
+    if (result.remaining < verdict.limits[tightest].remaining) tightest = i;
+  });
+  const result = verdict.limits[tightest];
+  return changed(answer, {
+    headers: [
+      ...answer.headers.filter((entry) => !SHOWN.has(entry[0])),
+      ["ratelimit-limit", String(decision.limits[tightest].limit)],
+      ["ratelimit-remaining", String(result.remaining)],
+      ["ratelimit-reset", String(Math.ceil(result.resetMs / 1000))],
+    ],
+  });
 }
 
 export const rateLimit = defineCheck({
@@ -269,6 +290,9 @@ export const rateLimit = defineCheck({
     if (!config) return undefined;
     const plan = context.decisions;
     plan.limits = (c) => limitParts(c, config);
-    return (c, next) => enforceLimits(c, next, config, plan);
+    return {
+      request: (c, next) => enforceLimits(c, next, config, plan),
+      answer: showLimits,
+    };
   },
 });

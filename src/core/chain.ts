@@ -13,9 +13,10 @@ import type {
   Report,
 } from "./check.ts";
 import { GatewayError } from "./errors.ts";
+import { type Answer, type AnswerStep, finish } from "./answer.ts";
 
 /** The handler that ends a chain: it answers the request and has no `next`. */
-export type Handler = (c: GatewayContext) => Promise<Response>;
+export type Handler = (c: GatewayContext) => Promise<Answer>;
 
 /**
  * The chain's terminal handler (Envoy's router filter): a policy key and options schema like a
@@ -59,77 +60,148 @@ function reporter(check: string, mode: Mode): Report {
   };
 }
 
-/** One check of an operation's chain and the mode it runs in. */
+/** One check's request step in an operation's chain, and the mode it runs in. */
 interface Layer {
   key: string;
   mode: Mode;
   run: Middleware;
 }
 
-/** Turns an error into the response (the app's error handler). */
-export type ErrorResponder = (error: unknown, c: GatewayContext) => Response;
+/** One check's answer step in an operation's chain. */
+interface AnswerLayer {
+  key: string;
+  run: AnswerStep;
+}
+
+/** Turns an error into the gateway's answer (the app's error handler: it logs unknown ones). */
+export type ErrorResponder = (error: unknown, c: GatewayContext) => Answer;
 
 const DONE: Promise<void> = Promise.resolve();
 
 /**
- * One request's walk through a chain. A check that throws before it passed the request on
- * (called `next`) has its error recorded as a finding; in `report` mode the request then goes on,
- * otherwise the error becomes the response, which the checks before it see as `c.res` (as in
- * Hono's compose: `next()` never rejects). A check that only validates and returns `next()` costs
- * one call: its result is the downstream promise itself and is passed up as it is.
+ * One request's walk through a chain's request steps. Each check gets its own `next`; calling it a
+ * second time is an error (as in Hono's compose), never a silent no-op. A check that throws before
+ * it passed the request on has its error recorded as a finding; in `report` mode the request then
+ * goes on, otherwise the error becomes the answer. `next()` never rejects: whatever happens further
+ * in becomes the answer, which the checks see only in their answer steps.
  */
 class Walk {
-  /** Index of the check running now. */
-  #cursor = -1;
-  /** Highest index started: a check at index i passed the request on when this exceeds i. */
-  #reached = -1;
-  /** The promise the latest `dispatch` returned. */
-  #last: Promise<void> = DONE;
-  readonly next = (): Promise<void> => this.dispatch(this.#cursor + 1);
+  /** The highest index of a check that called its `next`. */
+  #nexted = -1;
+  /** The promise the latest `next` returned: see {@link Walk.dispatch}'s pass-through. */
+  #passed: Promise<void> = DONE;
+  /** The answer so far: the terminal's, a check's local reply, or an error's. */
+  answer: Answer | undefined;
 
   constructor(
     readonly c: GatewayContext,
-    readonly layers: readonly Layer[],
-    readonly respond: ErrorResponder,
+    readonly chain: Readonly<Built>,
   ) {}
 
+  #next(i: number): Promise<void> {
+    if (this.#nexted >= i) {
+      const key = this.chain.layers[i]?.key ?? this.chain.terminalKey;
+      return Promise.reject(new Error(`next() called multiple times by "${key}"`));
+    }
+    this.#nexted = i;
+    return this.#passed = this.dispatch(i + 1);
+  }
+
   dispatch(i: number): Promise<void> {
-    if (i >= this.layers.length) return this.#last = DONE;
-    this.#cursor = i;
-    if (i > this.#reached) this.#reached = i;
+    const { layers } = this.chain;
+    if (i === layers.length) return this.#terminal();
     let result;
     try {
-      result = this.layers[i].run(this.c, this.next);
+      result = layers[i].run(this.c, () => this.#next(i));
     } catch (error) {
-      return this.#last = this.#failed(i, error);
+      return this.#failed(i, error);
     }
-    if (result === this.#last && this.#reached > i) return result as Promise<void>;
-    if (result instanceof Response) {
-      this.c.res = result;
-      return this.#last = DONE;
-    }
-    if (result === undefined) return this.#last = DONE;
-    return this.#last = result.then(
-      (response) => {
-        if (response instanceof Response) this.c.res = response;
-      },
+    // Pass-through: a check that validates and returns `next()` itself hands back the promise of
+    // the steps further in, which already settles as it should; wrapping it would cost each such
+    // check (most of them) a promise and a microtask per request.
+    if (result === this.#passed) return result as Promise<void>;
+    if (result === undefined) return this.#settled(i);
+    return (result as Promise<unknown>).then(
+      () => this.#settled(i),
       (error) => this.#failed(i, error),
     );
   }
 
-  #failed(i: number, error: unknown): Promise<void> {
-    const layer = this.layers[i];
-    if (error instanceof GatewayError && this.#reached === i) {
-      this.c.get("findings").push(finding(layer.key, layer.mode, error));
-      if (layer.mode === "report") return this.dispatch(i + 1);
+  /** After check `i` returned: a local reply, if it gave one without passing the request on. */
+  #settled(i: number): Promise<void> {
+    if (this.#nexted < i) {
+      const reply = this.c.get("localReply");
+      if (reply) this.answer = reply;
+      else if (this.answer === undefined) {
+        return this.#failed(
+          i,
+          new Error(`"${this.chain.layers[i].key}" neither passed on nor answered`),
+        );
+      }
     }
-    this.c.res = this.respond(error, this.c);
     return DONE;
+  }
+
+  #terminal(): Promise<void> {
+    let result;
+    try {
+      result = this.chain.terminal(this.c);
+    } catch (error) {
+      return this.#failed(this.chain.layers.length, error);
+    }
+    return result.then(
+      (answer) => {
+        this.answer = answer;
+      },
+      (error) => this.#failed(this.chain.layers.length, error),
+    );
+  }
+
+  #failed(i: number, error: unknown): Promise<void> {
+    const { layers } = this.chain;
+    const key = layers[i]?.key ?? this.chain.terminalKey;
+    const mode = layers[i]?.mode ?? "enforce";
+    if (error instanceof GatewayError && this.#nexted < i) {
+      this.c.get("findings").push(finding(key, mode, error));
+      if (mode === "report") {
+        this.#nexted = i;
+        return this.dispatch(i + 1);
+      }
+    }
+    this.answer = this.chain.respond(error, this.c);
+    return DONE;
+  }
+
+  /** The answer steps, last check first, on the answer; then the response. */
+  async answered(): Promise<Response> {
+    let answer = this.answer!;
+    const { answers, respond } = this.chain;
+    for (let i = answers.length - 1; i >= 0; i--) {
+      try {
+        const out = answers[i].run(this.c, answer);
+        const next = out instanceof Promise ? await out : out;
+        if (next) answer = next;
+      } catch (error) {
+        answer = respond(error, this.c);
+      }
+    }
+    return finish(this.c, answer);
   }
 }
 
-/** An operation's chain, run as one function per request. */
-export type Chain = (c: GatewayContext) => Promise<void>;
+/** What a chain is built into, once per operation. */
+interface Built {
+  /** The checks' request steps, in order. */
+  layers: readonly Layer[];
+  /** The checks' answer steps, in check order (run from the last). */
+  answers: readonly AnswerLayer[];
+  terminal: Handler;
+  terminalKey: string;
+  respond: ErrorResponder;
+}
+
+/** An operation's chain, run as one function per request: the response the TPP gets. */
+export type Chain = (c: GatewayContext) => Promise<Response>;
 
 /** Builds one operation's chain: each factory runs once, with that operation's options. */
 export function buildChain(
@@ -138,25 +210,39 @@ export function buildChain(
   respond: ErrorResponder,
 ): Chain {
   const layers: Layer[] = [];
+  const answers: AnswerLayer[] = [];
   // One plan per operation, shared by its checks of shared state (one store decision a request).
   const decisions = {};
   for (const check of checks) {
     const resolved = options[check.key];
     const mode = (resolved.mode as Mode | undefined) ?? "enforce";
     if (mode === "off") continue;
-    const run = check.create(resolved, {
+    const made = check.create(resolved, {
       ...context,
       decisions,
       report: reporter(check.key, mode),
     });
-    if (run) layers.push({ key: check.key, mode, run });
+    if (!made) continue;
+    const stage = typeof made === "function" ? { request: made } : made;
+    if (stage.request) layers.push({ key: check.key, mode, run: stage.request });
+    if (stage.answer) answers.push({ key: check.key, run: stage.answer });
   }
-  // The terminal is the innermost layer: the request reaches it when every check called `next`.
+  // The terminal is the innermost step: the request reaches it when every check called `next`.
   const handle = terminal.create(options[terminal.key], {
     ...context,
     decisions,
     report: reporter(terminal.key, "enforce"),
   });
-  layers.push({ key: terminal.key, mode: "enforce", run: handle });
-  return (c) => new Walk(c, layers, respond).dispatch(0);
+  const built: Built = Object.freeze({
+    layers,
+    answers,
+    terminal: handle,
+    terminalKey: terminal.key,
+    respond,
+  });
+  return async (c) => {
+    const walk = new Walk(c, built);
+    await walk.dispatch(0);
+    return await walk.answered();
+  };
 }

@@ -30,6 +30,7 @@
  */
 import { z } from "zod";
 import type { Context, MiddlewareHandler } from "hono";
+import type { AnswerStep } from "./answer.ts";
 import type { Operation } from "./catalogue.ts";
 import type { GatewayError } from "./errors.ts";
 import type { Services } from "./services.ts";
@@ -64,9 +65,6 @@ export interface TppIdentity {
   domains: string[];
 }
 
-/** A rewrite of a JSON response text; `undefined` means unchanged. */
-export type ResponseFilter = (text: string) => string | undefined;
-
 /** What the app sets for every request before the chain runs (`src/http/app.ts`). */
 export interface RouteVariables {
   /** The operation this request was routed to. */
@@ -97,24 +95,6 @@ export interface ForwardVariables {
   outcomeUnknown?: boolean;
   /** Upstream status and latency, once the proxy ran. */
   upstream?: { status: number; ms: number };
-  /**
-   * Rewrites of the upstream's JSON answer, applied in order by the proxy before it builds the
-   * response (Envoy's encoder filters); each returns the new text or `undefined` for no change.
-   */
-  responseFilters?: ResponseFilter[];
-  /** The response the proxy built, with the answer headers already in it. */
-  proxied?: Response;
-  /**
-   * What the proxy built `proxied` from, handed over so that whoever keeps the answer (an
-   * idempotency record) need not read the response back: reading a built response's headers
-   * costs the runtime's prepared copy of them, and its body has to be cloned.
-   */
-  proxiedParts?: { headers: readonly [string, string][]; body: Bytes | string | null };
-  /**
-   * Rewrites of upstream answer headers by lower-case name (`links`: Location), applied by the
-   * proxy before it builds the response; several values of one name are joined by ", " first.
-   */
-  answerRewrites?: [name: string, rewrite: (value: string) => string][];
 }
 
 /**
@@ -162,8 +142,24 @@ export interface BuildContext {
   report: Report;
 }
 
+/**
+ * What a check does to one operation's requests and answers (Envoy's decoder and encoder filter):
+ * `request` runs on the way in, in check order, and passes the request on with `next()`, stops it
+ * by throwing, or answers it itself with `localReply`; `answer` runs on the way out, in reverse
+ * check order, on every answer the operation gives (src/core/answer.ts). A check with a request
+ * step only may return the step itself.
+ */
+export interface Stage {
+  request?: Middleware;
+  answer?: AnswerStep;
+}
+
 /** A check: policy key, options schema and factory. */
-export interface Check<Shape extends z.ZodRawShape = z.ZodRawShape, Key extends string = string> {
+export interface Check<
+  Shape extends z.ZodRawShape = z.ZodRawShape,
+  Key extends string = string,
+  Made extends Middleware | Stage = Middleware | Stage,
+> {
   /** The policy key, also the module and test file stem. */
   key: Key;
   /** One line for `policy:explain` and the README. */
@@ -175,17 +171,24 @@ export interface Check<Shape extends z.ZodRawShape = z.ZodRawShape, Key extends 
    * (a cache only for public data); each returned string is one problem.
    */
   validate?(options: z.output<z.ZodObject<Shape>>, operation: Operation): string[];
-  /** Builds the middleware for one operation, or `undefined` when the check does not apply. */
+  /**
+   * Builds what the check does for one operation (its request step, or a {@link Stage}), or
+   * `undefined` when the check does not apply.
+   */
   create(
     options: z.output<z.ZodObject<Shape>>,
     context: BuildContext,
-  ): Middleware | undefined;
+  ): Made | undefined;
 }
 
-/** Declares a check (identity function that keeps the option types and the key). */
-export function defineCheck<Shape extends z.ZodRawShape, Key extends string>(
-  check: Check<Shape, Key>,
-): Check<Shape, Key> {
+/** Declares a check (identity function that keeps the option types, the key and what it makes). */
+export function defineCheck<
+  Shape extends z.ZodRawShape,
+  Key extends string,
+  Made extends Middleware | Stage,
+>(
+  check: Check<Shape, Key, Made>,
+): Check<Shape, Key, Made> {
   return check;
 }
 

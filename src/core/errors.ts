@@ -1,8 +1,8 @@
 /**
  * The one error type of the gateway and its Berlin Group rendering.
  *
- * Every check throws a {@link GatewayError}; `renderError` is the only place that builds a
- * `tppMessages` body. Codes are the Berlin Group codes the standard defines for the error's status,
+ * Every check throws a {@link GatewayError}; `errorBody` is the only place that builds a
+ * `tppMessages` body (src/core/answer.ts makes it the answer). Codes are the Berlin Group codes the standard defines for the error's status,
  * plus a few of our own for statuses it gives no code list (408, 413, 415, 500, 503), documented in
  * docs/interoperability.md.
  */
@@ -103,14 +103,13 @@ export interface GatewayErrorOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { GatewayError, renderError } from "./errors.ts";
+ * import { errorBody, GatewayError } from "./errors.ts";
  *
  * const error = new GatewayError(400, "FORMAT_ERROR", 'Header "X-Request-ID" must be a UUID', {
  *   path: "X-Request-ID",
  * });
- * const response = renderError(error); // the one place that builds the answer
- * assert.equal(response.status, 400);
- * assert.equal((await response.json()).tppMessages[0].path, "X-Request-ID");
+ * assert.equal(error.status, 400);
+ * assert.equal(JSON.parse(errorBody(error)).tppMessages[0].path, "X-Request-ID");
  * ```
  */
 export class GatewayError<S extends ErrorStatus = ErrorStatus> extends Error {
@@ -140,16 +139,4 @@ export function errorBody(error: GatewayError): string {
   if (error.path !== undefined) message.path = error.path;
   message.text = error.message;
   return JSON.stringify({ tppMessages: [message] });
-}
-
-/** Renders an error as a response; unknown errors become a generic 500 with nothing internal. */
-export function renderError(error: unknown, requestId?: string): Response {
-  const known = error instanceof GatewayError
-    ? error
-    : new GatewayError(500, "INTERNAL_ERROR", "The gateway failed to process the request");
-  const headers = new Headers(known.headers);
-  headers.set("content-type", "application/json");
-  headers.set("cache-control", "no-store");
-  if (requestId) headers.set("x-request-id", requestId);
-  return new Response(errorBody(known), { status: known.status, headers });
 }

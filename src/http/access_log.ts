@@ -10,6 +10,7 @@ import { createHmac } from "node:crypto";
 import { answerHeader, requestHeaders } from "../core/request.ts";
 import { type GatewayContext } from "../core/check.ts";
 import type { ErrorResponder } from "../core/chain.ts";
+import { finish } from "../core/answer.ts";
 import type { Services } from "../core/services.ts";
 import type { CounterCell, HistogramSeries } from "../lib/metrics.ts";
 import { mask, maskedPath, maskedUnknownPath } from "../lib/mask.ts";
@@ -181,15 +182,9 @@ export function accessLog(
     try {
       response = await handler(c);
     } catch (error) {
-      response = respond(error, c);
+      response = finish(c, respond(error, c));
     }
-    // An operation's handler answers `c.res`, which its chain set; reading `c.res` before it is
-    // set would make Hono build an empty response.
-    if (!c.finalized || c.res !== response) c.res = response;
-    const answer = c.get("answerHeaders");
-    if (answer && c.res !== c.get("proxied")) {
-      for (const [name, value] of answer) c.res.headers.set(name, value);
-    }
+    c.res = response;
     const ms = Math.round((performance.now() - started) * 10) / 10;
     services.log.info(logLine(c, clock(), ms, requestId, psu));
     count(c, ms / 1000);

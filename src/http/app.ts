@@ -7,7 +7,8 @@ import { Hono } from "hono";
 import { type GatewayEnv } from "../core/check.ts";
 import { requestHeaders } from "../core/request.ts";
 import { buildChain, type Chain, type ErrorResponder } from "../core/chain.ts";
-import { GatewayError, renderError } from "../core/errors.ts";
+import { GatewayError } from "../core/errors.ts";
+import { failureAnswer, finish } from "../core/answer.ts";
 import type { Policy, ResolvedOperation } from "../policy/load.ts";
 import type { Services } from "../core/services.ts";
 import type { Bytes } from "../lib/body.ts";
@@ -63,8 +64,7 @@ function operationHandler(
     c.set("requestId", headers.get("x-request-id") ?? "");
     c.set("body", empty);
     c.set("psuInitiated", isIpAddress(headers.get("psu-ip-address")));
-    await chain(c);
-    return c.res;
+    return await chain(c);
   };
 }
 
@@ -88,7 +88,7 @@ export function createApp({ policy, services }: AppOptions): Hono<GatewayEnv> {
         error: error instanceof Error ? (error.stack ?? error.message) : String(error),
       });
     }
-    return renderError(error);
+    return failureAnswer(error);
   };
   healthEndpoints(app, policy, services);
   // The contract as this policy serves it, built once per day (its examples carry dates).
@@ -130,11 +130,9 @@ export function createApp({ policy, services }: AppOptions): Hono<GatewayEnv> {
     );
   }
 
-  app.notFound(logged(() =>
-    renderError(
-      new GatewayError(404, "RESOURCE_UNKNOWN", "No operation of the interface has this path"),
-    )
-  ));
-  app.onError(respond);
+  app.notFound(logged(() => {
+    throw new GatewayError(404, "RESOURCE_UNKNOWN", "No operation of the interface has this path");
+  }));
+  app.onError((error, c) => finish(c, respond(error, c)));
   return app;
 }

@@ -44,6 +44,18 @@ function readMediaType(text: string): MediaType | undefined {
   return { essence: `${type}/${subtype}`.toLowerCase(), params };
 }
 
+/**
+ * Whether a Content-Type names JSON: `application/json` or any `+json` type, in any case and with
+ * any parameters (`Application/JSON; charset=UTF-8`). A malformed or absent value is not JSON.
+ */
+export function isJson(contentType: string | null | undefined): boolean {
+  if (!contentType) return false;
+  const essence = parseMediaType(contentType)?.essence;
+  if (essence === undefined) return false;
+  const subtype = essence.slice(essence.indexOf("/") + 1);
+  return subtype === "json" || subtype.endsWith("+json");
+}
+
 /** Whether a media range of an Accept header (`*\/*`, `application/*`, ...) covers a type. */
 export function rangeCovers(range: string, essence: string): boolean {
   if (range === "*/*" || range === essence) return true;

@@ -63,7 +63,7 @@ const routeSchema = z.object({
  * names its definition in the JSON Schema after the check, so that adding a check adds its own
  * lines there and renames nothing (zod numbers definitions without one).
  */
-function levelOf(check: Check) {
+function levelOf(check: Configured) {
   const shape = Object.fromEntries(
     Object.entries(check.options.shape).map(([name, field]) => [
       name,
@@ -73,8 +73,11 @@ function levelOf(check: Check) {
   return z.object(shape).strict().describe(check.description).meta({ id: `check.${check.key}` });
 }
 
+/** What has options in the policy: a check or the terminal handler. */
+type Configured = Omit<Check, "create">;
+
 /** Everything that has options in the policy: the checks in order, then the terminal handler. */
-function keyed({ checks, terminal }: Pipeline): readonly Check[] {
+function keyed({ checks, terminal }: Pipeline): readonly Configured[] {
   return [...checks, terminal];
 }
 
@@ -241,7 +244,7 @@ class OptionProblems {
 }
 
 function resolveOperation(
-  checks: readonly Check[],
+  checks: readonly Configured[],
   op: Operation,
   levels: { defaults: Level; group: Level; operation: Level },
   problems: string[],

@@ -9,6 +9,7 @@
  */
 import { RETRY_AFTER_SECONDS } from "../core/retry_after.ts";
 import type { Bytes } from "../lib/body.ts";
+import { isJson } from "../lib/media_type.ts";
 import { formatError, GatewayError } from "../core/errors.ts";
 import { type Upstream, type UpstreamAnswer, UpstreamError } from "./exchange.ts";
 
@@ -286,15 +287,14 @@ export function cutOff(route: Route, answer: UpstreamAnswer, json: boolean): Fai
 }
 
 /**
- * The answer's headers to pass on: the allowed ones the gateway did not decide already
- * (X-Request-ID, RateLimit-*, which replace the upstream's); whether the answer is JSON, and
- * whether it is encoded (a Content-Encoding other than identity). Any other header of the core
- * (`Set-Cookie`, `X-Internal-Host`, `X-Debug-Trace`, ...) never reaches the client.
+ * The answer's headers to pass on: the allowed ones; whether the answer is JSON (its media type,
+ * in any case), and whether it is encoded (a Content-Encoding other than identity). Any other
+ * header of the core (`Set-Cookie`, `X-Internal-Host`, `X-Debug-Trace`, ...) never reaches the
+ * client.
  */
 export function answerHeaders(
   headers: readonly [string, string][],
   allow: ReadonlySet<string>,
-  decided: readonly [string, string][] | undefined,
 ): { headers: [string, string][]; json: boolean; encoded: boolean } {
   const passed: [string, string][] = [];
   let json = false;
@@ -302,9 +302,8 @@ export function answerHeaders(
   for (const entry of headers) {
     const name = entry[0];
     if (name === "content-encoding" && !/^\s*identity\s*$/i.test(entry[1])) encoded = true;
-    if (name === "content-type") json = entry[1].includes("json");
-    if (!allow.has(name) || decided?.some((own) => own[0] === name)) continue;
-    passed.push(entry);
+    if (name === "content-type") json = isJson(entry[1]);
+    if (allow.has(name)) passed.push(entry);
   }
   return { headers: passed, json, encoded };
 }

@@ -22,7 +22,7 @@ import {
 import { bodySchema } from "../../middleware/body_schema.ts";
 import { operation } from "../../src/core/catalogue.ts";
 import type { GatewayEnv } from "../../src/core/check.ts";
-import { renderError } from "../../src/core/errors.ts";
+import { failureAnswer, toResponse } from "../../src/core/answer.ts";
 import { defaultServices } from "../../src/core/services.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 
@@ -629,7 +629,7 @@ Deno.test("bodySchema() lets a policy raise frequencyPerDay for a TPP with a bil
     report: () => {},
   })!;
   const app = new Hono<GatewayEnv>();
-  app.onError((error) => renderError(error));
+  app.onError((error) => toResponse(failureAnswer(error)));
   app.post("/:tpp", async (c, next) => {
     c.set("body", new Uint8Array(await c.req.arrayBuffer()));
     c.set("params", {});

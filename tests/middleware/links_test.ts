@@ -4,6 +4,7 @@ import { Context } from "hono";
 import { PIPELINE } from "../../middleware/mod.ts";
 import { operation } from "../../src/core/catalogue.ts";
 import type { GatewayContext } from "../../src/core/check.ts";
+import { type Answer, answerText } from "../../src/core/answer.ts";
 import { parsePolicy } from "../../src/policy/load.ts";
 import { buildContext } from "../support/sections.ts";
 import { buildPolicy, policyYaml } from "../support/policies.ts";
@@ -157,36 +158,42 @@ Deno.test("links() builds nothing when rewrite is false", () => {
   assert.notEqual(build({}), undefined);
 });
 
-Deno.test("links() adds its filter after the response filters already registered", async () => {
-  const middleware = build({})!;
+/** Runs the links check's answer step on an answer with `headers` and `body`. */
+async function answerStep(headers: [string, string][], body: string | null): Promise<Answer> {
+  const stage = build({})!;
   const c = new Context(new Request("http://gateway.test/v1/accounts")) as GatewayContext;
-  const earlier = (text: string) => text.replace("a", "b");
-  c.set("responseFilters", [earlier]);
-  await middleware(c, () => Promise.resolve());
-  const filters = c.get("responseFilters")!;
-  assert.equal(filters.length, 2);
-  assert.equal(filters[0], earlier);
-  assert.equal(filters[1]('{"href":"/psd2/v1/a"}'), '{"href":"/v1/a"}');
-  // The upstream URL's own origin (http://127.0.0.1:9 in the test sections) is an upstream origin.
-  assert.equal(filters[1]('{"href":"http://127.0.0.1:9/psd2/v1/a"}'), '{"href":"/v1/a"}');
+  c.set("requestId", "");
+  const answer: Answer = { status: 200, headers, body, source: "core" };
+  return (await stage.answer!(c, answer)) ?? answer;
+}
+
+Deno.test("links() rewrites the hrefs of a JSON answer, whatever the case and parameters of its media type", async () => {
+  for (
+    const type of ["application/json", "Application/JSON; charset=UTF-8", "application/hal+json"]
+  ) {
+    const out = await answerStep([["content-type", type]], '{"href":"/psd2/v1/a"}');
+    assert.equal(answerText(out), '{"href":"/v1/a"}', type);
+    // The upstream URL's own origin (http://127.0.0.1:9 in the test sections) is an upstream origin.
+    const absolute = await answerStep(
+      [["content-type", type]],
+      '{"href":"http://127.0.0.1:9/psd2/v1/a"}',
+    );
+    assert.equal(answerText(absolute), '{"href":"/v1/a"}', type);
+  }
+  const text = await answerStep([["content-type", "text/plain"]], '{"href":"/psd2/v1/a"}');
+  assert.equal(answerText(text), '{"href":"/psd2/v1/a"}', "not JSON: left as it is");
 });
 
-Deno.test("links() has the proxy rewrite Location on every operation, after the rewrites already registered", async () => {
+Deno.test("links() rewrites Location on every operation, each value of a repeated one on its own", async () => {
   // getAccountList's answer has no Location in the interface; the policy may still pass one on.
-  const middleware = build({})!;
-  const c = new Context(new Request("http://gateway.test/v1/accounts")) as GatewayContext;
-  await middleware(c, () => Promise.resolve());
-  const alone = c.get("answerRewrites")!;
-  assert.deepEqual(alone.map(([name]) => name), ["location"]);
-  assert.equal(alone[0][1]("http://127.0.0.1:9/psd2/v1/consents/c-1"), "/v1/consents/c-1");
-  const earlier: [string, (value: string) => string] = ["x-other", (value) => value];
-  const d = new Context(new Request("http://gateway.test/v1/accounts")) as GatewayContext;
-  d.set("answerRewrites", [earlier]);
-  await middleware(d, () => Promise.resolve());
-  const both = d.get("answerRewrites")!;
-  assert.equal(both.length, 2);
-  assert.equal(both[0], earlier);
-  assert.equal(both[1][0], "location");
+  const one = await answerStep([["location", "http://127.0.0.1:9/psd2/v1/consents/c-1"]], null);
+  assert.deepEqual(one.headers, [["location", "/v1/consents/c-1"]]);
+  const two = await answerStep([
+    ["location", "/psd2/v1/a"],
+    ["x-other", "kept"],
+    ["location", "/psd2/v1/b"],
+  ], null);
+  assert.deepEqual(two.headers, [["x-other", "kept"], ["location", "/v1/a, /v1/b"]]);
 });
 
 Deno.test("links() options refuse a prefix that is no path", () => {
