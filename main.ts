@@ -18,6 +18,7 @@ import { defaultServices } from "./src/core/services.ts";
 import type { Pipeline } from "./src/core/chain.ts";
 import { logToStderr } from "./src/lib/log.ts";
 import { setDefaultStoreKind } from "./src/policy/sections.ts";
+import { StoreUnavailableError } from "./src/store/types.ts";
 
 type Command = (args: string[], pipeline: Pipeline) => Promise<number>;
 
@@ -70,6 +71,11 @@ export async function main(args: string[]): Promise<number | undefined> {
         port: error.port,
         variable,
       });
+      return 1;
+    }
+    if (error instanceof StoreUnavailableError) {
+      // A store file it cannot open (its directory not writable, not allowed): named, no stack.
+      logToStderr("error", { msg: "the gateway cannot start", file, problems: [error.message] });
       return 1;
     }
     if (!(error instanceof PolicyError || error instanceof EnvError)) throw error;

@@ -68,11 +68,18 @@ export async function kvStore(options: KvStoreOptions = {}): Promise<Store> {
     );
   }
   const path = options.path || undefined;
-  if (path && !URL.canParse(path)) {
-    const slash = path.lastIndexOf("/");
-    if (slash > 0) await Deno.mkdir(path.slice(0, slash), { recursive: true });
+  try {
+    if (path && !URL.canParse(path)) {
+      const slash = path.lastIndexOf("/");
+      if (slash > 0) await Deno.mkdir(path.slice(0, slash), { recursive: true });
+    }
+    return new KvStore(await Deno.openKv(path), options);
+  } catch (error) {
+    throw new StoreUnavailableError(
+      `Cannot open the KV store "${path ?? "(the platform's)"}": ${(error as Error).message}`,
+      { cause: error },
+    );
   }
-  return new KvStore(await Deno.openKv(path), options);
 }
 
 /** A store on a Deno KV database. */

@@ -138,3 +138,38 @@ Deno.test({
     assert.equal(posts(core, id), 1, "the core executed the payment once");
   },
 });
+
+Deno.test("main.ts that cannot write its store's file refuses to start in one JSON line naming the file", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "xs2a-restart-" });
+  try {
+    await Deno.writeTextFile(`${dir}/policy.yaml`, policyYaml(replayPolicy()));
+    const env: Record<string, string> = {
+      PATH: Deno.env.get("PATH") ?? "",
+      PORT: "0",
+      UPSTREAM_URL: "http://127.0.0.1:9",
+      GATEWAY_DATA_DIR: `${dir}/data`,
+    };
+    const output = await new Deno.Command(Deno.execPath(), {
+      // As the container runs it, allowed to write its own data directory only.
+      args: [
+        ...["run", "--allow-net", "--allow-env", "--allow-read", "--allow-sys"],
+        ...["--allow-write=/var/lib/xs2a-edge", "main.ts", "--policy", `${dir}/policy.yaml`],
+      ],
+      env,
+      clearEnv: true,
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    assert.equal(output.code, 1);
+    const lines = new TextDecoder().decode(output.stderr).trim().split("\n");
+    assert.equal(lines.length, 1, lines.join("\n"));
+    const line = JSON.parse(lines[0]);
+    assert.equal(line.msg, "the gateway cannot start");
+    assert.match(
+      line.problems[0],
+      /Cannot open the SQLite store ".*\/data\/xs2a-edge\.sqlite".*--allow-write/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
