@@ -18,9 +18,15 @@ export class KeyLocks {
 
   /**
    * Runs `body` once every operation that asked for one of `keys` before has ended. An operation
-   * takes all its keys at once, so two can never wait for each other.
+   * takes all its keys at once, so two can never wait for each other. `waitMs` bounds the wait:
+   * past it, `late()` is thrown without running `body` (an operation that never ends holds up
+   * the ones behind it only that long).
    */
-  async run<T>(keys: string[], body: () => Promise<T>): Promise<T> {
+  async run<T>(
+    keys: string[],
+    body: () => Promise<T>,
+    wait?: { ms: number; late: () => Error },
+  ): Promise<T> {
     let release!: () => void;
     const held = new Promise<void>((resolve) => release = resolve);
     const before: Promise<void>[] = [];
@@ -30,11 +36,25 @@ export class KeyLocks {
       this.#tails.set(key, held);
     }
     try {
-      if (before.length > 0) await Promise.all(before);
+      if (before.length > 0) await waitFor(Promise.all(before), wait);
       return await body();
     } finally {
       release();
       for (const key of keys) if (this.#tails.get(key) === held) this.#tails.delete(key);
     }
+  }
+}
+
+/** `turn`, or `wait.late()` thrown after `wait.ms`. */
+async function waitFor(turn: Promise<unknown>, wait?: { ms: number; late: () => Error }) {
+  if (!wait) return await turn;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(wait.late()), wait.ms);
+  });
+  try {
+    await Promise.race([turn, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -194,7 +194,7 @@ class KvStore implements Store {
         }
       }
       throw late();
-    });
+    }, { ms: this.#timeoutMs, late });
     return storeDeadline(attempt, this.#timeoutMs).catch((error) => {
       throw this.#failed(operation, error);
     });

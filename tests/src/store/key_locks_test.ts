@@ -33,3 +33,22 @@ Deno.test("KeyLocks.run() releases a key when its operation throws", async () =>
   assert.equal(await locks.run(["a"], () => Promise.resolve(7)), 7);
   assert.equal(locks.size, 0);
 });
+
+Deno.test("KeyLocks.run() gives up waiting after its bound, and the key is free once all ended", async () => {
+  const locks = new KeyLocks();
+  let end!: () => void;
+  const stuck = locks.run(["a"], () => new Promise<void>((resolve) => end = resolve));
+  let ran = false;
+  await assert.rejects(
+    locks.run(["a"], () => {
+      ran = true;
+      return Promise.resolve();
+    }, { ms: 20, late: () => new Error("late") }),
+    /late/,
+  );
+  assert.equal(ran, false, "a late operation does not run");
+  end();
+  await stuck;
+  assert.equal(locks.size, 0);
+  assert.equal(await locks.run(["a"], () => Promise.resolve(1)), 1);
+});
