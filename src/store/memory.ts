@@ -8,7 +8,7 @@
  * each check's `fail` mode applies. Such refusals are counted and logged once a minute with their
  * cause (`full_log.ts`), and `condition()` reports them (readiness: degraded).
  */
-import type { Logger } from "../lib/log.ts";
+import { type Logger, logToStderr } from "../lib/log.ts";
 import {
   type Completion,
   type Decision,
@@ -78,7 +78,7 @@ export interface MemoryStoreOptions {
   /** Most bytes held, as {@link sizeOf} estimates them. */
   maxBytes?: number;
   now?: () => number;
-  /** Where a full store is logged (once a minute, with the cause). */
+  /** Where a full store is logged (once a minute, with the cause); default: JSON lines on stderr. */
   log?: Logger;
 }
 
@@ -87,6 +87,12 @@ export interface MemoryStoreOptions {
  * in the array until it is compacted, and must not keep evicted answers alive meanwhile.
  */
 const GONE: Entry = { key: "", value: 0, expires: 0, bytes: 0, pinned: false };
+
+/** The gateway's error lines without its logger (a store made without one still says it is full). */
+const STDERR: Logger = {
+  info: (entry) => logToStderr("info", entry),
+  error: (entry) => logToStderr("error", entry),
+};
 
 /** How many of the oldest entries each new key looks at for expiry. */
 const SWEEP = 2;
@@ -138,7 +144,7 @@ export class MemoryStore implements Store {
     this.#maxEntries = options.maxEntries ?? 100_000;
     this.#maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
     this.#now = options.now ?? Date.now;
-    this.#fullLog = new FullLog("memory", options.log);
+    this.#fullLog = new FullLog("memory", options.log ?? STDERR);
     this.#seen = new SeenIds(this.#now());
   }
 

@@ -80,3 +80,28 @@ Deno.test("MemoryStore names max_bytes as the cause when the bytes run out", asy
   );
   assert.match(String(log.lines[0].cause), /^max_bytes 2000 reached/);
 });
+
+Deno.test("MemoryStore made without a log still says it is full: one JSON line on stderr", async () => {
+  const script = `
+import { MemoryStore } from "${new URL("../../../src/store/memory.ts", import.meta.url)}";
+const store = new MemoryStore({ maxEntries: 1 });
+const claim = (key) => ({
+  idempotency: { key, mode: "replay", fingerprint: "f", token: "t", enforce: true,
+    inflightMs: 60000, retentionMs: 60000 },
+  limits: [],
+});
+await store.decide(claim("a"));
+for (const key of ["b", "c"]) await store.decide(claim(key)).catch(() => {});
+`;
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--ext=ts", script],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const lines = new TextDecoder().decode(output.stderr).trim().split("\n").filter((l) => l);
+  assert.equal(lines.length, 1, lines.join("\n"));
+  const line = JSON.parse(lines[0]);
+  assert.equal(line.level, "error");
+  assert.equal(line.msg, "store full, writes refused");
+  assert.match(line.cause, /^max_entries 1 reached/);
+});
