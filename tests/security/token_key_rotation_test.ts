@@ -4,10 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
-import { PIPELINE } from "../../middleware/mod.ts";
-import { serveGateway } from "../../src/http/server.ts";
-import { defaultServices } from "../../src/core/services.ts";
-import { memoryLogger } from "../../src/lib/log.ts";
+import { serveTestGateway } from "../support/served_gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
 import { passthroughPolicy, policyYaml } from "../support/policies.ts";
 
@@ -31,35 +28,21 @@ function token(kid: string, key: CryptoKey): Promise<string> {
 }
 
 async function gatewayWithJwksFile(jwksFile: string, upstream: string) {
-  const file = await Deno.makeTempFile({ suffix: ".yaml" });
-  await Deno.writeTextFile(
-    file,
-    policyYaml(passthroughPolicy({ upstream: { url: upstream } }, {
+  const served = await serveTestGateway({
+    policy: policyYaml(passthroughPolicy({ upstream: { url: upstream } }, {
       defaults: {
         bearer_token: { mode: "enforce", jwks_file: jwksFile, issuer: ISSUER, required: true },
       },
     })),
-  );
-  const server = await serveGateway({
-    file,
-    pipeline: PIPELINE,
-    hostname: "127.0.0.1",
-    port: 0,
-    services: defaultServices({ log: memoryLogger() }),
   });
-  const url = `http://127.0.0.1:${server.addr.port}`;
   return {
-    server,
+    ...served,
     async status(bearer: string) {
-      const response = await fetch(`${url}/v1/accounts`, {
+      const response = await fetch(`${served.url}/v1/accounts`, {
         headers: { "x-request-id": crypto.randomUUID(), authorization: `Bearer ${bearer}` },
       });
       await response.body?.cancel();
       return response.status;
-    },
-    async [Symbol.asyncDispose]() {
-      await server.shutdown();
-      await Deno.remove(file);
     },
   };
 }

@@ -1,6 +1,5 @@
-import { PIPELINE } from "../../../middleware/mod.ts";
 import assert from "node:assert/strict";
-import { serveGateway } from "../../../src/http/server.ts";
+import { serveTestGateway } from "../../support/served_gateway.ts";
 import { defaultServices } from "../../../src/core/services.ts";
 import { memoryLogger } from "../../../src/lib/log.ts";
 import { startUpstream } from "../../support/upstream.ts";
@@ -8,12 +7,6 @@ import { passthroughPolicy, type PolicyInput, policyYaml } from "../../support/p
 import { waitFor } from "../../support/wait.ts";
 
 const ID = "3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a9f";
-
-async function policyFile(text: string): Promise<string> {
-  const file = await Deno.makeTempFile({ suffix: ".yaml" });
-  await Deno.writeTextFile(file, text);
-  return file;
-}
 
 /** A policy where only the body limit (and the given sections) matter. */
 function policy(upstream: string, maxBytes = 1000, sections: PolicyInput = {}) {
@@ -36,58 +29,39 @@ async function post(url: string, size: number) {
 
 Deno.test("serveGateway() reloads a good policy and refuses a bad one while serving", async () => {
   await using upstream = startUpstream();
-  const file = await policyFile(policy(upstream.url));
   const log = memoryLogger();
   const services = defaultServices({ log });
-  const server = await serveGateway({
-    file,
-    pipeline: PIPELINE,
-    hostname: "127.0.0.1",
-    port: 0,
-    services,
-  });
-  const url = `http://127.0.0.1:${server.addr.port}`;
-  try {
-    assert.equal(await post(url, 200), 200);
-    await Deno.writeTextFile(file, policy(upstream.url, 100));
-    assert.equal(await server.reload(), true);
-    assert.equal(await post(url, 200), 413, "the new limit applies");
+  await using served = await serveTestGateway({ policy: policy(upstream.url), services });
+  const { file, server, url } = served;
+  assert.equal(await post(url, 200), 200);
+  await Deno.writeTextFile(file, policy(upstream.url, 100));
+  assert.equal(await server.reload(), true);
+  assert.equal(await post(url, 200), 413, "the new limit applies");
 
-    await Deno.writeTextFile(file, policy(upstream.url, 100) + "defaults_typo: {}\n");
-    assert.equal(await server.reload(), false);
-    assert.equal(await post(url, 200), 413, "the previous policy keeps serving");
-    assert.equal(await post(url, 10), 200);
-    const refused = log.lines.find((l) => String(l.msg).startsWith("policy reload refused"));
-    assert.ok(refused, "the refusal is logged");
-    assert.match(JSON.stringify(refused.problems), /defaults_typo/);
-    assert.equal(services.metrics.reloads.value({ outcome: "refused" }), 1);
-    assert.equal(services.metrics.reloads.value({ outcome: "applied" }), 1);
-  } finally {
-    await server.shutdown();
-  }
+  await Deno.writeTextFile(file, policy(upstream.url, 100) + "defaults_typo: {}\n");
+  assert.equal(await server.reload(), false);
+  assert.equal(await post(url, 200), 413, "the previous policy keeps serving");
+  assert.equal(await post(url, 10), 200);
+  const refused = log.lines.find((l) => String(l.msg).startsWith("policy reload refused"));
+  assert.ok(refused, "the refusal is logged");
+  assert.match(JSON.stringify(refused.problems), /defaults_typo/);
+  assert.equal(services.metrics.reloads.value({ outcome: "refused" }), 1);
+  assert.equal(services.metrics.reloads.value({ outcome: "applied" }), 1);
 });
 
 Deno.test("serveGateway() reloads when the policy file changes", async () => {
   await using upstream = startUpstream();
-  const file = await policyFile(policy(upstream.url));
   const services = defaultServices({ log: memoryLogger() });
-  const server = await serveGateway({
-    file,
-    pipeline: PIPELINE,
-    hostname: "127.0.0.1",
-    port: 0,
+  await using served = await serveTestGateway({
+    policy: policy(upstream.url),
     services,
     watch: true,
   });
-  const url = `http://127.0.0.1:${server.addr.port}`;
-  try {
-    assert.equal(await post(url, 200), 200);
-    await Deno.writeTextFile(file, policy(upstream.url, 100));
-    assert.ok(await waitFor(() => services.metrics.reloads.value({ outcome: "applied" }) === 1));
-    assert.equal(await post(url, 200), 413);
-  } finally {
-    await server.shutdown();
-  }
+  const { file, url } = served;
+  assert.equal(await post(url, 200), 200);
+  await Deno.writeTextFile(file, policy(upstream.url, 100));
+  assert.ok(await waitFor(() => services.metrics.reloads.value({ outcome: "applied" }) === 1));
+  assert.equal(await post(url, 200), 413);
 });
 
 Deno.test("serveGateway() lets a request in flight finish on shutdown", async () => {
@@ -98,15 +72,8 @@ Deno.test("serveGateway() lets a request in flight finish on shutdown", async ()
     await held.promise;
     return Response.json({ consentStatus: "valid" });
   });
-  const file = await policyFile(policy(upstream.url));
-  const server = await serveGateway({
-    file,
-    pipeline: PIPELINE,
-    hostname: "127.0.0.1",
-    port: 0,
-    services: defaultServices({ log: memoryLogger() }),
-  });
-  const url = `http://127.0.0.1:${server.addr.port}`;
+  await using served = await serveTestGateway({ policy: policy(upstream.url) });
+  const { server, url } = served;
   const inFlight = fetch(`${url}/v1/consents/c-1/status`, { headers: { "x-request-id": ID } });
   await reached.promise;
   // The core answers only once the shutdown has begun.
@@ -124,94 +91,61 @@ Deno.test("metrics are scraped on their own port and move with traffic", async (
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const metricsPort = (listener.addr as Deno.NetAddr).port;
   listener.close();
-  const file = await policyFile(
-    policy(upstream.url, 100, { metrics: { port: String(metricsPort) } }),
-  );
-  const server = await serveGateway({
-    file,
-    pipeline: PIPELINE,
-    hostname: "127.0.0.1",
-    port: 0,
-    services: defaultServices({ log: memoryLogger() }),
+  await using served = await serveTestGateway({
+    policy: policy(upstream.url, 100, { metrics: { port: String(metricsPort) } }),
   });
-  const url = `http://127.0.0.1:${server.addr.port}`;
-  try {
-    assert.equal(await post(url, 10), 200);
-    assert.equal(await post(url, 10), 200);
-    assert.equal(await post(url, 500), 413);
-    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-    assert.match(text, /xs2a_requests_total\{op="createConsent",status="200"\} 2/);
-    assert.match(text, /xs2a_requests_total\{op="createConsent",status="413"\} 1/);
-    assert.match(text, /xs2a_rejections_total\{check="body_limit",code="PAYLOAD_TOO_LARGE"\} 1/);
-    assert.match(text, /xs2a_upstream_duration_seconds_count\{op="createConsent"\} 2/);
-    const main = await fetch(`${url}/metrics`);
-    assert.equal(main.status, 404, "not on the main port without a token");
-    await main.body?.cancel();
-  } finally {
-    await server.shutdown();
-  }
+  const { url } = served;
+  assert.equal(await post(url, 10), 200);
+  assert.equal(await post(url, 10), 200);
+  assert.equal(await post(url, 500), 413);
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  assert.match(text, /xs2a_requests_total\{op="createConsent",status="200"\} 2/);
+  assert.match(text, /xs2a_requests_total\{op="createConsent",status="413"\} 1/);
+  assert.match(text, /xs2a_rejections_total\{check="body_limit",code="PAYLOAD_TOO_LARGE"\} 1/);
+  assert.match(text, /xs2a_upstream_duration_seconds_count\{op="createConsent"\} 2/);
+  const main = await fetch(`${url}/metrics`);
+  assert.equal(main.status, 404, "not on the main port without a token");
+  await main.body?.cancel();
 });
 
 Deno.test("metrics on the main port need the bearer token", async () => {
   await using upstream = startUpstream();
   const token = "s3cret-metrics-token-0123456789";
-  const file = await policyFile(policy(upstream.url, 100, { metrics: { token } }));
-  const server = await serveGateway({
-    file,
-    pipeline: PIPELINE,
-    hostname: "127.0.0.1",
-    port: 0,
-    services: defaultServices({ log: memoryLogger() }),
+  await using served = await serveTestGateway({
+    policy: policy(upstream.url, 100, { metrics: { token } }),
   });
-  const url = `http://127.0.0.1:${server.addr.port}`;
-  try {
-    const anonymous = await fetch(`${url}/metrics`);
-    assert.equal(anonymous.status, 401);
-    await anonymous.body?.cancel();
-    const wrong = await fetch(`${url}/metrics`, { headers: { authorization: "Bearer nope" } });
-    assert.equal(wrong.status, 401);
-    await wrong.body?.cancel();
-    const scraped = await fetch(`${url}/metrics`, {
-      headers: { authorization: `Bearer ${token}` },
-    });
-    assert.equal(scraped.status, 200);
-    assert.match(await scraped.text(), /# TYPE xs2a_requests_total counter/);
-  } finally {
-    await server.shutdown();
-  }
+  const { url } = served;
+  const anonymous = await fetch(`${url}/metrics`);
+  assert.equal(anonymous.status, 401);
+  await anonymous.body?.cancel();
+  const wrong = await fetch(`${url}/metrics`, { headers: { authorization: "Bearer nope" } });
+  assert.equal(wrong.status, 401);
+  await wrong.body?.cancel();
+  const scraped = await fetch(`${url}/metrics`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  assert.equal(scraped.status, 200);
+  assert.match(await scraped.text(), /# TYPE xs2a_requests_total counter/);
 });
 
 Deno.test("metrics show how many entries the memory store holds", async () => {
   await using upstream = startUpstream();
   const token = "s3cret-metrics-token-0123456789";
-  const file = await policyFile(
-    policyYaml(passthroughPolicy({
+  await using served = await serveTestGateway({
+    policy: policyYaml(passthroughPolicy({
       upstream: { url: upstream.url },
       defaults: { idempotency: { mode: "enforce" } },
       metrics: { token },
     })),
-  );
-  const server = await serveGateway({
-    file,
-    pipeline: PIPELINE,
-    hostname: "127.0.0.1",
-    port: 0,
-    services: defaultServices({ log: memoryLogger() }),
   });
-  const url = `http://127.0.0.1:${server.addr.port}`;
+  const { url } = served;
   const scrape = async () =>
     await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } }))
       .text();
-  try {
-    assert.match(await scrape(), /\n# TYPE xs2a_store_entries gauge\nxs2a_store_entries 0\n/);
-    assert.equal(await post(url, 10), 200);
-    assert.match(await scrape(), /\nxs2a_store_entries 1\n/, "the kept answer of the POST");
-  } finally {
-    await server.shutdown();
-  }
+  assert.match(await scrape(), /\n# TYPE xs2a_store_entries gauge\nxs2a_store_entries 0\n/);
+  assert.equal(await post(url, 10), 200);
+  assert.match(await scrape(), /\nxs2a_store_entries 1\n/, "the kept answer of the POST");
 });
-
-/** Waits until `done()` holds (checked every 50 ms), for at most `ms`. */
 
 /** How a policy file is laid out in its directory and saved again. */
 interface Layout {
@@ -228,18 +162,10 @@ async function watchSurvives(layout: Layout) {
   await using upstream = startUpstream();
   const dir = await Deno.makeTempDir();
   const file = await layout.create(dir, policy(upstream.url));
-  const services = defaultServices({ log: memoryLogger() });
-  const server = await serveGateway({
-    file,
-    pipeline: PIPELINE,
-    hostname: "127.0.0.1",
-    port: 0,
-    services,
-    watch: true,
-  });
-  const url = `http://127.0.0.1:${server.addr.port}`;
-  const applied = () => services.metrics.reloads.value({ outcome: "applied" });
   try {
+    await using served = await serveTestGateway({ file, watch: true });
+    const { services, url } = served;
+    const applied = () => services.metrics.reloads.value({ outcome: "applied" });
     assert.equal(await post(url, 200), 200);
     await layout.save(dir, policy(upstream.url, 100));
     assert.ok(await waitFor(() => applied() === 1), "the first save is applied");
@@ -248,7 +174,6 @@ async function watchSurvives(layout: Layout) {
     assert.ok(await waitFor(() => applied() === 2), "the second save is applied");
     assert.equal(await post(url, 200), 200);
   } finally {
-    await server.shutdown();
     await Deno.remove(dir, { recursive: true });
   }
 }
@@ -315,72 +240,48 @@ async function sha256Hex(text: string): Promise<string> {
 Deno.test("serveGateway() writes one audit line with the file's SHA-256 per load, applied or refused", async () => {
   await using upstream = startUpstream();
   const good = policy(upstream.url);
-  const file = await policyFile(good);
   const log = memoryLogger();
-  const server = await serveGateway({
-    file,
-    pipeline: PIPELINE,
-    hostname: "127.0.0.1",
-    port: 0,
-    services: defaultServices({ log }),
-  });
+  await using served = await serveTestGateway({ policy: good, services: defaultServices({ log }) });
+  const { file, server } = served;
   const audits = () => log.lines.filter((l) => l.audit === "policy");
-  try {
-    const better = policy(upstream.url, 100);
-    await Deno.writeTextFile(file, better);
-    assert.equal(await server.reload(), true);
-    const bad = better + "defaults_typo: {}\n";
-    await Deno.writeTextFile(file, bad);
-    assert.equal(await server.reload(), false);
-    await Deno.remove(file);
-    assert.equal(await server.reload(), false);
-    assert.deepEqual(
-      audits().map((l) => [l.level, l.trigger, l.outcome, l.sha256, l.file]),
-      [
-        ["info", "start", "applied", await sha256Hex(good), file],
-        ["info", "reload", "applied", await sha256Hex(better), file],
-        ["error", "reload", "refused", await sha256Hex(bad), file],
-        ["error", "reload", "refused", null, file],
-      ],
-    );
-    assert.match(JSON.stringify(audits()[2].problems), /defaults_typo/);
-    assert.match(JSON.stringify(audits()[3].problems), /cannot read the file/);
-    assert.equal(
-      log.lines.filter((l) => /^policy/.test(String(l.msg))).length,
-      4,
-      "one line per load, nothing else",
-    );
-  } finally {
-    await server.shutdown();
-  }
+  const better = policy(upstream.url, 100);
+  await Deno.writeTextFile(file, better);
+  assert.equal(await server.reload(), true);
+  const bad = better + "defaults_typo: {}\n";
+  await Deno.writeTextFile(file, bad);
+  assert.equal(await server.reload(), false);
+  await Deno.remove(file);
+  assert.equal(await server.reload(), false);
+  assert.deepEqual(
+    audits().map((l) => [l.level, l.trigger, l.outcome, l.sha256, l.file]),
+    [
+      ["info", "start", "applied", await sha256Hex(good), file],
+      ["info", "reload", "applied", await sha256Hex(better), file],
+      ["error", "reload", "refused", await sha256Hex(bad), file],
+      ["error", "reload", "refused", null, file],
+    ],
+  );
+  assert.match(JSON.stringify(audits()[2].problems), /defaults_typo/);
+  assert.match(JSON.stringify(audits()[3].problems), /cannot read the file/);
+  assert.equal(
+    log.lines.filter((l) => /^policy/.test(String(l.msg))).length,
+    4,
+    "one line per load, nothing else",
+  );
 });
 
 Deno.test("serveGateway() refuses a memory store on Deno Deploy unless the policy allows it", async () => {
-  const file = await policyFile(policy("http://127.0.0.1:9"));
   Deno.env.set("DENO_DEPLOYMENT_ID", "test-deployment");
   try {
     await assert.rejects(
-      serveGateway({
-        file,
-        pipeline: PIPELINE,
-        hostname: "127.0.0.1",
-        port: 0,
-        services: defaultServices({ log: memoryLogger() }),
-      }),
+      serveTestGateway({ policy: policy("http://127.0.0.1:9") }),
       /memory store .* on Deno Deploy/,
     );
-    await Deno.writeTextFile(
-      file,
-      policy("http://127.0.0.1:9", 1000, { store: { allow_per_instance: true } }),
-    );
-    const server = await serveGateway({
-      file,
-      pipeline: PIPELINE,
-      hostname: "127.0.0.1",
-      port: 0,
-      services: defaultServices({ log: memoryLogger() }),
+    const allowed = { store: { allow_per_instance: true } };
+    await using served = await serveTestGateway({
+      policy: policy("http://127.0.0.1:9", 1000, allowed),
     });
-    await server.shutdown();
+    assert.equal(served.server.addr.hostname, "127.0.0.1");
   } finally {
     Deno.env.delete("DENO_DEPLOYMENT_ID");
   }
