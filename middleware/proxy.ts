@@ -13,7 +13,8 @@ import { errorText } from "../src/lib/mask.ts";
 import type { Finding, GatewayContext } from "../src/core/check.ts";
 import type { Answer } from "../src/core/answer.ts";
 import { defineTerminal } from "../src/core/chain.ts";
-import { headerList, peerAddress } from "../src/core/request.ts";
+import { fromTerminator, headerList, peerAddress } from "../src/core/request.ts";
+import type {} from "./tpp_certificate.ts"; // tppCertificate, tppCertificateHeader
 import { byteSize, duration, headerName, TIMER_MAX } from "../src/policy/fields.ts";
 import { upstreamTemplate } from "../src/core/catalogue.ts";
 import type { Services } from "../src/core/services.ts";
@@ -43,10 +44,11 @@ interface ProxyConfig {
   route: Readonly<Route>;
   upstream: Upstream;
   log: Services["log"];
-  /** Request headers forwarded: the operation's, those every operation needs, the policy's. */
+  /**
+   * Request headers forwarded: the operation's, those every operation needs, the policy's; never
+   * a certificate header (the verified one is added per request).
+   */
   forward: ReadonlySet<string>;
-  /** The same with the certificate headers, for a request whose certificate was verified. */
-  forwardCertified: ReadonlySet<string>;
   /** Log each request header left out as a finding. */
   reportUnlisted: boolean;
   /** Request headers never forwarded. */
@@ -80,7 +82,7 @@ export const proxy = defineTerminal({
       "Add Cache-Control: no-store to account and payment data (sensitive), to every answer, or never",
     ),
     forward_headers: z.array(headerName()).default([]).describe(
-      "Further request headers to forward to the upstream. Forwarded anyway: the headers the interface lists for the operation, Accept, Content-Type, Date, traceparent, tracestate, the certificate header of a verified certificate (X-SSL-Client-Cert, X-Forwarded-Client-Cert, Client-Cert) and the gateway's X-Forwarded-For and X-Forwarded-Proto; every other header is dropped",
+      "Further request headers to forward to the upstream. Forwarded anyway: the headers the interface lists for the operation, Accept, Content-Type, Date, traceparent, tracestate, the one header in which tpp_certificate verified the certificate, and the gateway's X-Forwarded-For and X-Forwarded-Proto; every other header is dropped. Never forwarded: other certificate headers, and X-Forwarded-* of a peer that is not a TLS terminator",
     ),
     unlisted_headers: z.enum(["drop", "report"]).default("drop").describe(
       "Request headers that are not forwarded: drop them (silently), or drop them and log each as a finding (report), to see what clients send",
@@ -106,8 +108,7 @@ export const proxy = defineTerminal({
       }),
       upstream: services.upstream,
       log: services.log,
-      forward: allowed(forwarded, HOP_BY_HOP),
-      forwardCertified: allowed([...forwarded, ...CERTIFICATE_HEADERS], HOP_BY_HOP),
+      forward: allowed(forwarded, [...HOP_BY_HOP, ...CERTIFICATE_HEADERS]),
       reportUnlisted: options.unlisted_headers === "report",
       stripRequest: new Set(HOP_BY_HOP),
       answerAllow: allowed(
@@ -143,7 +144,9 @@ async function forward(c: GatewayContext, config: ProxyConfig): Promise<Answer> 
   const target = upstreamTarget(route, c.get("params"), url);
   const unlisted: string[] | undefined = config.reportUnlisted ? [] : undefined;
   const headers = forwardedHeaders(headerList(c), {
-    allow: c.get("tppCertificate") ? config.forwardCertified : config.forward,
+    allow: config.forward,
+    certificate: c.get("tppCertificate") ? c.get("tppCertificateHeader") : undefined,
+    fromTerminator: fromTerminator(c),
     strip: config.stripRequest,
     unlisted,
     dropped: c.get("dropHeaders"),

@@ -20,6 +20,8 @@ import type { CertificateInfo } from "../src/pki/certificate.ts";
 export interface TppCertificateVariables {
   /** The TPP's transport certificate, once verified. */
   tppCertificate?: CertificateInfo;
+  /** The header (lower case) that carried it: the only certificate header forwarded. */
+  tppCertificateHeader?: string;
 }
 
 declare module "../src/core/check.ts" {
@@ -130,6 +132,7 @@ export const tppCertificate = defineCheck({
         refused(error, info)
       );
       c.set("tppCertificate", info);
+      c.set("tppCertificateHeader", lower);
       c.set("tpp", { id, roles: info.roles, domains: info.domains });
       return next();
     };

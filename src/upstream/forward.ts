@@ -42,15 +42,45 @@ export const ALWAYS_FORWARDED: readonly string[] = [
 ];
 
 /**
- * The headers in which a TLS terminator passes the TPP's certificate (nginx, Envoy, RFC 9440):
- * forwarded only when the gateway verified a certificate in the request (a custom header name has
- * to be allowed by the policy).
+ * The headers in which TLS terminators pass a client certificate or what they read of it (nginx,
+ * Envoy, RFC 9440, HAProxy, Azure, AWS): never forwarded, whatever the policy's lists say, except
+ * the one header in which the gateway verified the request's certificate. A client that adds one
+ * beside the verified certificate would name another TPP to the core.
  */
 export const CERTIFICATE_HEADERS: readonly string[] = [
   "x-ssl-client-cert",
+  "x-ssl-client-certificate",
+  "x-ssl-client-verify",
+  "x-ssl-client-s-dn",
+  "x-ssl-client-i-dn",
+  "x-ssl-client-serial",
+  "x-ssl-client-fingerprint",
   "x-forwarded-client-cert",
   "client-cert",
+  "client-cert-chain",
+  "ssl-client-cert",
+  "x-client-cert",
+  "x-client-certificate",
+  "x-client-dn",
+  "x-client-verify",
+  "x-arr-clientcert",
+  "x-amzn-mtls-clientcert",
+  "x-amzn-mtls-clientcert-leaf",
+  "x-amzn-mtls-clientcert-serial-number",
+  "x-amzn-mtls-clientcert-subject",
+  "x-amzn-mtls-clientcert-issuer",
 ];
+
+/**
+ * What a TLS terminator says of the connection it took: believed, and forwarded when the policy
+ * names it, only from a terminator (`trust.terminators`); from anyone else the gateway says it.
+ */
+const TERMINATOR_ONLY: ReadonlySet<string> = new Set([
+  "x-forwarded-for",
+  "x-forwarded-proto",
+  "x-forwarded-host",
+  "x-forwarded-port",
+]);
 
 /** Upstream response headers that reveal the core's internals. */
 export const INTERNAL: readonly string[] = [
@@ -143,16 +173,21 @@ export interface ForwardContext {
   dropped?: ReadonlySet<string>;
   /** The connection peer's address, appended to X-Forwarded-For. */
   peerAddress?: string;
+  /** Whether the peer is a TLS terminator, whose X-Forwarded-* are believed. */
+  fromTerminator?: boolean;
+  /** The header (lower case) in which the gateway verified the request's certificate. */
+  certificate?: string;
   /** Whether the request came over https. */
   https: boolean;
 }
 
 /**
- * The request headers to forward: the allowed ones a check did not drop, X-Forwarded-For with the
- * peer appended, X-Forwarded-Proto unless it was set in front of the gateway, and
- * `Accept-Encoding: identity` whatever the client accepts: the gateway reads the answer (links,
- * replays), so the core must not encode it. Anything else (X-HTTP-Method-Override,
- * X-Original-URL, Forwarded, X-Forwarded-Host, names with `_`, ...) never reaches the core.
+ * The request headers to forward: the allowed ones a check did not drop, the verified certificate
+ * in its one header, X-Forwarded-For with the peer appended, X-Forwarded-Proto unless a terminator
+ * set it, and `Accept-Encoding: identity` whatever the client accepts: the gateway reads the
+ * answer (links, replays), so the core must not encode it. Anything else (X-HTTP-Method-Override,
+ * X-Original-URL, Forwarded, names with `_`, another certificate header, the X-Forwarded-* of a
+ * peer that is no terminator, ...) never reaches the core.
  */
 export function forwardedHeaders(
   list: readonly [string, string][],
@@ -161,11 +196,14 @@ export function forwardedHeaders(
   const headers: [string, string][] = [];
   let forwardedFor: string | undefined;
   let forwardedProto = false;
-  const { allow, strip, dropped, unlisted } = context;
+  const { allow, strip, dropped, unlisted, certificate } = context;
+  const believed = context.fromTerminator === true;
   for (const entry of list) {
     const name = entry[0];
     if (strip.has(name) || dropped?.has(name) || name === "accept-encoding") continue;
-    if (name === "x-forwarded-for") forwardedFor = entry[1];
+    if (name === certificate) headers.push(entry);
+    else if (TERMINATOR_ONLY.has(name) && !believed) unlisted?.push(name);
+    else if (name === "x-forwarded-for") forwardedFor = entry[1];
     else if (name === "x-forwarded-proto") {
       forwardedProto = true;
       headers.push(entry);
