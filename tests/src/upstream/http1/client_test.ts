@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { Http1Upstream } from "../../../../src/upstream/http1/client.ts";
+import { MAX_HEAD } from "../../../../src/upstream/http1/wire.ts";
 import { UpstreamError, type UpstreamRequest } from "../../../../src/upstream/mod.ts";
 import { closedPort } from "../../../support/upstream.ts";
 import { waitFor } from "../../../support/wait.ts";
@@ -411,4 +412,47 @@ Deno.test("Http1Upstream speaks TLS to an https origin the runtime trusts (DENO_
   } finally {
     await core.shutdown();
   }
+});
+
+/** An answer of `size` body bytes in each framing: Content-Length, chunked, the connection's end. */
+function framings(size: number): string[] {
+  const body = "a".repeat(size);
+  return [
+    `HTTP/1.1 200 OK\r\ncontent-length: ${size}\r\n\r\n${body}`,
+    `HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n${
+      size.toString(16)
+    }\r\n${body}\r\n0\r\n\r\n`,
+    `HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n${body}`,
+  ];
+}
+
+Deno.test("Http1Upstream passes an answer of exactly maxBytes and refuses one byte more, in every framing", async () => {
+  for (const send of framings(1_000)) {
+    await withClient(() => ({ send, then: "close" }), async (client, upstream) => {
+      const answer = await client.send(request(upstream.origin, { maxBytes: 1_000 }));
+      assert.equal(answer.body.byteLength, 1_000, send.slice(0, 60));
+    });
+  }
+  for (const send of framings(1_001)) {
+    await withClient(() => ({ send, then: "close" }), async (client, upstream) => {
+      const error = await failure(client.send(request(upstream.origin, { maxBytes: 1_000 })));
+      assert.equal(error.failure, "too_large", send.slice(0, 60));
+    });
+  }
+});
+
+Deno.test("Http1Upstream reads a header section of exactly 64 KiB and refuses one byte more", async () => {
+  const head = (size: number) => {
+    const start = "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nx-pad: ";
+    return start + "p".repeat(size - start.length - 4) + "\r\n\r\n";
+  };
+  assert.equal(head(MAX_HEAD).length, MAX_HEAD);
+  await withClient(() => ({ send: head(MAX_HEAD) }), async (client, upstream) => {
+    assert.equal((await client.send(request(upstream.origin))).status, 200);
+  });
+  await withClient(() => ({ send: head(MAX_HEAD + 1) }), async (client, upstream) => {
+    const error = await failure(client.send(request(upstream.origin)));
+    assert.equal(error.failure, "broken");
+    assert.match(error.message, /header section too large/);
+  });
 });
