@@ -21,7 +21,7 @@ import {
   verdictProblem,
 } from "../src/store/types.ts";
 import { clientAddress } from "../src/core/request.ts";
-import { UUID } from "./_headers.ts";
+import type { Identifiers } from "../src/core/identifiers.ts";
 
 /** The decision plan of an operation's checks of shared state. */
 export type SharedStatePlan = DecisionPlan<GatewayContext>;
@@ -122,14 +122,22 @@ export function storeUnavailable(
 }
 
 /**
- * Who is calling, for keys: the TPP id when a check established it, else the client address
- * (`ip:<address>`), else `anonymous`.
+ * Who is calling, for keys: the TPP id when a check established it, else the client's network
+ * (`ip:<address>`, an IPv6 client by its prefix: see `identifiers.ipv6_prefix`), else `anonymous`.
  */
-export function callerId(c: GatewayContext): string {
+export function callerId(c: GatewayContext, ids: Identifiers): string {
   const tpp = c.get("tpp")?.id;
   if (tpp) return tpp;
   const address = clientAddress(c);
-  return address ? `ip:${address}` : "anonymous";
+  return address ? `ip:${ids.client(address)}` : "anonymous";
+}
+
+/**
+ * A caller id as the policy writes it (`ip:<address>` in tiers and bilateral maxima), in the form
+ * {@link callerId} gives: an IPv6 address becomes its network.
+ */
+export function policyCallerId(id: string, ids: Identifiers): string {
+  return id.startsWith("ip:") ? `ip:${ids.client(id.slice(3))}` : id;
 }
 
 /**
@@ -149,14 +157,6 @@ export function tppKey(c: GatewayContext): string {
  */
 export function slotTag(c: GatewayContext, services: Services): string {
   return services.store.tagKeys ? `{${tppKey(c) || "-"}}:` : "";
-}
-
-/**
- * A consent id as keys hold it: a UUID in lower case (the same consent, whatever case a TPP
- * sends it in), any other id as sent.
- */
-export function consentIdKey(id: string): string {
-  return UUID.test(id) ? id.toLowerCase() : id;
 }
 
 /** A key component: never contains the `:` separator. */

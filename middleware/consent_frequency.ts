@@ -21,10 +21,10 @@ import { GatewayError } from "../src/core/errors.ts";
 import { type BankCalendar, bankCalendar, isTimeZone } from "../src/lib/calendar.ts";
 import {
   callerId,
-  consentIdKey,
   decide,
   failField,
   keyPart,
+  policyCallerId,
   type SharedStatePlan,
   slotTag,
   storeUnavailable,
@@ -34,6 +34,8 @@ import { duration } from "../src/policy/fields.ts";
 import { retryAfter } from "../src/core/retry_after.ts";
 import type { FrequencyPart, FrequencyVerdict } from "../src/store/types.ts";
 import type { Services } from "../src/core/services.ts";
+import type { Operation } from "../src/core/catalogue.ts";
+import { type Identifiers, identifiers } from "../src/core/identifiers.ts";
 
 const KEY = "consent_frequency";
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -47,6 +49,7 @@ interface ConsentTerms {
 
 /** The options compiled once for one operation; every request of it reads this. */
 interface FrequencyConfig {
+  readonly operation: Operation;
   readonly operationId: string;
   readonly enforce: boolean;
   readonly fail: "open" | "closed";
@@ -58,22 +61,32 @@ interface FrequencyConfig {
   readonly unknownLimit: number;
   readonly maxRetentionMs: number;
   readonly services: Services;
+  /** The canonical form of ids (the policy's `identifiers`). */
+  readonly ids: Identifiers;
 }
 
 type Options = z.output<typeof consentFrequency.options>;
 
-function compile(options: Options, { operation, services }: BuildContext): FrequencyConfig {
+function compile(
+  options: Options,
+  { operation, services, sections }: BuildContext,
+): FrequencyConfig {
+  const ids = identifiers(sections.identifiers);
   return Object.freeze({
+    operation,
     operationId: operation.id,
     enforce: options.mode === "enforce",
     fail: options.fail,
     timeZone: options.time_zone,
     calendar: bankCalendar(options.time_zone),
     maxPerDay: options.max_per_day,
-    bilateral: new Map(Object.entries(options.bilateral)),
+    bilateral: new Map(
+      Object.entries(options.bilateral).map(([tpp, max]) => [policyCallerId(tpp, ids), max]),
+    ),
     unknownLimit: options.unknown_consent_limit,
     maxRetentionMs: options.max_retention,
     services,
+    ids,
   });
 }
 
@@ -87,9 +100,12 @@ export function consentTerms(value: unknown): ConsentTerms | undefined {
   return { recurring: recurringIndicator, frequencyPerDay: frequencyPerDay as number, validUntil };
 }
 
-/** The learnt consent's key; on a Redis Cluster under the caller's tag, so one per TPP. */
-function consentKey(c: GatewayContext, services: Services, id: string): string {
-  return `${slotTag(c, services)}consent:${keyPart(consentIdKey(id))}`;
+/**
+ * The learnt consent's key, by the consent id's canonical form; on a Redis Cluster under the
+ * caller's tag, so one per TPP.
+ */
+function consentKey(c: GatewayContext, config: FrequencyConfig, id: string): string {
+  return `${slotTag(c, config.services)}consent:${keyPart(config.ids.id("consent_id", id))}`;
 }
 
 /** Keeps (or, when already expired, forgets) a consent's terms until the end of validUntil. */
@@ -104,9 +120,9 @@ async function learn(
     .toISOString().slice(0, 10);
   const ttl = Math.min(config.calendar.startOf(nextDay) - services.now(), config.maxRetentionMs);
   try {
-    if (ttl <= 0) return await services.store.delete(consentKey(c, services, id));
+    if (ttl <= 0) return await services.store.delete(consentKey(c, config, id));
     await services.store.put(
-      consentKey(c, services, id),
+      consentKey(c, config, id),
       `${terms.recurring ? 1 : 0}|${terms.frequencyPerDay}`,
       ttl,
     );
@@ -119,11 +135,11 @@ async function learn(
   }
 }
 
-async function forget(c: GatewayContext, services: Services, id: string) {
+async function forget(c: GatewayContext, config: FrequencyConfig, id: string) {
   try {
-    await services.store.delete(consentKey(c, services, id));
+    await config.services.store.delete(consentKey(c, config, id));
   } catch (error) {
-    services.log.error({ msg: "consent not forgotten", error: errorText(error) });
+    config.services.log.error({ msg: "consent not forgotten", error: errorText(error) });
   }
 }
 
@@ -150,24 +166,27 @@ async function learnRead(c: GatewayContext, answer: Answer, config: FrequencyCon
 /** DELETE /v1/consents/{consentId}: forgets the consent once the bank deleted it. */
 async function forgetDeleted(c: GatewayContext, answer: Answer, config: FrequencyConfig) {
   if (answer.status >= 300 || answer.source !== "core") return;
-  await forget(c, config.services, c.get("params").consentId);
+  await forget(c, config, c.get("params").consentId);
 }
 
 /** The consent counter's part of the request's store decision (none without Consent-ID). */
 function frequencyPart(c: GatewayContext, config: FrequencyConfig): FrequencyPart | undefined {
   const consent = header(c, "consent-id");
   if (!consent) return undefined;
-  // One count per TPP and consent: another TPP's reads never use up the consent's owner's.
-  const base = `${slotTag(c, config.services)}freq:${tppKey(c)}:${keyPart(consentIdKey(consent))}:`;
-  const resource = keyPart(c.req.path);
+  // One count per TPP and consent: another TPP's reads never use up the consent's owner's. The
+  // consent and the resource by their ids' canonical forms: a case variant is the same read.
+  const { ids } = config;
+  const canonical = keyPart(ids.id("consent_id", consent));
+  const base = `${slotTag(c, config.services)}freq:${tppKey(c)}:${canonical}:`;
+  const resource = keyPart(ids.path(config.operation, c.get("params")));
   return {
-    consentKey: consentKey(c, config.services, consent),
+    consentKey: consentKey(c, config, consent),
     days: config.calendar.around(config.services.now()).map((day) => ({
       key: `${base}${day.label}:${resource}`,
       start: day.start,
       end: day.end,
     })),
-    max: config.bilateral.get(callerId(c)) ?? config.maxPerDay,
+    max: config.bilateral.get(callerId(c, ids)) ?? config.maxPerDay,
     unknownLimit: config.unknownLimit,
     psuInitiated: c.get("psuInitiated"),
     enforce: config.enforce,

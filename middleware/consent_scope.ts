@@ -3,20 +3,26 @@
  * CONSENT_INVALID before the core sees them, a second line behind a core that enforces consent
  * scope loosely. The gateway learns each consent as it passes, in the policy's store (every
  * instance knows it): its TPP and access at creation (POST /v1/consents), its access and status
- * from the consent and status reads, its termination on DELETE, and which account id is which
- * IBAN from the account list. Refused:
+ * from the consent and status reads, its termination on DELETE, and which account id carries
+ * which references (IBAN, BBAN, masked PAN, MSISDN) from the account list. Ids are compared in
+ * their canonical form (src/core/identifiers.ts): an account id or a consent id in another case
+ * is the same one. Refused:
  *
  * - a consent of another TPP;
  * - a consent the core reported as expired, revokedByPsu, terminatedByTpp or rejected;
  * - an account read (details, balances, transactions) on an account the consent does not grant,
  *   or balances or transactions on an account granted only for `accounts` (a consent of
- *   `availableAccounts` grants no account read at all).
+ *   `availableAccounts` grants no account read at all); a reference grants only the account that
+ *   carries it (middleware/_consent_grants.ts);
+ * - with `unknown_account: refuse`, a read on an account id the gateway cannot place (the account
+ *   list was not read with this consent, or did not show the account with a reference).
  *
  * The core's account list is filtered to the granted accounts when the consent lists accounts
- * (report mode logs what would have been removed). A consent the gateway never saw, or an account
- * id it cannot place, is forwarded and counted as `unknown` (xs2a_consent_scope_total): the edge
- * check never becomes a new failure mode, nor does a store that cannot be read.
+ * (report mode logs what would have been removed). A consent the gateway never saw, and by default
+ * (`unknown_account: forward`) an account id it cannot place, is forwarded and counted as
+ * `unknown` (xs2a_consent_scope_total), as is every read when the store cannot be read.
  */
+import { z } from "zod";
 import type { Next } from "hono";
 import { type BuildContext, defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
 import { type Answer, answerJson, changed } from "../src/core/answer.ts";
@@ -25,34 +31,21 @@ import { header, jsonBody } from "../src/core/request.ts";
 import { duration } from "../src/policy/fields.ts";
 import { errorText } from "../src/lib/mask.ts";
 import type { CounterCell } from "../src/lib/metrics.ts";
-import { consentIdKey, keyPart } from "./_shared_state.ts";
+import { type Identifiers, identifiers } from "../src/core/identifiers.ts";
+import { keyPart } from "./_shared_state.ts";
+import {
+  accessScope,
+  grants,
+  isObject,
+  type Need,
+  place,
+  references,
+  type Scope,
+  storedScope,
+} from "./_consent_grants.ts";
 
 /** Statuses after which a consent grants nothing (the core reported them). */
 const ENDED = new Set(["expired", "revokedByPsu", "terminatedByTpp", "rejected"]);
-
-const ALL = new Set(["allAccounts", "allAccountsWithOwnerName"]);
-
-/** What the gateway keeps of a consent (JSON in the store). */
-interface Scope {
-  /** The TPP that created it, when it was identified. */
-  tpp?: string;
-  /** The last status the core reported. */
-  status?: string;
-  validUntil?: string;
-  /** `all`: allPsd2; `list`: the account list only (availableAccounts...); else the lists. */
-  grant?: "all" | "list" | "lists";
-  /** IBANs (upper case, no spaces) granted for accounts, balances and transactions. */
-  accounts: string[];
-  balances: string[];
-  transactions: string[];
-  /** An account reference without an IBAN (PAN, BBAN, ...): accounts cannot be judged. */
-  opaque?: boolean;
-  /** Account ids (resourceId) by IBAN as the account list showed them. */
-  resources: Record<string, string>;
-}
-
-/** What an account read needs the consent to grant on its account. */
-type Need = "details" | "balances" | "transactions";
 
 const NEEDS: Record<string, Need> = {
   readAccountDetails: "details",
@@ -63,58 +56,24 @@ const NEEDS: Record<string, Need> = {
 
 interface ScopeConfig {
   readonly services: BuildContext["services"];
+  /** The canonical form of ids (the policy's `identifiers`). */
+  readonly ids: Identifiers;
+  /** What a read on an account id the gateway cannot place gets. */
+  readonly unknownAccount: "forward" | "refuse";
   readonly report: BuildContext["report"];
   readonly enforce: boolean;
   readonly maxRetentionMs: number;
   readonly counts: Record<"allowed" | "refused" | "unknown", CounterCell>;
 }
 
-function scopeKey(id: string): string {
-  return `scope:${keyPart(consentIdKey(id))}`;
-}
-
-function iban(value: unknown): string | undefined {
-  return typeof value === "string" && value !== ""
-    ? value.replace(/\s+/g, "").toUpperCase()
-    : undefined;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** The grants of a consent's `access` object. */
-export function accessScope(access: unknown): Omit<Scope, "resources"> | undefined {
-  if (!isObject(access)) return undefined;
-  const scope: Omit<Scope, "resources"> = { accounts: [], balances: [], transactions: [] };
-  if (ALL.has(String(access.allPsd2))) return { ...scope, grant: "all" };
-  for (const list of ["accounts", "balances", "transactions"] as const) {
-    const references = access[list];
-    if (!Array.isArray(references)) continue;
-    for (const reference of references) {
-      const found = isObject(reference) ? iban(reference.iban) : undefined;
-      if (found) scope[list].push(found);
-      else scope.opaque = true;
-    }
-  }
-  const listed = scope.accounts.length + scope.balances.length + scope.transactions.length > 0;
-  if (listed || scope.opaque) return { ...scope, grant: "lists" };
-  const listOnly = ALL.has(String(access.availableAccounts)) ||
-    ALL.has(String(access.availableAccountsWithBalance));
-  return listOnly ? { ...scope, grant: "list" } : undefined;
-}
-
-/** Whether the consent grants `need` on the account with `accountIban`. */
-function grants(scope: Scope, need: Need, accountIban: string): boolean {
-  if (need === "balances") return scope.balances.includes(accountIban);
-  if (need === "transactions") return scope.transactions.includes(accountIban);
-  return [scope.accounts, scope.balances, scope.transactions].some((l) => l.includes(accountIban));
+function scopeKey(config: ScopeConfig, id: string): string {
+  return `scope:${keyPart(config.ids.id("consent_id", id))}`;
 }
 
 async function load(config: ScopeConfig, id: string): Promise<Scope | undefined> {
   try {
-    const text = await config.services.store.get(scopeKey(id));
-    return text === undefined ? undefined : JSON.parse(text) as Scope;
+    const text = await config.services.store.get(scopeKey(config, id));
+    return text === undefined ? undefined : storedScope(text);
   } catch (error) {
     config.services.log.error({ msg: "consent scope not read", error: errorText(error) });
     return undefined;
@@ -130,8 +89,8 @@ async function save(config: ScopeConfig, id: string, scope: Scope): Promise<void
     ttl = Math.min(ttl, end - services.now());
   }
   try {
-    if (ttl <= 0) return await services.store.delete(scopeKey(id));
-    await services.store.put(scopeKey(id), JSON.stringify(scope), ttl);
+    if (ttl <= 0) return await services.store.delete(scopeKey(config, id));
+    await services.store.put(scopeKey(config, id), JSON.stringify(scope), ttl);
   } catch (error) {
     services.log.error({ msg: "consent scope not learnt", error: errorText(error) });
   }
@@ -162,7 +121,7 @@ async function learnCreated(c: GatewayContext, answer: Answer, config: ScopeConf
     tpp: c.get("tpp")?.id,
     status: typeof created!.consentStatus === "string" ? created!.consentStatus : undefined,
     validUntil: typeof body.validUntil === "string" ? body.validUntil : undefined,
-    resources: {},
+    places: {},
   });
 }
 
@@ -188,7 +147,7 @@ async function learnLater(c: GatewayContext, answer: Answer, config: ScopeConfig
     accounts: [],
     balances: [],
     transactions: [],
-    resources: {},
+    places: {},
     ...known,
     ...access,
     status: status ?? known?.status,
@@ -239,7 +198,7 @@ async function checkRead(c: GatewayContext, next: Next, config: ScopeConfig, nee
   const known = await knownConsent(c, config);
   if (!known) return next();
   const { id, scope } = known;
-  if (scope.grant === "all" || scope.opaque) {
+  if (scope.grant === "all") {
     config.counts.allowed.value++;
     return next();
   }
@@ -248,12 +207,18 @@ async function checkRead(c: GatewayContext, next: Next, config: ScopeConfig, nee
     config.counts.refused.value++;
     throw refused(`Consent "${id}" grants the account list only, not "${need}" of an account`);
   }
-  const accountIban = Object.entries(scope.resources).find(([, r]) => r === accountId)?.[0];
-  if (accountIban === undefined) {
-    config.counts.unknown.value++;
-    return next();
+  const carried = place(scope, config.ids.id("resource_id", accountId));
+  if (carried === undefined) {
+    if (config.unknownAccount === "forward") {
+      config.counts.unknown.value++;
+      return next();
+    }
+    config.counts.refused.value++;
+    throw refused(
+      `Account "${accountId}" is not known for consent "${id}"; read the account list (GET /v1/accounts) with this consent first`,
+    );
   }
-  if (!grants(scope, need, accountIban)) {
+  if (!grants(scope, need, carried)) {
     config.counts.refused.value++;
     throw refused(`Consent "${id}" does not grant "${need}" for account "${accountId}"`);
   }
@@ -294,15 +259,20 @@ async function filterList(
   const list = answer.status === 200 ? answerJson(answer) : undefined;
   if (!known || !isObject(list) || !Array.isArray(list.accounts)) return undefined;
   const { id, scope } = known;
-  const seen: Record<string, string> = {};
+  const seen: Record<string, string[]> = {};
   const removed: string[] = [];
-  const judge = scope.grant === "lists" && !scope.opaque;
+  const judge = scope.grant === "lists";
   const kept = list.accounts.filter((account) => {
-    const found = isObject(account) ? iban(account.iban) : undefined;
-    if (!found) return !judge;
-    if (typeof account.resourceId === "string") seen[found] = account.resourceId;
-    if (!judge || grants(scope, "details", found)) return true;
-    removed.push(typeof account.resourceId === "string" ? account.resourceId : "?");
+    const carried = references(account);
+    const resourceId = isObject(account) && typeof account.resourceId === "string"
+      ? account.resourceId
+      : undefined;
+    // An account shown without a reference cannot be placed: a read of it stays unknown.
+    if (resourceId !== undefined && carried.length > 0) {
+      seen[config.ids.id("resource_id", resourceId)] = carried;
+    }
+    if (!judge || grants(scope, "details", carried)) return true;
+    removed.push(resourceId ?? "?");
     return false;
   });
   if (removed.length > 0) {
@@ -313,9 +283,9 @@ async function filterList(
       config.services.log.info({ level: "warn", msg: text, request_id: c.get("requestId") });
     } else config.report(c, refused(text));
   }
-  const learnt = Object.entries(seen).filter(([k, v]) => scope.resources[k] !== v);
+  const learnt = Object.entries(seen).filter(([k, v]) => place(scope, k)?.join() !== v.join());
   if (learnt.length > 0 && answer.source === "core") {
-    await save(config, id, { ...scope, resources: { ...scope.resources, ...seen } });
+    await save(config, id, { ...scope, places: { ...scope.places, ...seen } });
   }
   if (removed.length === 0 || !config.enforce) return undefined;
   return changed(answer, { body: JSON.stringify({ ...list, accounts: kept }) });
@@ -328,12 +298,17 @@ export const consentScope = defineCheck({
     max_retention: duration().prefault("400d").describe(
       "Longest a learnt consent scope is kept (a validUntil of 9999-12-31 asks for the maximum)",
     ),
+    unknown_account: z.enum(["forward", "refuse"]).default("forward").describe(
+      "A read on an account id the gateway cannot place for a consent it knows (the account list was not read with the consent, or did not show the account with a reference): forward (counted as unknown; the core decides) or refuse (401 CONSENT_INVALID until the account list was read)",
+    ),
   }, "off"),
-  create(options, { operation, services, report }) {
+  create(options, { operation, services, report, sections }) {
     const cells = (result: string) =>
       services.metrics.consentScope.cell({ op: operation.id, result });
     const config: ScopeConfig = Object.freeze({
       services,
+      ids: identifiers(sections.identifiers),
+      unknownAccount: options.unknown_account,
       report,
       enforce: options.mode === "enforce",
       maxRetentionMs: options.max_retention,

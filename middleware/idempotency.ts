@@ -40,6 +40,8 @@ import type {
   Verdict,
 } from "../src/store/types.ts";
 import type { Services } from "../src/core/services.ts";
+import type { Operation } from "../src/core/catalogue.ts";
+import { type Identifiers, identifiers } from "../src/core/identifiers.ts";
 
 const KEY = "idempotency";
 
@@ -64,6 +66,7 @@ export const REPLAY_HEADER = "x-idempotent-replay";
 
 /** The options compiled once for one operation; every request of it reads this. */
 interface IdempotencyConfig {
+  readonly operation: Operation;
   readonly operationId: string;
   /** replay: the same request gets the first answer; unique: any reuse is refused. */
   readonly kind: "replay" | "unique";
@@ -75,15 +78,18 @@ interface IdempotencyConfig {
   readonly pollMs: number;
   readonly maxBodyBytes: number;
   readonly services: Services;
+  /** The canonical form of ids (the policy's `identifiers`). */
+  readonly ids: Identifiers;
 }
 
 type Options = z.output<typeof idempotency.options>;
 
 /** The options for one operation, or `undefined` when its method is not checked. */
-function compile(options: Options, { operation, services }: BuildContext) {
+function compile(options: Options, { operation, services, sections }: BuildContext) {
   const kind = operation.method === "GET" ? options.reads : options.writes;
   if (kind === "none") return undefined;
   const config: IdempotencyConfig = {
+    operation,
     operationId: operation.id,
     kind,
     enforce: options.mode === "enforce",
@@ -94,16 +100,21 @@ function compile(options: Options, { operation, services }: BuildContext) {
     pollMs: options.poll,
     maxBodyBytes: options.max_body_bytes,
     services,
+    ids: identifiers(sections.identifiers),
   };
   return Object.freeze(config);
 }
 
-/** Base64 SHA-256 of the method, path, query and body (see {@link sha256Base64} for why sync). */
-function fingerprint(c: GatewayContext): string {
+/**
+ * Base64 SHA-256 of the method, path (its ids in their canonical form: the same resource however
+ * it is spelt), query and body (see {@link sha256Base64} for why sync).
+ */
+function fingerprint(c: GatewayContext, config: IdempotencyConfig): string {
   const url = c.req.url;
   const query = url.indexOf("?");
+  const path = config.ids.path(config.operation, c.get("params"));
   return sha256Base64(
-    `${c.req.method} ${c.req.path}${query < 0 ? "" : url.slice(query)}\n`,
+    `${c.req.method} ${path}${query < 0 ? "" : url.slice(query)}\n`,
     c.get("body"),
   );
 }
@@ -125,9 +136,10 @@ function idempotencyPart(
   // A unique id is refused on any reuse and never completed: nothing to compare, no owner token.
   const replays = mode === "replay";
   return {
-    key: `${slotTag(c, config.services)}idem:${tpp}:${keyPart(id)}`,
+    // The id's canonical form: an X-Request-ID resent in another case is the same request.
+    key: `${slotTag(c, config.services)}idem:${tpp}:${keyPart(config.ids.id("request_id", id))}`,
     mode,
-    fingerprint: replays ? fingerprint(c) : "",
+    fingerprint: replays ? fingerprint(c, config) : "",
     token: replays ? crypto.randomUUID() : "",
     enforce: config.enforce,
     inflightMs: config.inflightMs,

@@ -16,12 +16,13 @@ import { type BuildContext, defineCheck, type GatewayContext, modal } from "../s
 import { GatewayError } from "../src/core/errors.ts";
 import type { Services } from "../src/core/services.ts";
 import type { CounterCell } from "../src/lib/metrics.ts";
+import { type Identifiers, identifiers } from "../src/core/identifiers.ts";
 import {
   callerId,
-  consentIdKey,
   decide,
   failField,
   keyPart,
+  policyCallerId,
   type SharedStatePlan,
   slotTag,
   storeUnavailable,
@@ -77,6 +78,8 @@ interface RateLimitConfig {
   /** The limits of each caller put in a tier. */
   readonly byTpp: ReadonlyMap<string, readonly CompiledLimit[]>;
   readonly services: Services;
+  /** The canonical form of ids and client addresses (the policy's `identifiers`). */
+  readonly ids: Identifiers;
   readonly allowed: CounterCell;
   readonly rejected: CounterCell;
 }
@@ -111,7 +114,7 @@ function applyTier(
 }
 
 /** The options for one operation, or `undefined` when no limit is set. */
-function compile(options: Options, { operation, services }: BuildContext) {
+function compile(options: Options, { operation, services, sections }: BuildContext) {
   const base = Object.entries(options.limits);
   if (base.length === 0) return undefined;
   // On a Redis Cluster a decision's keys share the caller's slot: a limit shared by TPPs has none.
@@ -126,14 +129,20 @@ function compile(options: Options, { operation, services }: BuildContext) {
   const tiers = new Map(
     Object.entries(options.tiers).map(([tier, overrides]) => [tier, applyTier(base, overrides)]),
   );
+  const ids = identifiers(sections.identifiers);
   const config: RateLimitConfig = {
     operationId: operation.id,
     enforce: options.mode === "enforce",
     fail: options.fail,
     ipHeader: options.client_ip_header,
     standard: applyTier(base, {}),
-    byTpp: new Map(Object.entries(options.tpps).map(([tpp, tier]) => [tpp, tiers.get(tier)!])),
+    byTpp: new Map(
+      Object.entries(options.tpps).map((
+        [tpp, tier],
+      ) => [policyCallerId(tpp, ids), tiers.get(tier)!]),
+    ),
     services,
+    ids,
     allowed: services.metrics.rateLimit.cell({ outcome: "allowed" }),
     rejected: services.metrics.rateLimit.cell({ outcome: "rejected" }),
   };
@@ -141,26 +150,32 @@ function compile(options: Options, { operation, services }: BuildContext) {
 }
 
 /**
- * The PSU a request counts for: PSU-ID, else the bearer token's subject, else one "unknown PSU"
- * of the caller, so that leaving PSU-ID out never escapes a per-PSU limit. No PSU-ID can name
- * that one: header values never start with a space.
+ * The PSU a request counts for: PSU-ID, else the bearer token's subject (either in its canonical
+ * form, so that a PSU-ID's case never escapes a per-PSU limit), else one "unknown PSU" of the
+ * caller, so that leaving PSU-ID out never escapes it either. No PSU-ID can name that one:
+ * header values never start with a space.
  */
-function psuComponent(c: GatewayContext): string {
-  return header(c, "psu-id") || c.get("tokenSubject") || ` unknown PSU of ${callerId(c)}`;
+function psuComponent(c: GatewayContext, ids: Identifiers): string {
+  const psu = header(c, "psu-id") || c.get("tokenSubject");
+  return psu ? ids.id("psu_id", psu) : ` unknown PSU of ${callerId(c, ids)}`;
 }
 
 /** What a request counts by for one key of a limit; `undefined`: not counted by that limit. */
 function component(c: GatewayContext, key: LimitKey, config: RateLimitConfig): string | undefined {
-  const ipHeader = config.ipHeader;
+  const { ids, ipHeader } = config;
   switch (key) {
     case "tpp":
-      return callerId(c);
+      return callerId(c, ids);
     case "psu_id":
-      return psuComponent(c);
-    case "client_ip":
-      return clientAddress(c, ipHeader);
-    case "consent":
-      return consentIdKey(header(c, "consent-id") ?? c.get("params").consentId);
+      return psuComponent(c, ids);
+    case "client_ip": {
+      const address = clientAddress(c, ipHeader);
+      return address === undefined ? undefined : ids.client(address);
+    }
+    case "consent": {
+      const consent = header(c, "consent-id") ?? c.get("params").consentId;
+      return consent === undefined ? undefined : ids.id("consent_id", consent);
+    }
     case "operation":
       return config.operationId;
   }
@@ -168,7 +183,7 @@ function component(c: GatewayContext, key: LimitKey, config: RateLimitConfig): s
 
 /** The limits part of the request's store decision. */
 function limitParts(c: GatewayContext, config: RateLimitConfig): LimitPart[] {
-  const limits = config.byTpp.get(callerId(c)) ?? config.standard;
+  const limits = config.byTpp.get(callerId(c, config.ids)) ?? config.standard;
   const parts: LimitPart[] = [];
   const tag = slotTag(c, config.services);
   for (const limit of limits) {

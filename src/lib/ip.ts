@@ -149,3 +149,35 @@ export function specialRange(value: string): SpecialRange | undefined {
   if (isIpv6(value)) return ipv6Range(ipv6Groups(value));
   return undefined;
 }
+
+/**
+ * The network a client address is counted by: an IPv4 address whole, an IPv6 address by its
+ * first `bits` bits (`2001:db8:1:2::/64`), since one IPv6 client usually holds a whole /64 and
+ * could otherwise take a new address for every request; an IPv4 address inside IPv6 (mapped)
+ * counts as the IPv4 address. Anything else is returned as it is.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { addressNetwork } from "./ip.ts";
+ *
+ * assert.equal(addressNetwork("2001:DB8:1:2:aaaa::1", 64), "2001:db8:1:2::/64");
+ * assert.equal(addressNetwork("::ffff:192.0.2.1", 64), "192.0.2.1");
+ * assert.equal(addressNetwork("192.0.2.1", 64), "192.0.2.1");
+ * ```
+ */
+export function addressNetwork(value: string, bits: number): string {
+  if (!isIpv6(value)) return value;
+  const groups = ipv6Groups(value);
+  if (inPrefix(groups, ipv6Groups("::ffff:0:0"), 96)) {
+    return [groups[6] >> 8, groups[6] & 0xff, groups[7] >> 8, groups[7] & 0xff].join(".");
+  }
+  const kept = groups.map((group, i) => {
+    const left = bits - 16 * i;
+    if (left >= 16) return group;
+    return left <= 0 ? 0 : group & ((0xffff << (16 - left)) & 0xffff);
+  });
+  const address = new URL(`http://[${kept.map((g) => g.toString(16)).join(":")}]/`).hostname
+    .slice(1, -1);
+  return bits >= 128 ? address : `${address}/${bits}`;
+}

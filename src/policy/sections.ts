@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { tppKeysSection, trustSection } from "../pki/sections.ts";
+import { identifiersSection } from "../core/identifiers.ts";
 import { duration, httpUrl, pathPrefix, port, TIMER_MAX } from "./fields.ts";
 
 /** The upstream clients (src/upstream/): the gateway's own HTTP/1.1 client, the runtime's fetch. */
@@ -242,6 +243,7 @@ export const SECTIONS = {
   store: storeSection,
   readiness: readinessSection,
   access_log: accessLogSection,
+  identifiers: identifiersSection,
 };
 
 /** The global sections of a loaded policy, parsed. */

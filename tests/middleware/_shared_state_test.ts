@@ -2,15 +2,16 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import {
   callerId,
-  consentIdKey,
   decide,
   decideAgain,
   keyPart,
+  policyCallerId,
   slotTag,
   storeUnavailable,
   tppKey,
 } from "../../middleware/_shared_state.ts";
 import { operation } from "../../src/core/catalogue.ts";
+import { identifiers, identifiersSection } from "../../src/core/identifiers.ts";
 import type { GatewayContext, GatewayEnv } from "../../src/core/check.ts";
 import { GatewayError } from "../../src/core/errors.ts";
 import { RETRY_AFTER_SECONDS } from "../../src/core/retry_after.ts";
@@ -67,18 +68,32 @@ async function inContext<T>(
   return result as T;
 }
 
-Deno.test("callerId() is the TPP id, else ip:<client address>, else anonymous", async () => {
+Deno.test("callerId() is the TPP id, else ip:<client network>, else anonymous", async () => {
+  const ids = identifiers();
+  const caller = (c: GatewayContext) => callerId(c, ids);
   assert.equal(
-    await inContext({ tpp: "PSDGE-NBG-1", clientAddress: "203.0.113.9" }, callerId),
+    await inContext({ tpp: "PSDGE-NBG-1", clientAddress: "203.0.113.9" }, caller),
     "PSDGE-NBG-1",
   );
-  assert.equal(await inContext({ clientAddress: "203.0.113.9" }, callerId), "ip:203.0.113.9");
-  assert.equal(await inContext({ clientAddress: "" }, callerId), "anonymous");
+  assert.equal(await inContext({ clientAddress: "203.0.113.9" }, caller), "ip:203.0.113.9");
+  assert.equal(
+    await inContext({ clientAddress: "2001:db8:1:2:3:4:5:6" }, caller),
+    "ip:2001:db8:1:2::/64",
+    "an IPv6 client by its /64",
+  );
+  const by48 = identifiers(identifiersSection.parse({ ipv6_prefix: 48 }));
+  assert.equal(
+    await inContext({ clientAddress: "2001:db8:1:2:3:4:5:6" }, (c) => callerId(c, by48)),
+    "ip:2001:db8:1::/48",
+  );
+  assert.equal(await inContext({ clientAddress: "" }, caller), "anonymous");
   // An empty TPP id is no identity.
   assert.equal(
-    await inContext({ tpp: "", clientAddress: "203.0.113.9" }, callerId),
+    await inContext({ tpp: "", clientAddress: "203.0.113.9" }, caller),
     "ip:203.0.113.9",
   );
+  assert.equal(policyCallerId("ip:2001:DB8:1:2::9", ids), "ip:2001:db8:1:2::/64");
+  assert.equal(policyCallerId("PSDGE-NBG-1", ids), "PSDGE-NBG-1");
 });
 
 Deno.test("tppKey() and slotTag() key by the TPP, and callers without one share one tag", async () => {
@@ -94,12 +109,7 @@ Deno.test("tppKey() and slotTag() key by the TPP, and callers without one share 
   assert.equal(await inContext({ tpp: "TPP 1" }, (c) => slotTag(c, untagged)), "");
 });
 
-Deno.test("consentIdKey() lowers a UUID only; keyPart() never lets the separator through", () => {
-  assert.equal(
-    consentIdKey("5B1F3C2E-7A41-4D6B-9C0E-00000000000A"),
-    "5b1f3c2e-7a41-4d6b-9c0e-00000000000a",
-  );
-  assert.equal(consentIdKey("Consent-ABC"), "Consent-ABC");
+Deno.test("keyPart() never lets the separator through", () => {
   assert.equal(keyPart("a:b c"), "a%3Ab%20c");
 });
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { isIpAddress, isIpv4, isIpv6, specialRange } from "../../../src/lib/ip.ts";
+import { addressNetwork, isIpAddress, isIpv4, isIpv6, specialRange } from "../../../src/lib/ip.ts";
 
 Deno.test("isIpv4() accepts dotted quads without leading zeros only", () => {
   for (const ip of ["0.0.0.0", "192.168.8.78", "255.255.255.255"]) {
@@ -52,4 +52,16 @@ Deno.test("specialRange() names the special-purpose range of an address, none fo
     ["not an address", undefined],
   ];
   for (const [address, range] of cases) assert.equal(specialRange(address), range, address);
+});
+
+Deno.test("addressNetwork() keeps an IPv4 address whole and cuts an IPv6 one to its prefix", () => {
+  assert.equal(addressNetwork("203.0.113.9", 64), "203.0.113.9");
+  assert.equal(addressNetwork("2001:DB8:1:2:aaaa:bbbb:cccc:dddd", 64), "2001:db8:1:2::/64");
+  assert.equal(addressNetwork("2001:db8:1:2::1", 64), addressNetwork("2001:db8:1:2:ffff::9", 64));
+  assert.notEqual(addressNetwork("2001:db8:1:2::1", 64), addressNetwork("2001:db8:1:3::1", 64));
+  assert.equal(addressNetwork("2001:db8:1:2::1", 56), "2001:db8:1::/56");
+  assert.equal(addressNetwork("2001:db8:1:2ff::1", 56), "2001:db8:1:200::/56");
+  assert.equal(addressNetwork("2001:db8::1", 128), "2001:db8::1");
+  assert.equal(addressNetwork("::ffff:203.0.113.9", 64), "203.0.113.9", "IPv4 inside IPv6");
+  assert.equal(addressNetwork("not an address", 64), "not an address");
 });
