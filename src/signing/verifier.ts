@@ -66,6 +66,8 @@ export abstract class RequestSignatureVerifier<
   protected readonly options: Options;
   /** How the scheme names itself. */
   protected abstract readonly scheme: Scheme;
+  /** The options' coverage with the scheme's pseudo-headers, made at the first request. */
+  #coverage?: Coverage;
 
   constructor(store: TrustStore, options: Options) {
     this.store = store;
@@ -100,7 +102,7 @@ export abstract class RequestSignatureVerifier<
     checkCoverage(
       read.names,
       request,
-      { ...options.coverage, pseudo: scheme.pseudo },
+      this.#coverage ??= { ...options.coverage, pseudo: scheme.pseudo },
       (text) => invalid(`${scheme.list} ${text}`),
     );
     this.checkTime(read, request);
