@@ -119,3 +119,16 @@ Deno.test("pathParams() rejects dot segments sent as they are or percent-encoded
   }
   assert.equal(t.upstream.received.length, 0);
 });
+
+Deno.test("pathParams() quotes a refused value of up to 40 characters whole, a longer one cut", async () => {
+  await using t = await rig(policy());
+  const cases = [["p".repeat(40), "p".repeat(40)], ["q".repeat(41), `${"q".repeat(40)}...`]];
+  for (const [product, shown] of cases) {
+    assertRejected(await t.call(`/v1/payments/${product}`, initiate()), {
+      status: 404,
+      code: "PRODUCT_UNKNOWN",
+      path: "payment-product",
+      text: new RegExp(`^Payment product "${shown.replaceAll(".", "\\.")}" is not a product`),
+    }, t.upstream);
+  }
+});

@@ -188,3 +188,16 @@ Deno.test("queryParams() lets the transaction list page with pageIndex from 0 an
     );
   }
 });
+
+Deno.test("queryParams() names a parameter of up to 64 characters whole, a longer one cut", async () => {
+  await using t = await rig(policy());
+  const cases = [["p".repeat(64), "p".repeat(64)], ["q".repeat(65), `${"q".repeat(64)}...`]];
+  for (const [name, shown] of cases) {
+    assertRejected(await t.call(`${LIST}?bookingStatus=booked&${name}=1`, READ), {
+      status: 400,
+      code: "PARAMETER_NOT_SUPPORTED",
+      path: shown,
+      text: new RegExp(`^Query parameter "${shown.replaceAll(".", "\\.")}" is not supported;`),
+    }, t.upstream);
+  }
+});

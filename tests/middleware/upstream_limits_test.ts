@@ -448,6 +448,8 @@ Deno.test("upstreamLimits() refuses adaptive bounds out of order and defaults to
   assert.deepEqual(upstreamLimits.validate!(reversed, {} as never), [
     "adaptive.min_in_flight: must be at most adaptive.max_in_flight (5), got 6",
   ]);
+  const fixed = upstreamLimits.options.parse({ adaptive: { min_in_flight: 5, max_in_flight: 5 } });
+  assert.deepEqual(upstreamLimits.validate!(fixed, {} as never), [], "equal bounds are in order");
   assert.equal(
     upstreamLimits.options.safeParse({ adaptive: { max_in_flight: 5, window: "50ms" } }).success,
     false,
