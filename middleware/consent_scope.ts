@@ -259,7 +259,7 @@ async function filterList(
   const list = answer.status === 200 ? answerJson(answer) : undefined;
   if (!known || !isObject(list) || !Array.isArray(list.accounts)) return undefined;
   const { id, scope } = known;
-  const seen: Record<string, string[]> = {};
+  const seen = new Map<string, string[]>();
   const removed: string[] = [];
   const judge = scope.grant === "lists";
   const kept = list.accounts.filter((account) => {
@@ -269,7 +269,7 @@ async function filterList(
       : undefined;
     // An account shown without a reference cannot be placed: a read of it stays unknown.
     if (resourceId !== undefined && carried.length > 0) {
-      seen[config.ids.id("resource_id", resourceId)] = carried;
+      seen.set(config.ids.id("resource_id", resourceId), carried);
     }
     if (!judge || grants(scope, "details", carried)) return true;
     removed.push(resourceId ?? "?");
@@ -283,9 +283,9 @@ async function filterList(
       config.services.log.info({ level: "warn", msg: text, request_id: c.get("requestId") });
     } else config.report(c, refused(text));
   }
-  const learnt = Object.entries(seen).filter(([k, v]) => place(scope, k)?.join() !== v.join());
+  const learnt = [...seen].filter(([k, v]) => place(scope, k)?.join() !== v.join());
   if (learnt.length > 0 && answer.source === "core") {
-    await save(config, id, { ...scope, places: { ...scope.places, ...seen } });
+    await save(config, id, { ...scope, places: { ...scope.places, ...Object.fromEntries(seen) } });
   }
   if (removed.length === 0 || !config.enforce) return undefined;
   return changed(answer, { body: JSON.stringify({ ...list, accounts: kept }) });
