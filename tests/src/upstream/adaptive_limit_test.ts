@@ -81,6 +81,7 @@ Deno.test("Gradient2 refuses a tolerance below 1 and bounds out of order", () =>
   assert.throws(() => new Gradient2({ min: 2, max: 10, tolerance: 0.9 }), RangeError);
   assert.throws(() => new Gradient2({ min: 10, max: 2 }), RangeError);
   assert.throws(() => new Gradient2({ min: 0, max: 2 }), RangeError);
+  assert.equal(new Gradient2({ min: 1, max: 1 }).limit, 1, "equal bounds, from 1: a fixed limit");
 });
 
 Deno.test("Aimd adds one per measurement while used to half the limit and nothing drops", () => {
