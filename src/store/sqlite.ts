@@ -9,7 +9,9 @@
  * `kill -9` of the gateway (the WAL is in the operating system's hands when COMMIT returns) at
  * about 30 us per transaction here; `full` also survives a power loss or a kernel crash, with an
  * fsync per commit (about 200 us here, blocking the event loop). Expired rows are deleted by a
- * sweep a second, a few milliseconds at most each time.
+ * sweep a second that walks the table in key order, a few milliseconds at most each time: an index
+ * on the end of life would find them at once, but costs every write a third of its CPU (24 against
+ * 39 us a decision, measured with and without it), and a read never takes an expired row anyway.
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { Logger } from "../lib/log.ts";
@@ -40,6 +42,7 @@ export interface SqliteStoreOptions {
 /** How often expired rows are deleted, and for how long at most each time. */
 const SWEEP_EVERY_MS = 1000;
 const SWEEP_BUDGET_MS = 5;
+/** Rows looked at in one step of the sweep. */
 const SWEEP_BATCH = 500;
 
 /** A store in one SQLite file. */
@@ -54,7 +57,9 @@ export class SqliteStore implements Store {
   readonly #select: StatementSync;
   readonly #upsert: StatementSync;
   readonly #delete: StatementSync;
-  readonly #sweep: StatementSync;
+  readonly #scan: StatementSync;
+  /** The last key the sweep looked at ("": start again from the first). */
+  #swept = "";
   readonly #timer: ReturnType<typeof setInterval>;
   #lastLogged = 0;
 
@@ -71,16 +76,14 @@ export class SqliteStore implements Store {
     db.exec(`PRAGMA synchronous = ${synchronous}`);
     db.exec(`CREATE TABLE IF NOT EXISTS entries (
       key TEXT PRIMARY KEY, value TEXT NOT NULL, expires INTEGER NOT NULL) WITHOUT ROWID`);
-    db.exec("CREATE INDEX IF NOT EXISTS entries_expires ON entries (expires)");
     this.#select = db.prepare("SELECT value, expires FROM entries WHERE key = ?");
     this.#upsert = db.prepare(
       `INSERT INTO entries (key, value, expires) VALUES (?, ?, ?)
        ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires = excluded.expires`,
     );
     this.#delete = db.prepare("DELETE FROM entries WHERE key = ?");
-    this.#sweep = db.prepare(
-      `DELETE FROM entries WHERE key IN
-       (SELECT key FROM entries WHERE expires <= ? ORDER BY expires LIMIT ${SWEEP_BATCH})`,
+    this.#scan = db.prepare(
+      `SELECT key, expires FROM entries WHERE key > ? ORDER BY key LIMIT ${SWEEP_BATCH}`,
     );
     this.#timer = setInterval(() => this.#sweepExpired(), SWEEP_EVERY_MS);
     Deno.unrefTimer(this.#timer);
@@ -144,15 +147,28 @@ export class SqliteStore implements Store {
     });
   }
 
-  /** Deletes expired rows, a batch at a time, for a few milliseconds at most. */
+  /** Deletes expired rows, walking on from where the last sweep stopped, a few ms at most. */
   #sweepExpired(): void {
     const started = performance.now();
     try {
       while (performance.now() - started < SWEEP_BUDGET_MS) {
-        if (Number(this.#sweep.run(this.#now()).changes) < SWEEP_BATCH) return;
+        const rows = this.#scan.all(this.#swept) as { key: string; expires: number }[];
+        if (rows.length === 0) {
+          this.#swept = "";
+          return;
+        }
+        const now = this.#now();
+        const expired = rows.filter((row) => row.expires <= now);
+        if (expired.length > 0) {
+          this.#db.exec("BEGIN IMMEDIATE");
+          for (const row of expired) this.#delete.run(row.key);
+          this.#db.exec("COMMIT");
+        }
+        this.#swept = rows.at(-1)!.key;
       }
     } catch {
       // Locked by another process or the disk failed: the next sweep tries again.
+      if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
     }
   }
 
