@@ -8,7 +8,7 @@ import { defineCheck, modal } from "../src/core/check.ts";
 import { requestHeaders } from "../src/core/request.ts";
 import { GatewayError } from "../src/core/errors.ts";
 import { acceptable } from "../src/lib/media_type.ts";
-import { mediaType } from "../src/policy/fields.ts";
+import { mediaType } from "../src/lib/fields.ts";
 
 export const accept = defineCheck({
   key: "accept",

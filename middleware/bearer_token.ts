@@ -25,7 +25,7 @@ import {
   introspector,
   looksLikeJwt,
 } from "../src/tokens/introspection.ts";
-import { duration, httpUrl, TIMER_MAX } from "../src/policy/fields.ts";
+import { duration, httpUrl, TIMER_MAX } from "../src/lib/fields.ts";
 import { RETRY_AFTER_SECONDS } from "../src/core/retry_after.ts";
 import type { CertificateInfo } from "../src/pki/certificate.ts";
 

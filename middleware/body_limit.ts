@@ -8,7 +8,7 @@ import { defineCheck, type GatewayContext } from "../src/core/check.ts";
 import { requestHeaders } from "../src/core/request.ts";
 import { BodyLimitError, FREE_PIECES, readBody } from "../src/lib/body.ts";
 import { formatError, GatewayError } from "../src/core/errors.ts";
-import { byteSize, duration, TIMER_MAX } from "../src/policy/fields.ts";
+import { byteSize, duration, TIMER_MAX } from "../src/lib/fields.ts";
 
 export const bodyLimit = defineCheck({
   key: "body_limit",

@@ -21,7 +21,7 @@ import {
   localReply,
 } from "../src/core/answer.ts";
 import { requestHeaders } from "../src/core/request.ts";
-import { duration } from "../src/policy/fields.ts";
+import { duration } from "../src/lib/fields.ts";
 import { TtlCache } from "../src/lib/ttl_cache.ts";
 
 /** The only group whose answers may be cached: the public product catalogue. */

@@ -30,7 +30,7 @@ import {
   storeUnavailable,
   tppKey,
 } from "./_shared_state.ts";
-import { duration } from "../src/policy/fields.ts";
+import { duration } from "../src/lib/fields.ts";
 import { retryAfter } from "../src/core/retry_after.ts";
 import type { FrequencyPart, FrequencyVerdict } from "../src/store/types.ts";
 import type { Services } from "../src/core/services.ts";

@@ -28,7 +28,7 @@ import { type BuildContext, defineCheck, type GatewayContext, modal } from "../s
 import { type Answer, answerJson, changed } from "../src/core/answer.ts";
 import { GatewayError } from "../src/core/errors.ts";
 import { header, jsonBody } from "../src/core/request.ts";
-import { duration } from "../src/policy/fields.ts";
+import { duration } from "../src/lib/fields.ts";
 import { errorText } from "../src/lib/mask.ts";
 import type { CounterCell } from "../src/lib/metrics.ts";
 import { type Identifiers, identifiers } from "../src/core/identifiers.ts";

@@ -12,7 +12,7 @@ import { requestHeaders } from "../src/core/request.ts";
 import { GatewayError } from "../src/core/errors.ts";
 import { missingHeader, requires } from "./_headers.ts";
 import { parseMediaType } from "../src/lib/media_type.ts";
-import { mediaType } from "../src/policy/fields.ts";
+import { mediaType } from "../src/lib/fields.ts";
 import { FORM_DATA } from "../src/bodies/periodic_form.ts";
 
 const mediaTypes = z.array(mediaType()).min(1);

@@ -12,7 +12,7 @@ import { displayName, headerError, headerViolation, ignorableField } from "./_he
 import { formatError } from "../src/core/errors.ts";
 import { hasC0, hasControl } from "../src/lib/controls.ts";
 import { utf8 } from "../src/lib/utf8.ts";
-import { byteSize, headerName } from "../src/policy/fields.ts";
+import { byteSize, headerName } from "../src/lib/fields.ts";
 
 /** Caps used in practice for the interface's headers (characters). */
 export const DEFAULT_CAPS: Record<string, number> = {

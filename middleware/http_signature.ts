@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { defineCheck } from "../src/core/check.ts";
-import { duration } from "../src/policy/fields.ts";
+import { duration } from "../src/lib/fields.ts";
 import {
   HTTP_SIGNATURE_ALGORITHMS,
   type HttpSignatureAlgorithm,

@@ -31,7 +31,7 @@ import {
   storeUnavailable,
   tppKey,
 } from "./_shared_state.ts";
-import { byteSize, duration } from "../src/policy/fields.ts";
+import { byteSize, duration } from "../src/lib/fields.ts";
 import { RETRY_AFTER_SECONDS } from "../src/core/retry_after.ts";
 import type {
   DecisionOutcome,

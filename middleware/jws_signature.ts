@@ -8,7 +8,7 @@ import { z } from "zod";
 import { defineCheck } from "../src/core/check.ts";
 import { JWS_ALGORITHMS, JwsVerifier } from "../src/signing/jws.ts";
 import { coverageProblems } from "../src/signing/signer.ts";
-import { duration } from "../src/policy/fields.ts";
+import { duration } from "../src/lib/fields.ts";
 import { signatureFactory, signatureOptions } from "./_signature.ts";
 
 export const jwsSignature = defineCheck({

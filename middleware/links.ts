@@ -12,7 +12,7 @@ import { z } from "zod";
 import { defineCheck } from "../src/core/check.ts";
 import { type Answer, answerText, changed, isJsonAnswer } from "../src/core/answer.ts";
 import type { Services } from "../src/core/services.ts";
-import { pathPrefix } from "../src/policy/fields.ts";
+import { pathPrefix } from "../src/lib/fields.ts";
 
 /** Rewrites one href, or returns it unchanged. */
 export type HrefRewriter = (href: string) => string;

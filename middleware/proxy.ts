@@ -15,7 +15,7 @@ import type { Answer } from "../src/core/answer.ts";
 import { defineTerminal } from "../src/core/chain.ts";
 import { fromTerminator, headerList, peerAddress } from "../src/core/request.ts";
 import type {} from "./tpp_certificate.ts"; // tppCertificate, tppCertificateHeader
-import { byteSize, duration, headerName, TIMER_MAX } from "../src/policy/fields.ts";
+import { byteSize, duration, headerName, TIMER_MAX } from "../src/lib/fields.ts";
 import { upstreamTemplate } from "../src/core/catalogue.ts";
 import type { Services } from "../src/core/services.ts";
 import type { Upstream, UpstreamAnswer } from "../src/upstream/mod.ts";

@@ -27,7 +27,7 @@ import {
   slotTag,
   storeUnavailable,
 } from "./_shared_state.ts";
-import { duration, headerName } from "../src/policy/fields.ts";
+import { duration, headerName } from "../src/lib/fields.ts";
 import { retryAfter } from "../src/core/retry_after.ts";
 import type { LimitPart, LimitVerdict } from "../src/store/types.ts";
 import { clientAddress } from "../src/core/request.ts";

@@ -13,7 +13,7 @@ import { formatError, GatewayError } from "../src/core/errors.ts";
 import { CLIENT_CERT_FORMS, clientCertificate, DEFAULT_HEADER } from "../src/pki/client_cert.ts";
 import { trustStore } from "../src/pki/trust.ts";
 import { certificateGuard, certificateUseFields } from "../src/pki/certificate_use.ts";
-import { headerName } from "../src/policy/fields.ts";
+import { headerName } from "../src/lib/fields.ts";
 import type { CertificateInfo } from "../src/pki/certificate.ts";
 
 /** What this check keeps per request, besides the TPP's identity. */

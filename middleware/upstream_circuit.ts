@@ -14,7 +14,7 @@ import { z } from "zod";
 import { defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
 import { GatewayError } from "../src/core/errors.ts";
 import { retryAfter } from "../src/core/retry_after.ts";
-import { duration, TIMER_MAX } from "../src/policy/fields.ts";
+import { duration, TIMER_MAX } from "../src/lib/fields.ts";
 import type { BreakerConfig } from "../src/upstream/breaker.ts";
 
 /** How the request ended: answered (success or 5xx), failed at the proxy, or never forwarded. */

@@ -21,7 +21,7 @@ import { z } from "zod";
 import { defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
 import { GatewayError } from "../src/core/errors.ts";
 import { RETRY_AFTER_SECONDS } from "../src/core/retry_after.ts";
-import { duration, TIMER_MAX } from "../src/policy/fields.ts";
+import { duration, TIMER_MAX } from "../src/lib/fields.ts";
 import type { AdaptiveLimits, Limits, Outcome, Shed } from "../src/upstream/limiter.ts";
 
 const poolName = z.string().regex(/^[a-z][a-z0-9_]*$/, "must be a name in snake_case");

@@ -37,7 +37,7 @@ import type { Services } from "./services.ts";
 import type { PolicySections } from "../policy/sections.ts";
 import type { Bytes } from "../lib/body.ts";
 import type { DecisionPlan } from "../store/types.ts";
-import type { Terminators } from "../pki/terminators.ts";
+import type { Terminators } from "../lib/terminators.ts";
 
 /** How a check acts on a violation: reject, log and forward, or not run at all. */
 export const MODES = ["enforce", "report", "off"] as const;

@@ -5,7 +5,7 @@
 import type { GatewayContext } from "./check.ts";
 import { GatewayError } from "./errors.ts";
 import { HeaderPairs, pairs } from "../lib/header_pairs.ts";
-import { normalAddress } from "../pki/terminators.ts";
+import { normalAddress } from "../lib/terminators.ts";
 import { utf8 } from "../lib/utf8.ts";
 
 /** What these helpers keep per request: reads done once, and what the answer gains or loses. */

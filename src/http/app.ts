@@ -16,7 +16,7 @@ import { accessLog, type Answering } from "./access_log.ts";
 import { healthEndpoints } from "./endpoints.ts";
 import { earliestToday } from "../lib/dates.ts";
 import { isIpAddress } from "../lib/ip.ts";
-import { type Terminators, terminators } from "../pki/terminators.ts";
+import { type Terminators, terminators } from "../lib/terminators.ts";
 import { FirstMatchRouter } from "./router.ts";
 
 /** What the app is built from. */

@@ -18,7 +18,7 @@ import { RETRY_AFTER_SECONDS } from "../core/retry_after.ts";
 import type { Logger } from "../lib/log.ts";
 import { errorText } from "../lib/mask.ts";
 import type { Metrics } from "../lib/metrics.ts";
-import { byteSize, duration, TIMER_MAX } from "../policy/fields.ts";
+import { byteSize, duration, TIMER_MAX } from "../lib/fields.ts";
 import { policyFileText } from "../lib/policy_files.ts";
 import { healthError, type SourceHealth } from "../lib/health.ts";
 

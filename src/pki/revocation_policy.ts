@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { GatewayError } from "../core/errors.ts";
 import { retryAfter } from "../core/retry_after.ts";
-import { byteSize, duration, httpUrl, TIMER_MAX } from "../policy/fields.ts";
+import { byteSize, duration, httpUrl, TIMER_MAX } from "../lib/fields.ts";
 import type { CertificateInfo } from "./certificate.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Metrics } from "../lib/metrics.ts";

@@ -8,8 +8,8 @@ import { ORGANIZATION_IDENTIFIER_OID } from "./pem.ts";
 import { x509 } from "./x509.ts";
 import { pemList, pemSource, readPemSource } from "./pem_source.ts";
 import { ROLE_NAMES, type RoleName } from "./qc_names.ts";
-import { duration } from "../policy/fields.ts";
-import { parseRange } from "./terminators.ts";
+import { duration } from "../lib/fields.ts";
+import { parseRange } from "../lib/terminators.ts";
 import { revocationSection } from "./revocation_policy.ts";
 import { registerSection } from "./register.ts";
 

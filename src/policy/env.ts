@@ -7,7 +7,7 @@
  * where the policy uses them, by the policy's own field types.
  */
 import { z } from "zod";
-import { port } from "./fields.ts";
+import { port } from "../lib/fields.ts";
 
 /** An empty variable counts as unset, as `${NAME:-default}` treats it in the policy file. */
 export function unsetWhenEmpty<T extends z.ZodType>(schema: T) {

@@ -12,7 +12,7 @@ import { GROUPS, type Operation, OPERATIONS, templateParams } from "../core/cata
 import type { Check } from "../core/check.ts";
 import type { Pipeline, Terminal } from "../core/chain.ts";
 import { type PolicySections, SECTIONS } from "./sections.ts";
-import { pathTemplate } from "./fields.ts";
+import { pathTemplate } from "../lib/fields.ts";
 import { policyDocument } from "../lib/policy_files.ts";
 import { loadX509For } from "../pki/x509.ts";
 

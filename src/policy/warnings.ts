@@ -3,7 +3,7 @@
  * `policy:check` to show. None stops the gateway; each says what happens instead.
  */
 import { OPERATIONS } from "../core/catalogue.ts";
-import { LOOPBACK } from "../pki/terminators.ts";
+import { LOOPBACK } from "../lib/terminators.ts";
 import type { Policy, ResolvedOperation } from "./load.ts";
 
 type Options = Record<string, unknown>;

@@ -10,7 +10,7 @@
  */
 import { z } from "zod";
 import { createSandbox, type SandboxOptions } from "./mod.ts";
-import { port } from "../policy/fields.ts";
+import { port } from "../lib/fields.ts";
 import { EnvError, readEnv, unsetWhenEmpty } from "../policy/env.ts";
 
 /** Options of {@link serveSandbox}. */

@@ -10,7 +10,7 @@
 import { importPKCS8, type JWTPayload, SignJWT } from "jose";
 import { z } from "zod";
 import { BoundedCache } from "../pki/lru.ts";
-import { duration, httpUrl, TIMER_MAX } from "../policy/fields.ts";
+import { duration, httpUrl, TIMER_MAX } from "../lib/fields.ts";
 import type { Metrics } from "../lib/metrics.ts";
 import { policyFileText } from "../lib/policy_files.ts";
 import { healthError, type SourceHealth } from "../lib/health.ts";

@@ -10,7 +10,7 @@ import {
   pathPrefix,
   pathTemplate,
   port,
-} from "../../../src/policy/fields.ts";
+} from "../../../src/lib/fields.ts";
 
 function messages(result: { error?: { issues: { message: string }[] } }): string[] {
   return result.error?.issues.map((issue) => issue.message) ?? [];

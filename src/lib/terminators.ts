@@ -3,8 +3,8 @@
  * header and X-Forwarded-For are believed. Anyone else who reaches the gateway directly could put
  * another TPP's public certificate in the header, or any address in X-Forwarded-For.
  */
-import { isIpv4, isIpv6 } from "../lib/ip.ts";
-import { memo } from "../lib/memo.ts";
+import { isIpv4, isIpv6 } from "./ip.ts";
+import { memo } from "./memo.ts";
 
 /**
  * The terminators when the policy lists none: the loopback addresses, so that a terminator on the

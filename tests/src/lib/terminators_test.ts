@@ -6,7 +6,7 @@ import {
   parseRange,
   Terminators,
   terminators,
-} from "../../../src/pki/terminators.ts";
+} from "../../../src/lib/terminators.ts";
 
 Deno.test("parseRange() reads addresses and CIDRs of both families and refuses the rest", () => {
   for (const good of ["10.0.0.0/8", "192.0.2.7", "0.0.0.0/0", "2001:db8::/32", "::1", "::/0"]) {
