@@ -126,15 +126,28 @@ function fromJose(error: unknown, realm: string): GatewayError {
  * The token's binding to the transport certificate: RFC 8705 `cnf.x5t#S256`, when the token
  * carries it, must be the certificate's SHA-256 thumbprint; `claim`, when the policy names one,
  * must be the certificate's organizationIdentifier. A token of one TPP presented with another
- * TPP's certificate is 401 TOKEN_INVALID.
+ * TPP's certificate is 401 TOKEN_INVALID. With `required` (the policy's `require_binding`), a
+ * token that binds itself by neither to the request's certificate is refused too.
  */
 function bindToCertificate(
   certificate: CertificateInfo | undefined,
   claims: JWTPayload,
-  claim: string | undefined,
+  binding: { claim: string | undefined; required: boolean },
   realm: string,
 ): void {
+  const { claim, required } = binding;
   const cnf = claims.cnf;
+  if (required && cnf === undefined && !(claim && certificate)) {
+    throw rejection(
+      realm,
+      "TOKEN_INVALID",
+      certificate
+        ? claim
+          ? `The bearer token must be bound to the transport certificate ("cnf.x5t#S256" or the "${claim}" claim)`
+          : 'The bearer token must be bound to the transport certificate ("cnf.x5t#S256")'
+        : "The bearer token must be bound to a transport certificate, and the request carries none",
+    );
+  }
   if (cnf !== undefined) {
     // A confirmation the gateway cannot check (a DPoP key, jkt) would bind nothing here.
     const methods = cnf && typeof cnf === "object" ? Object.keys(cnf) : [String(cnf)];
@@ -243,6 +256,9 @@ export const bearerToken = defineCheck({
     client_id_claim: z.string().min(1).default("client_id").describe(
       "Claim naming the TPP, used as TPP id when no certificate identified it",
     ),
+    require_binding: z.boolean().default(false).describe(
+      "Refuse a token that is not bound to the request's verified transport certificate: by RFC 8705 cnf.x5t#S256, or by certificate_claim naming the certificate's TPP (401 TOKEN_INVALID); without it an unbound token is good with any TPP's certificate",
+    ),
     certificate_claim: z.string().min(1).optional().describe(
       "When set, this claim (for example client_id or azp) must equal the organizationIdentifier of the verified transport certificate (401 TOKEN_INVALID otherwise); a request without a certificate is not compared",
     ),
@@ -294,6 +310,7 @@ export const bearerToken = defineCheck({
       ? undefined
       : introspector(options.introspection, services);
     const realm = options.realm;
+    const binding = { claim: options.certificate_claim, required: options.require_binding };
     const verify = {
       // A token without exp would be good forever (issue 18 item 16).
       requiredClaims: ["exp"],
@@ -387,7 +404,7 @@ export const bearerToken = defineCheck({
           "PSU-ID",
         );
       }
-      bindToCertificate(c.get("tppCertificate"), claims, options.certificate_claim, realm);
+      bindToCertificate(c.get("tppCertificate"), claims, binding, realm);
       if (typeof claims.sub === "string" && claims.sub !== "") c.set("tokenSubject", claims.sub);
       const clientId = claims[options.client_id_claim];
       if (!c.get("tpp") && typeof clientId === "string" && clientId !== "") {

@@ -35,8 +35,8 @@ const hasScopes = (options: Options) => Array.isArray(options.scopes) && options
 
 /**
  * The policy's contradictions, one line each: token rules that no token is required for,
- * certificates required where no TLS terminator may send them, a memory store (which holds per
- * instance).
+ * certificates required where no TLS terminator may send them, tokens and certificates checked
+ * without binding one to the other, a memory store (which holds per instance).
  *
  * @example
  * ```ts
@@ -88,6 +88,20 @@ export function policyWarnings(policy: Policy): string[] {
           "is empty: no peer may send the certificate header, so every such request is refused",
       );
     }
+  }
+
+  const unbound = policy.operations.filter((resolved) => {
+    const token = resolved.options.bearer_token as Options | undefined;
+    const certificate = resolved.options.tpp_certificate as Options | undefined;
+    return token !== undefined && certificate !== undefined && on(token) && on(certificate) &&
+      certificate.required === true && token.require_binding !== true;
+  }).map((resolved) => resolved.operation.id);
+  if (unbound.length > 0) {
+    warnings.push(
+      `bearer_token for ${list(unbound)}: certificates and tokens are both required, but a ` +
+        "token need not be bound to the certificate (require_binding), so one TPP's token " +
+        "is good with another TPP's certificate",
+    );
   }
 
   if (policy.store.kind === "memory") {

@@ -1132,6 +1132,51 @@ Deno.test("bearerToken() compares the certificate_claim with the certificate's T
   });
 });
 
+Deno.test("bearerToken() with require_binding refuses a token bound to no certificate, or presented without one", async () => {
+  await withGateway(
+    { policy: withCertificate({ require_binding: true }) },
+    async (call, { reached }) => {
+      const send = async (claims: JWTPayload, cert?: typeof shop) =>
+        await call(CHECKOUT, {
+          authorization: `Bearer ${await token(claims)}`,
+          ...(cert ? { "x-ssl-client-cert": nginxHeader(cert) } : {}),
+        });
+      const bound = { cnf: { "x5t#S256": await thumbprint(shop) } };
+      assert.equal((await send(bound, shop)).response.status, 200);
+      assertRejected(
+        await send({ client_id: "PSDGE-NBG-123456" }, shop),
+        "TOKEN_INVALID",
+        /^The bearer token must be bound to the transport certificate \("cnf\.x5t#S256"\)$/,
+      );
+      assertRejected(
+        await send(bound),
+        "TOKEN_INVALID",
+        /^The bearer token is bound to a certificate \("cnf\.x5t#S256"\), and the request carries none$/,
+      );
+      assertRejected(
+        await send({ client_id: "PSDGE-NBG-123456" }),
+        "TOKEN_INVALID",
+        /^The bearer token must be bound to a transport certificate, and the request carries none$/,
+      );
+      assert.equal(reached(), 1);
+    },
+  );
+  // A claim naming the certificate's TPP binds the token as well.
+  await withGateway(
+    { policy: withCertificate({ require_binding: true, certificate_claim: "azp" }) },
+    async (call, { reached }) => {
+      const send = async (claims: JWTPayload) =>
+        await call(CHECKOUT, {
+          authorization: `Bearer ${await token(claims)}`,
+          "x-ssl-client-cert": nginxHeader(shop),
+        });
+      assert.equal((await send({ azp: "PSDGE-NBG-123456" })).response.status, 200);
+      assertRejected(await send({ azp: "PSDGE-NBG-777777" }), "TOKEN_INVALID", /"azp" claim/);
+      assert.equal(reached(), 1);
+    },
+  );
+});
+
 Deno.test("bearerToken() requires a Bearer token on the installment calculator, not only an Authorization", async () => {
   await withGateway({}, async (call, { reached }) => {
     assertRejected(

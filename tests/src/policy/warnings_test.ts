@@ -23,12 +23,26 @@ Deno.test("policyWarnings() is silent about a policy without contradictions", ()
       trust: { terminators: ["10.0.0.0/24"] },
       defaults: {
         tpp_certificate: { required: true },
-        bearer_token: { mode: "enforce", jwks_url: JWKS },
+        bearer_token: { mode: "enforce", jwks_url: JWKS, require_binding: true },
       },
       groups: { ais: { bearer_token: { scopes: ["accounts"] } } },
     }),
     [],
   );
+});
+
+Deno.test("policyWarnings() warns where certificates and tokens are both required without binding", () => {
+  const found = warnings({
+    trust: { terminators: ["10.0.0.0/24"] },
+    defaults: {
+      tpp_certificate: { required: true },
+      bearer_token: { mode: "enforce", jwks_url: JWKS },
+    },
+    groups: { products: { bearer_token: { mode: "off" } } },
+  });
+  assert.equal(found.length, 1);
+  assert.match(found[0], /^bearer_token for .*: certificates and tokens are both required/);
+  assert.ok(!found[0].includes("getProducts"), "not where tokens are off");
 });
 
 Deno.test("policyWarnings() warns about scopes that no required token backs", () => {
