@@ -8,10 +8,10 @@
  */
 import { z } from "zod";
 import { GatewayError } from "../core/errors.ts";
-import type { PolicySections } from "../policy/sections.ts";
 import type { CertificateInfo } from "./certificate.ts";
 import { QC_TYPE_LABELS, QC_TYPE_NAMES, type QcTypeName } from "./qc_names.ts";
 import type { RevocationChecker } from "./revocation.ts";
+import type { PkiSections } from "./sections.ts";
 import {
   enforceRevocation,
   revocationField,
@@ -82,7 +82,7 @@ export function certificateGuard(
   use: CertificateUse,
   context: {
     store: TrustStore;
-    sections: PolicySections;
+    sections: PkiSections;
     services: RevocationServices & RegisterServices;
     group: Group;
   },

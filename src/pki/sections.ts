@@ -103,3 +103,9 @@ export const tppKeysSection = z.array(
     return { tpp: key.tpp, kid: key.kid, certificate: der };
   })
 ).describe("TPP signing keys resolved by kid or x5t#S256 in a JWS header");
+
+/** What src/pki/ reads of a loaded policy: its parsed `trust` and `tpp_keys` sections. */
+export interface PkiSections {
+  trust: z.output<typeof trustSection>;
+  tpp_keys: z.output<typeof tppKeysSection>;
+}

@@ -7,13 +7,13 @@
 import { importX509 } from "jose";
 import type { Group } from "../core/catalogue.ts";
 import { GatewayError } from "../core/errors.ts";
-import type { PolicySections } from "../policy/sections.ts";
 import type { CertificateInfo } from "./certificate.ts";
 import { CertificateFormatError, normalSerial } from "./pem.ts";
 import { BoundedCache } from "./lru.ts";
+import type { PkiSections } from "./sections.ts";
 
-type Trust = PolicySections["trust"];
-type TppKeys = PolicySections["tpp_keys"];
+type Trust = PkiSections["trust"];
+type TppKeys = PkiSections["tpp_keys"];
 
 /** How a certificate is named in error texts and where it came from. */
 export interface CertificateRole {
@@ -294,7 +294,7 @@ export class TrustStore {
 const stores = new WeakMap<Trust, TrustStore>();
 
 /** The one trust store of a loaded policy (shared by every operation's checks). */
-export function trustStore(sections: PolicySections): TrustStore {
+export function trustStore(sections: PkiSections): TrustStore {
   let store = stores.get(sections.trust);
   if (!store) {
     store = new TrustStore(sections.trust, sections.tpp_keys);

@@ -11,9 +11,13 @@ import {
   type JSONWebKeySet,
   type JWTVerifyGetKey,
 } from "jose";
-import type { Services } from "../core/services.ts";
 import { policyFileText } from "../lib/policy_files.ts";
 import { healthError, type SourceHealth } from "../lib/health.ts";
+
+/** What a key set needs of the app's services; the services object itself keys the cache. */
+export interface JwksServices {
+  fetch: typeof fetch;
+}
 
 /** A JWKS source and its caching, from the policy. */
 export interface JwksSource {
@@ -62,7 +66,7 @@ export function readJwksFile(path: string): JSONWebKeySet | Error {
 /** A fetched key set (jose's remote set, with its state and `reload`). */
 type RemoteSet = ReturnType<typeof createRemoteJWKSet>;
 
-const sets = new WeakMap<Services, Map<string, { url: string; set: RemoteSet }>>();
+const sets = new WeakMap<JwksServices, Map<string, { url: string; set: RemoteSet }>>();
 /** The key set of each parsed file: a rewritten file is a new parse, so a new set. */
 const fileSets = new WeakMap<JSONWebKeySet, JWTVerifyGetKey>();
 
@@ -70,7 +74,7 @@ const fileSets = new WeakMap<JSONWebKeySet, JWTVerifyGetKey>();
  * The key set of a source: for a URL made once per app (services) and source, so that its cache
  * and cooldown are shared by every operation and kept across reloads; for a file, once per content.
  */
-export function keySet(source: JwksSource, services: Services): JWTVerifyGetKey {
+export function keySet(source: JwksSource, services: JwksServices): JWTVerifyGetKey {
   if (!source.url) {
     const jwks = readJwksFile(source.file!);
     if (jwks instanceof Error) throw jwks;
@@ -98,7 +102,10 @@ export function keySet(source: JwksSource, services: Services): JWTVerifyGetKey 
  * the set is fresh (fetched within `cache_max_age`), else fetched now (as the next token would
  * be): up when that works, down when it does not (every token then gets 503 until it does).
  */
-export async function jwksHealth(services: Services, urls: Set<string>): Promise<SourceHealth[]> {
+export async function jwksHealth(
+  services: JwksServices,
+  urls: Set<string>,
+): Promise<SourceHealth[]> {
   const known = [...sets.get(services)?.values() ?? []].filter((k) => urls.has(k.url));
   return await Promise.all(known.map(async ({ url, set }): Promise<SourceHealth> => {
     try {
