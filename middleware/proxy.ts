@@ -36,6 +36,7 @@ import {
   upstreamTarget,
 } from "../src/upstream/forward.ts";
 import { endOfTurn } from "../src/lib/turn.ts";
+import { coreErrorAnswer, loggedBody } from "./_core_errors.ts";
 
 /** What the proxy does for one operation, decided at start-up. */
 interface ProxyConfig {
@@ -57,6 +58,8 @@ interface ProxyConfig {
   answerAllow: ReadonlySet<string>;
   /** Whether the answer gets `Cache-Control: no-store`. */
   noStore: boolean;
+  /** Pass a core's 5xx on as it is, instead of the gateway's own error. */
+  passCoreErrors: boolean;
 }
 
 export const proxy = defineTerminal({
@@ -86,6 +89,9 @@ export const proxy = defineTerminal({
     ),
     unlisted_headers: z.enum(["drop", "report"]).default("drop").describe(
       "Request headers that are not forwarded: drop them (silently), or drop them and log each as a finding (report), to see what clients send",
+    ),
+    core_errors: z.enum(["replace", "pass"]).default("replace").describe(
+      "A 5xx of the core: replace it with the gateway's Berlin Group error (503 UPSTREAM_UNAVAILABLE for 502, 503 and 504, with the core's Retry-After when valid; 500 INTERNAL_ERROR for the others) and log the core's body, cut short; or pass it on as the core made it (its body may name internal hosts)",
     ),
   }).strict(),
   create(options, { operation, services, sections }) {
@@ -126,6 +132,7 @@ export const proxy = defineTerminal({
         ],
       ),
       noStore,
+      passCoreErrors: options.core_errors === "pass",
     });
     return (c) => forward(c, config);
   },
@@ -202,8 +209,10 @@ function reportUnlisted(c: GatewayContext, names: string[]) {
 
 /**
  * The core's answer as the gateway passes it on: its status, its headers that pass, the
- * gateway's own (`nosniff` and, for sensitive data, `no-store`), and its body. What the checks do
- * to it follows in their answer steps (links, kept answers, ...).
+ * gateway's own (`nosniff` and, for sensitive data, `no-store`), and its body; a 5xx of the core
+ * the gateway's own error unless the policy passes them (`core_errors`). What the checks do to it
+ * follows in their answer steps (links, kept answers, ...), which see the core's status in
+ * `upstream` either way.
  */
 function respond(
   c: GatewayContext,
@@ -225,6 +234,17 @@ function respond(
     status: answer.status,
     ms: Math.round(performance.now() - started),
   });
+  if (answer.status >= 500 && !config.passCoreErrors) {
+    config.log.error({
+      msg: "upstream error answer",
+      op: config.op,
+      request_id: c.get("requestId"),
+      status: answer.status,
+      body: loggedBody(answer.body),
+    });
+    const retryAfter = answer.headers.find((entry) => entry[0] === "retry-after")?.[1];
+    return coreErrorAnswer(answer.status, retryAfter);
+  }
   if (config.noStore) headers.push(["cache-control", "no-store"]);
   const body = answer.body;
   return {

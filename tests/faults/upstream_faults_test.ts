@@ -286,7 +286,7 @@ Deno.test("faults: a slow answer within the deadline is passed on whole, links r
   }, { timeout: "5s" });
 });
 
-Deno.test("faults: an upstream 5xx is the bank's answer, passed on as it is and never retried", async () => {
+Deno.test("faults: an upstream 5xx is the bank's answer, passed on as it is under core_errors: pass and never retried", async () => {
   for (const status of [500, 502, 503, 504]) {
     const body = JSON.stringify({
       tppMessages: [{ category: "ERROR", code: "INTERNAL_SERVER_ERROR", text: `core ${status}` }],
@@ -297,7 +297,10 @@ Deno.test("faults: an upstream 5xx is the bank's answer, passed on as it is and 
       body,
       headers: { "retry-after": "30", "x-powered-by": "CoreBanking" },
     });
-    await using gateway = await startGateway({ policy: policy(), upstream: upstream.url });
+    await using gateway = await startGateway({
+      policy: policy({ core_errors: "pass" }),
+      upstream: upstream.url,
+    });
     const ids: string[] = [];
     for (const write of WRITES) {
       const id = crypto.randomUUID();
