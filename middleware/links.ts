@@ -6,7 +6,9 @@
  * unless a mapping says otherwise. A response with nothing to rewrite is passed through as it is.
  * The `Location` of an answer (any operation) is rewritten the same way, and an absolute one of any
  * origin whose path lies under an upstream prefix becomes the public path: it names the API,
- * never another site, and an internal host name must not leak.
+ * never another site, and an internal host name must not leak. Any other absolute Location (or a
+ * network-path one, `//host/...`) passes only when its origin is the request's own or one the
+ * policy lists (`location_origins`); else it is dropped and logged.
  */
 import { z } from "zod";
 import { defineCheck } from "../src/core/check.ts";
@@ -65,24 +67,41 @@ export function hrefRewriter(rules: RewriteRules): HrefRewriter {
 
 /** A URL with a scheme and an authority (`https://host...`). */
 const ABSOLUTE = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+/**
+ * A network-path reference (`//host/...`): a client resolves it to a host. URL parsers, as
+ * browsers do, take a backslash for a slash and skip leading blanks and controls.
+ */
+// deno-lint-ignore no-control-regex
+const NETWORK_PATH = /^[\x00-\x20]*[/\\]{2}/;
 
 /**
- * Builds the rewriter of `Location` values: as an href, and then an absolute URL of an unknown
- * origin whose path lies under an upstream prefix as its path.
+ * Rewrites one `Location` value for the request of `requestHost`, or returns `undefined` to drop
+ * it (see {@link locationRewriter}).
  */
-export function locationRewriter(rules: RewriteRules): HrefRewriter {
+export type LocationRewriter = (location: string, requestHost: string) => string | undefined;
+
+/**
+ * Builds the rewriter of `Location` values: as an href; then an absolute URL whose path lies under
+ * an upstream prefix becomes that path (whatever its origin); any other absolute or network-path
+ * URL is kept only when its host is the request's own (the name the TPP called) or its origin is
+ * one of `allowed`, and dropped (`undefined`) otherwise: it would name a host of the bank's
+ * network, or send the TPP elsewhere on the core's word.
+ */
+export function locationRewriter(
+  rules: RewriteRules,
+  allowed: readonly string[] = [],
+): LocationRewriter {
   const href = hrefRewriter(rules);
-  return (location) => {
+  const origins = new Set(allowed.map((origin) => new URL(origin).origin));
+  return (location, requestHost) => {
     const out = href(location);
-    if (!ABSOLUTE.test(out)) return out;
-    let url: URL;
-    try {
-      url = new URL(out);
-    } catch {
-      return out;
-    }
+    const network = NETWORK_PATH.test(out);
+    if (!network && !ABSOLUTE.test(out)) return out;
+    const url = URL.parse(out, "https://gateway.invalid");
+    if (url === null) return undefined;
     const path = url.pathname + url.search + url.hash;
-    return rules.prefixes.some((prefix) => startsWithSegment(path, prefix)) ? href(path) : out;
+    if (rules.prefixes.some((prefix) => startsWithSegment(path, prefix))) return href(path);
+    return url.host === requestHost || origins.has(url.origin) ? out : undefined;
   };
 }
 
@@ -128,6 +147,9 @@ export const links = defineCheck({
     upstream_origins: z.array(z.url()).default([]).describe(
       "Further origins whose absolute links count as upstream links (the upstream URL's own origin always does)",
     ),
+    location_origins: z.array(z.url()).default([]).describe(
+      "Origins an absolute Location of the core may name and that pass as they are (the bank's other public sites); the request's own host always may. Any other absolute Location outside the upstream prefixes is dropped and logged",
+    ),
     mappings: z.array(
       z.object({
         from: z.string().min(1).describe("Prefix of the href as the upstream sends it"),
@@ -146,10 +168,16 @@ export const links = defineCheck({
       mappings: options.mappings,
     };
     const rewrite = hrefRewriter(rules);
-    const relocate = locationRewriter(rules);
+    const relocate = locationRewriter(rules, options.location_origins);
     return {
       answer: (c, answer) =>
-        rewritten(answer, { rewrite, relocate, log: services.log, requestId: c.get("requestId") }),
+        rewritten(answer, {
+          rewrite,
+          relocate,
+          log: services.log,
+          requestId: c.get("requestId"),
+          requestUrl: c.req.url,
+        }),
     };
   },
 });
@@ -161,20 +189,30 @@ export const links = defineCheck({
  */
 function rewritten(
   answer: Answer,
-  { rewrite, relocate, log, requestId }: {
+  { rewrite, relocate, log, requestId, requestUrl }: {
     rewrite: HrefRewriter;
-    relocate: HrefRewriter;
+    relocate: LocationRewriter;
     log: Services["log"];
     requestId: string;
+    requestUrl: string;
   },
 ): Answer | undefined {
   let headers: Answer["headers"] | undefined;
   const locations = answer.headers.filter((entry) => entry[0] === "location");
   if (locations.length > 0) {
     const value = locations.map((entry) => entry[1]).join(", ");
-    const moved = relocation(value, relocate);
-    if (moved !== value) {
-      headers = [...answer.headers.filter((entry) => entry[0] !== "location"), ["location", moved]];
+    const { kept, dropped } = relocation(value, relocate, new URL(requestUrl).host);
+    if (dropped > 0) {
+      log.info({
+        level: "warn",
+        msg: "Location dropped: an absolute URL of an origin neither public nor listed",
+        request_id: requestId,
+        dropped,
+      });
+    }
+    if (kept !== value) {
+      headers = answer.headers.filter((entry) => entry[0] !== "location");
+      if (kept !== "") headers = [...headers, ["location", kept]];
     }
   }
   let body: string | undefined;
@@ -196,8 +234,19 @@ function rewritten(
 /**
  * The Location values rewritten. Several values (a core's second Location) are joined by ", " as
  * `Headers.get` gives them, and each is rewritten on its own (a URL has no ", "): the second would
- * otherwise pass unrewritten inside the first one's path.
+ * otherwise pass unrewritten inside the first one's path. Those the rewriter drops are counted.
  */
-function relocation(value: string, relocate: HrefRewriter): string {
-  return value.split(", ").map((part) => relocate(part)).join(", ");
+function relocation(
+  value: string,
+  relocate: LocationRewriter,
+  requestHost: string,
+): { kept: string; dropped: number } {
+  const kept: string[] = [];
+  let dropped = 0;
+  for (const part of value.split(", ")) {
+    const out = relocate(part, requestHost);
+    if (out === undefined) dropped++;
+    else kept.push(out);
+  }
+  return { kept: kept.join(", "), dropped };
 }

@@ -123,22 +123,46 @@ Deno.test("rewriteLinks() reports no change for bodies without links to rewrite"
 });
 
 Deno.test("locationRewriter() takes any origin off a Location under an upstream prefix", () => {
-  const location = locationRewriter({
+  const rewrite = locationRewriter({
     prefixes: ["/psd2/v1", "/v1"],
     publicPrefix: "/v1",
     origins: ["http://core.internal:9000"],
     mappings: [],
   });
+  const location = (value: string) => rewrite(value, "api.bank.example");
   assert.equal(location("http://core-7.internal:8443/psd2/v1/payments/p/1"), "/v1/payments/p/1");
   assert.equal(location("https://10.0.0.7/psd2/v1/consents/c?x=1"), "/v1/consents/c?x=1");
+  assert.equal(location("//10.0.0.7/psd2/v1/consents/c"), "/v1/consents/c");
   assert.equal(location("/psd2/v1/consents/c"), "/v1/consents/c");
-  // Elsewhere, or not a URL: as it is.
-  assert.equal(location("https://bank.example/sca/1"), "https://bank.example/sca/1");
-  assert.equal(location("http://[bad/psd2/v1/x"), "http://[bad/psd2/v1/x");
+  // An upstream origin's own URL outside the prefixes: its path.
+  assert.equal(location("http://core.internal:9000/other/1"), "/other/1");
   // A URI without an authority (scheme:/path) names no host to take off, even when a "://"
   // follows later: as it is.
   for (const uri of ["urn:/psd2/v1/payments/p-1?back=https://tpp.example", "urn:/psd2/v1/x"]) {
     assert.equal(location(uri), uri);
+  }
+});
+
+Deno.test("locationRewriter() drops an absolute Location of an origin neither the request's nor listed", () => {
+  const rewrite = locationRewriter(
+    { prefixes: ["/psd2/v1"], publicPrefix: "/v1", origins: [], mappings: [] },
+    ["https://www.bank.example"],
+  );
+  const location = (value: string) => rewrite(value, "api.bank.example");
+  assert.equal(location("https://api.bank.example/help"), "https://api.bank.example/help");
+  assert.equal(location("https://www.bank.example/sca/1"), "https://www.bank.example/sca/1");
+  assert.equal(location("/relative/path"), "/relative/path");
+  for (
+    const value of [
+      "http://core-app-3.int.bank.local:8080/internal/jobs/7",
+      "https://www.bank.example:8443/sca/1",
+      "//core-app-3.int.bank.local/x",
+      "/\\core-app-3.int.bank.local/x",
+      " \\\\core-app-3.int.bank.local/x",
+      "http://[bad/psd2/v1/x",
+    ]
+  ) {
+    assert.equal(location(value), undefined, value);
   }
 });
 
@@ -182,6 +206,19 @@ Deno.test("links() rewrites the hrefs of a JSON answer, whatever the case and pa
   }
   const text = await answerStep([["content-type", "text/plain"]], '{"href":"/psd2/v1/a"}');
   assert.equal(answerText(text), '{"href":"/psd2/v1/a"}', "not JSON: left as it is");
+});
+
+Deno.test("links() drops a Location of a host of the core's network and keeps the others", async () => {
+  const out = await answerStep([
+    ["location", "http://core-app-3.int.bank.local/internal/1"],
+    ["location", "/psd2/v1/b"],
+  ], null);
+  assert.deepEqual(out.headers, [["location", "/v1/b"]]);
+  const only = await answerStep([["location", "http://core-app-3.int.bank.local/x"]], null);
+  assert.deepEqual(only.headers, []);
+  // The request's own host (gateway.test in answerStep) names nothing internal.
+  const own = await answerStep([["location", "https://gateway.test/help"]], null);
+  assert.deepEqual(own.headers, [["location", "https://gateway.test/help"]]);
 });
 
 Deno.test("links() rewrites Location on every operation, each value of a repeated one on its own", async () => {

@@ -536,6 +536,11 @@ Deno.test("proxy() drops a header it does not forward without a finding by defau
 });
 
 /** A payment initiation through a gateway in front of `core` with these proxy options. */
+/** The policy part that lets a Location name the bank's SCA site. */
+const SCA_LOCATIONS: PolicyInput = {
+  defaults: { links: { location_origins: ["https://sca.bank.example"] } },
+};
+
 async function initiateThrough(
   core: string,
   proxy: LevelInput["proxy"] = {},
@@ -575,7 +580,8 @@ Deno.test("proxy() rewrites the core's Location, each of several values, whereve
       kind: "raw",
       parts: [{ bytes: rawAnswer(201, [...lines], '{"paymentId":"pay-1"}') }],
     });
-    const response = await initiateThrough(core.url);
+    // The bank's SCA site is one the policy lets a Location name.
+    const response = await initiateThrough(core.url, {}, SCA_LOCATIONS);
     assert.equal(response.status, 201);
     assert.equal(response.headers.get("location"), expected);
     assert.equal(response.headers.get("content-type"), "application/json");
@@ -648,7 +654,10 @@ Deno.test("proxy() passes a repeated Location that needs no rewriting line by li
       ], '{"paymentId":"pay-1"}'),
     }],
   });
-  await using gateway = await startGateway({ policy: policy(), upstream: core.url });
+  await using gateway = await startGateway({
+    policy: policy({}, SCA_LOCATIONS),
+    upstream: core.url,
+  });
   const body = JSON.stringify(singlePayment());
   const headers = {
     ...initiationHeaders({ "x-request-id": ID }),
