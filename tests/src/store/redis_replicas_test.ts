@@ -33,10 +33,12 @@ function freePort(): number {
 /** A replica of `master`, up once its link to the master is. */
 async function startReplica(master: RedisProcess) {
   const port = freePort();
+  // A replica writes the master's snapshot to its directory: a temporary one.
+  const dir = await Deno.makeTempDir({ prefix: "redis-replica-" });
   const child = new Deno.Command("redis-server", {
     args: [
       ...["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-      ...["--replicaof", "127.0.0.1", String(master.port)],
+      ...["--dir", dir, "--replicaof", "127.0.0.1", String(master.port)],
     ],
     stdout: "null",
     stderr: "null",
@@ -55,6 +57,7 @@ async function startReplica(master: RedisProcess) {
       await client.close().catch(() => {});
       child.kill("SIGKILL");
       await child.status;
+      await Deno.remove(dir, { recursive: true });
     },
   };
 }
