@@ -6,6 +6,12 @@
  */
 import { createClient } from "redis";
 import type { PolicyInput } from "./policies.ts";
+import { createStore } from "../../src/store/mod.ts";
+import type { Store } from "../../src/store/types.ts";
+import { storeSection } from "../../src/policy/sections.ts";
+import { memoryLogger } from "../../src/lib/log.ts";
+import { limit } from "./store_contract.ts";
+import { retryUntil } from "./wait.ts";
 
 /** SKIP_REDIS=1: the run asks, explicitly, to skip the tests that need Redis (shown as ignored). */
 export const SKIP_REDIS = Deno.env.get("SKIP_REDIS") === "1";
@@ -136,6 +142,8 @@ export interface RedisServerOptions {
    * certificate of their own. The plain port stays for the test's own checks.
    */
   tls?: { cert: string; key: string };
+  /** More redis-server arguments, such as `["--rename-command", "CONFIG", ""]`. */
+  args?: string[];
 }
 
 /** A TLS port of its own for a redis-server: its certificate and key written to a directory. */
@@ -171,6 +179,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
         "",
         ...persistence,
         ...(tls?.args ?? []),
+        ...(options.args ?? []),
       ],
       stdout: "null",
       stderr: "null",
@@ -257,4 +266,44 @@ export async function storeSetup(
     env: { TEST_STORE_URL: server.url, TEST_STORE_TOKEN: server.token },
     [Symbol.asyncDispose]: () => server.close(),
   };
+}
+
+/** A throw-away redis-server and a Redis store on it; see {@link ownRedisStore}. */
+export interface OwnRedisStore extends AsyncDisposable {
+  redis: RedisProcess;
+  store: Store;
+  /** The store's log. */
+  log: ReturnType<typeof memoryLogger>;
+}
+
+/**
+ * Starts a redis-server of the test's own and a Redis store on it (its own key prefix, `timeout`
+ * 500 ms unless given); `ready`: once the store has decided, so that the test starts from a live
+ * connection. Disposal closes the store, then stops the server.
+ */
+export async function ownRedisStore(
+  options: { timeout?: string; ready?: boolean; server?: RedisServerOptions } = {},
+): Promise<OwnRedisStore> {
+  const redis = await startRedisServer(options.server);
+  const log = memoryLogger();
+  const section = storeSection.parse({
+    kind: "redis",
+    url: redis.url,
+    prefix: uniquePrefix(),
+    timeout: options.timeout ?? "500ms",
+  });
+  const store = await createStore(section, { log });
+  const dispose = async () => {
+    await store.close();
+    await redis[Symbol.asyncDispose]();
+  };
+  try {
+    if (options.ready) {
+      await retryUntil(() => store.decide({ limits: [limit()] }), 3000);
+    }
+  } catch (error) {
+    await dispose();
+    throw error;
+  }
+  return { redis, store, log, [Symbol.asyncDispose]: dispose };
 }

@@ -4,16 +4,11 @@
  * condition, and a server that refuses CONFIG is said to be unknown rather than taken as sound.
  */
 import assert from "node:assert/strict";
-import { redisStore } from "../../../src/store/redis.ts";
 import { memoryLogger } from "../../../src/lib/log.ts";
 import { storeSection } from "../../../src/policy/sections.ts";
-import { redisClient, startRedisServer, uniquePrefix, WITHOUT_REDIS } from "../../support/redis.ts";
-import { retryUntil, waitFor } from "../../support/wait.ts";
+import { ownRedisStore, redisClient, WITHOUT_REDIS } from "../../support/redis.ts";
+import { waitFor } from "../../support/wait.ts";
 import { limit } from "../../support/store_contract.ts";
-
-function section(url: string) {
-  return storeSection.parse({ kind: "redis", url, prefix: uniquePrefix(), timeout: "500ms" });
-}
 
 const FORGET = "store may forget executed X-Request-IDs";
 
@@ -21,22 +16,17 @@ Deno.test({
   name: "redisStore warns of a Redis with appendonly no at start: log line and condition",
   ignore: WITHOUT_REDIS,
   async fn() {
-    await using redis = await startRedisServer();
-    const log = memoryLogger();
-    const store = await redisStore(section(redis.url), { log });
-    try {
-      const condition = store.condition!();
-      assert.equal(condition.settings?.appendonly, "no");
-      assert.equal(condition.settings?.["maxmemory-policy"], "noeviction");
-      assert.equal(condition.warnings.length, 1);
-      assert.match(condition.warnings[0], /has appendonly no: .*\(set appendonly yes\)/);
-      const lines = log.lines.filter((line) => line.msg === FORGET);
-      assert.equal(lines.length, 1);
-      assert.equal(lines[0].level, "error");
-      assert.equal(lines[0].node, `127.0.0.1:${redis.port}`);
-    } finally {
-      await store.close();
-    }
+    await using own = await ownRedisStore();
+    const { redis, store, log } = own;
+    const condition = store.condition!();
+    assert.equal(condition.settings?.appendonly, "no");
+    assert.equal(condition.settings?.["maxmemory-policy"], "noeviction");
+    assert.equal(condition.warnings.length, 1);
+    assert.match(condition.warnings[0], /has appendonly no: .*\(set appendonly yes\)/);
+    const lines = log.lines.filter((line) => line.msg === FORGET);
+    assert.equal(lines.length, 1);
+    assert.equal(lines[0].level, "error");
+    assert.equal(lines[0].node, `127.0.0.1:${redis.port}`);
   },
 });
 
@@ -45,9 +35,8 @@ Deno.test({
     "redisStore is quiet about a durable Redis that never evicts, and reads the settings again on reconnect (an evicting policy set meanwhile is warned of)",
   ignore: WITHOUT_REDIS,
   async fn() {
-    await using redis = await startRedisServer({ durable: true });
-    const log = memoryLogger();
-    const store = await redisStore(section(redis.url), { log });
+    await using own = await ownRedisStore({ server: { durable: true } });
+    const { redis, store, log } = own;
     const admin = await redisClient(redis.url);
     try {
       assert.deepEqual(store.condition!().warnings, []);
@@ -69,7 +58,6 @@ Deno.test({
       assert.equal(log.lines.filter((line) => line.msg === FORGET).length, 1);
     } finally {
       await admin.close();
-      await store.close();
     }
   },
 });
@@ -79,35 +67,16 @@ Deno.test({
     "redisStore says the settings are unknown when Redis refuses CONFIG (as managed ones do), without a warning",
   ignore: WITHOUT_REDIS,
   async fn() {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
-    const child = new Deno.Command("redis-server", {
-      args: [
-        ...["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        ...["--rename-command", "CONFIG", ""],
-      ],
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
-    const url = `redis://127.0.0.1:${port}`;
-    const log = memoryLogger();
-    try {
-      // Up once it answers PING.
-      await retryUntil(async () => await (await redisClient(url)).close(), 5000);
-      const store = await redisStore(section(url), { log });
-      try {
-        const condition = store.condition!();
-        assert.deepEqual(condition.warnings, []);
-        assert.match(condition.unknown ?? "", /refused CONFIG GET/);
-        const line = log.lines.find((l) => l.msg === "store settings unknown");
-        assert.ok(line, "logged once");
-        assert.equal(line.level, "warn");
-      } finally {
-        await store.close();
-      }
-    } finally {
-      child.kill("SIGKILL");
-      await child.status;
-    }
+    await using own = await ownRedisStore({
+      server: { args: ["--rename-command", "CONFIG", ""] },
+    });
+    const { store, log } = own;
+    const condition = store.condition!();
+    assert.deepEqual(condition.warnings, []);
+    assert.match(condition.unknown ?? "", /refused CONFIG GET/);
+    const line = log.lines.find((l) => l.msg === "store settings unknown");
+    assert.ok(line, "logged once");
+    assert.equal(line.level, "warn");
   },
 });
 

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { createStore } from "../../../src/store/mod.ts";
 import { StoreUnavailableError } from "../../../src/store/types.ts";
-import { memoryLogger } from "../../../src/lib/log.ts";
 import { storeSection } from "../../../src/policy/sections.ts";
 import { storeContract } from "../../support/store_contract.ts";
 import { assertNoDecision, idem, limit } from "../../support/store_contract.ts";
 import {
+  ownRedisStore,
   redisClient,
   redisUrl,
   startRedisServer,
@@ -28,16 +28,12 @@ Deno.test({
   name: "redisStore's connection starts TCP keep-alive probes after 5 s idle (node-redis 6: 30 s)",
   ignore: WITHOUT_REDIS,
   async fn() {
-    await using redis = await startRedisServer();
-    const store = await createStore(section(redis.url));
-    try {
-      await store.decide({ limits: [limit()] });
-      const timers = keepAliveSeconds(redis.port);
-      assert.equal(timers.length, 1, `one connection with a keep-alive timer: ${timers}`);
-      assert.ok(timers[0] <= KEEPALIVE_MS / 1000, `keep-alive in ${timers[0]} s`);
-    } finally {
-      await store.close();
-    }
+    await using own = await ownRedisStore();
+    const { redis, store } = own;
+    await store.decide({ limits: [limit()] });
+    const timers = keepAliveSeconds(redis.port);
+    assert.equal(timers.length, 1, `one connection with a keep-alive timer: ${timers}`);
+    assert.ok(timers[0] <= KEEPALIVE_MS / 1000, `keep-alive in ${timers[0]} s`);
   },
 });
 
@@ -114,27 +110,22 @@ Deno.test({
   name: "redisStore fails fast while Redis is down and recovers after its restart",
   ignore: WITHOUT_REDIS,
   async fn() {
-    await using redis = await startRedisServer();
-    const store = await createStore(section(redis.url));
-    try {
-      await retryUntil(() => store.decide({ limits: [limit()] }), 3000);
-      await redis.kill();
-      const error = await assertNoDecision(store, { close: false });
-      // Failed on the lost connection, not at the store's deadline.
-      assert.doesNotMatch(error.message, /No answer within/);
-      await redis.start();
-      // A fresh Redis has no scripts: EVALSHA answers NOSCRIPT and the store falls back to EVAL.
-      const before = store.stats.roundTrips;
-      const verdict = await retryUntil(
-        () => store.decide({ idempotency: idem(), limits: [limit()] }),
-        5000,
-      );
-      assert.equal(verdict.idempotency?.outcome, "claimed");
-      assert.ok(store.stats.errors > 0);
-      assert.ok(store.stats.roundTrips - before >= 2);
-    } finally {
-      await store.close();
-    }
+    await using own = await ownRedisStore({ ready: true });
+    const { redis, store } = own;
+    await redis.kill();
+    const error = await assertNoDecision(store, { close: false });
+    // Failed on the lost connection, not at the store's deadline.
+    assert.doesNotMatch(error.message, /No answer within/);
+    await redis.start();
+    // A fresh Redis has no scripts: EVALSHA answers NOSCRIPT and the store falls back to EVAL.
+    const before = store.stats.roundTrips;
+    const verdict = await retryUntil(
+      () => store.decide({ idempotency: idem(), limits: [limit()] }),
+      5000,
+    );
+    assert.equal(verdict.idempotency?.outcome, "claimed");
+    assert.ok(store.stats.errors > 0);
+    assert.ok(store.stats.roundTrips - before >= 2);
   },
 });
 
@@ -142,24 +133,19 @@ Deno.test({
   name: "redisStore gives up on a Redis that does not answer after its timeout",
   ignore: WITHOUT_REDIS,
   async fn() {
-    await using redis = await startRedisServer();
-    const store = await createStore(section(redis.url, "200ms"));
-    try {
-      await retryUntil(() => store.decide({ limits: [limit()] }), 3000);
-      redis.freeze(true);
-      const started = performance.now();
-      await assert.rejects(store.decide({ limits: [limit()] }), (error: unknown) => {
-        assert.ok(error instanceof StoreUnavailableError);
-        assert.equal(error.message, "No answer within 200 ms");
-        return true;
-      });
-      // The message names the deadline: the deadline, not an error, ended the wait.
-      assert.ok(performance.now() - started >= 150, "not before the deadline");
-      redis.freeze(false);
-      await retryUntil(() => store.decide({ limits: [limit()] }), 3000);
-    } finally {
-      await store.close();
-    }
+    await using own = await ownRedisStore({ timeout: "200ms", ready: true });
+    const { redis, store } = own;
+    redis.freeze(true);
+    const started = performance.now();
+    await assert.rejects(store.decide({ limits: [limit()] }), (error: unknown) => {
+      assert.ok(error instanceof StoreUnavailableError);
+      assert.equal(error.message, "No answer within 200 ms");
+      return true;
+    });
+    // The message names the deadline: the deadline, not an error, ended the wait.
+    assert.ok(performance.now() - started >= 150, "not before the deadline");
+    redis.freeze(false);
+    await retryUntil(() => store.decide({ limits: [limit()] }), 3000);
   },
 });
 
@@ -167,23 +153,18 @@ Deno.test({
   name: "redisStore sends a known script as EVALSHA: one round trip a decision",
   ignore: WITHOUT_REDIS,
   async fn() {
-    await using redis = await startRedisServer();
-    const store = await createStore(section(redis.url));
-    try {
-      await retryUntil(() => store.decide({ limits: [limit()] }), 3000);
-      for (let i = 0; i < 3; i++) {
-        const before = store.stats.roundTrips;
-        await store.decide({ idempotency: idem(), limits: [limit()] });
-        assert.equal(store.stats.roundTrips - before, 1);
-      }
+    await using own = await ownRedisStore({ ready: true });
+    const { store } = own;
+    for (let i = 0; i < 3; i++) {
       const before = store.stats.roundTrips;
-      await store.complete({ key: "idem:x", token: "t", action: "release", retentionMs: 1000 });
-      await store.complete({ key: "idem:x", token: "t", action: "release", retentionMs: 1000 });
-      assert.equal(store.stats.roundTrips - before, 3, "EVAL once, then EVALSHA");
-      assert.equal(store.stats.errors, 0);
-    } finally {
-      await store.close();
+      await store.decide({ idempotency: idem(), limits: [limit()] });
+      assert.equal(store.stats.roundTrips - before, 1);
     }
+    const before = store.stats.roundTrips;
+    await store.complete({ key: "idem:x", token: "t", action: "release", retentionMs: 1000 });
+    await store.complete({ key: "idem:x", token: "t", action: "release", retentionMs: 1000 });
+    assert.equal(store.stats.roundTrips - before, 3, "EVAL once, then EVALSHA");
+    assert.equal(store.stats.errors, 0);
   },
 });
 
@@ -191,35 +172,29 @@ Deno.test({
   name: "redisStore logs an outage at most once a second, with the failed operation",
   ignore: WITHOUT_REDIS,
   async fn() {
-    await using redis = await startRedisServer();
-    const log = memoryLogger();
-    const store = await createStore(section(redis.url), { log });
-    try {
-      await retryUntil(() => store.decide({ limits: [limit()] }), 3000);
-      const errorsBefore = store.stats.errors;
-      await redis.kill();
-      await assert.rejects(store.decide({ limits: [limit()] }), StoreUnavailableError);
-      await assert.rejects(store.get("k"), StoreUnavailableError);
-      await assert.rejects(store.put("k", "v", 1000), StoreUnavailableError);
-      const outages = () => log.lines.filter((line) => line.msg === "store unavailable");
-      assert.equal(outages().length, 1, "one line within a second");
-      assert.deepEqual(Object.keys(outages()[0]).sort(), [
-        "error",
-        "level",
-        "msg",
-        "operation",
-        "store",
-      ]);
-      assert.equal(outages()[0].store, "redis");
-      assert.equal(outages()[0].operation, "decide");
-      assert.equal(store.stats.errors - errorsBefore, 3);
-      await new Promise((resolve) => setTimeout(resolve, 1100));
-      await assert.rejects(store.refund("c"), StoreUnavailableError);
-      assert.equal(outages().length, 2);
-      assert.equal(outages()[1].operation, "refund");
-    } finally {
-      await store.close();
-    }
+    await using own = await ownRedisStore({ ready: true });
+    const { redis, store, log } = own;
+    const errorsBefore = store.stats.errors;
+    await redis.kill();
+    await assert.rejects(store.decide({ limits: [limit()] }), StoreUnavailableError);
+    await assert.rejects(store.get("k"), StoreUnavailableError);
+    await assert.rejects(store.put("k", "v", 1000), StoreUnavailableError);
+    const outages = () => log.lines.filter((line) => line.msg === "store unavailable");
+    assert.equal(outages().length, 1, "one line within a second");
+    assert.deepEqual(Object.keys(outages()[0]).sort(), [
+      "error",
+      "level",
+      "msg",
+      "operation",
+      "store",
+    ]);
+    assert.equal(outages()[0].store, "redis");
+    assert.equal(outages()[0].operation, "decide");
+    assert.equal(store.stats.errors - errorsBefore, 3);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await assert.rejects(store.refund("c"), StoreUnavailableError);
+    assert.equal(outages().length, 2);
+    assert.equal(outages()[1].operation, "refund");
   },
 });
 
@@ -227,46 +202,40 @@ Deno.test({
   name: "redisStore fails every call after an outage with the store's error, naming the operation",
   ignore: WITHOUT_REDIS,
   async fn() {
-    await using redis = await startRedisServer();
-    const log = memoryLogger();
-    const store = await createStore(section(redis.url), { log });
-    try {
-      await retryUntil(() => store.decide({ limits: [limit()] }), 3000);
-      // A script error (a record of the wrong type) is the client's own error: wrapped, with the
-      // operation and its cause.
-      await store.put("wrong-type", "v", 10_000);
-      const trips = store.stats.roundTrips;
-      await assert.rejects(
-        store.decide({ idempotency: idem({ key: "wrong-type" }), limits: [] }),
-        (error: unknown) => {
-          assert.ok(error instanceof StoreUnavailableError);
-          assert.match(error.message, /^The store failed on decide: WRONGTYPE /);
-          assert.ok(error.cause instanceof Error);
-          assert.equal(
-            error.cause.message,
-            error.message.slice("The store failed on decide: ".length),
-          );
-          return true;
-        },
-      );
-      assert.match(String(log.lines.at(-1)?.error), /^WRONGTYPE /);
-      assert.equal(store.stats.roundTrips - trips, 1, "only NOSCRIPT falls back to EVAL");
-      await redis.kill();
-      const calls: [string, () => Promise<unknown>][] = [
-        ["complete", () => store.complete({ ...idem(), action: "release", retentionMs: 1000 })],
-        ["get", () => store.get("k")],
-        ["put", () => store.put("k", "v", 1000)],
-        ["delete", () => store.delete("k")],
-      ];
-      for (const [operation, call] of calls) {
-        // One log line a second: wait for the next.
-        await new Promise((resolve) => setTimeout(resolve, 1010));
-        await assert.rejects(call(), StoreUnavailableError, operation);
-        const line = log.lines.filter((l) => l.msg === "store unavailable").at(-1);
-        assert.equal(line?.operation, operation);
-      }
-    } finally {
-      await store.close();
+    await using own = await ownRedisStore({ ready: true });
+    const { redis, store, log } = own;
+    // A script error (a record of the wrong type) is the client's own error: wrapped, with the
+    // operation and its cause.
+    await store.put("wrong-type", "v", 10_000);
+    const trips = store.stats.roundTrips;
+    await assert.rejects(
+      store.decide({ idempotency: idem({ key: "wrong-type" }), limits: [] }),
+      (error: unknown) => {
+        assert.ok(error instanceof StoreUnavailableError);
+        assert.match(error.message, /^The store failed on decide: WRONGTYPE /);
+        assert.ok(error.cause instanceof Error);
+        assert.equal(
+          error.cause.message,
+          error.message.slice("The store failed on decide: ".length),
+        );
+        return true;
+      },
+    );
+    assert.match(String(log.lines.at(-1)?.error), /^WRONGTYPE /);
+    assert.equal(store.stats.roundTrips - trips, 1, "only NOSCRIPT falls back to EVAL");
+    await redis.kill();
+    const calls: [string, () => Promise<unknown>][] = [
+      ["complete", () => store.complete({ ...idem(), action: "release", retentionMs: 1000 })],
+      ["get", () => store.get("k")],
+      ["put", () => store.put("k", "v", 1000)],
+      ["delete", () => store.delete("k")],
+    ];
+    for (const [operation, call] of calls) {
+      // One log line a second: wait for the next.
+      await new Promise((resolve) => setTimeout(resolve, 1010));
+      await assert.rejects(call(), StoreUnavailableError, operation);
+      const line = log.lines.filter((l) => l.msg === "store unavailable").at(-1);
+      assert.equal(line?.operation, operation);
     }
   },
 });
@@ -275,9 +244,8 @@ Deno.test({
   name: "redisStore closes its connection on close()",
   ignore: WITHOUT_REDIS,
   async fn() {
-    await using redis = await startRedisServer();
-    const store = await createStore(section(redis.url));
-    await retryUntil(() => store.decide({ limits: [limit()] }), 3000);
+    await using own = await ownRedisStore({ ready: true });
+    const { store } = own;
     await store.close();
     await assert.rejects(store.decide({ limits: [limit()] }), StoreUnavailableError);
   },
