@@ -4,8 +4,8 @@
  * that names internal hosts, classes and queries. The core's body goes to the log, cut short.
  */
 import { type Answer, errorAnswer } from "../src/core/answer.ts";
-import { GatewayError } from "../src/core/errors.ts";
-import { RETRY_AFTER_SECONDS } from "../src/core/retry_after.ts";
+import { GatewayError } from "../src/psd2/errors.ts";
+import { RETRY_AFTER_SECONDS } from "../src/psd2/retry_after.ts";
 import type { Bytes } from "../src/lib/body.ts";
 
 /** Characters of the core's body the log keeps. */

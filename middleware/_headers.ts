@@ -6,9 +6,9 @@
  */
 import { z } from "zod";
 import type { GatewayContext, Mode, Report } from "../src/core/check.ts";
-import type { Operation } from "../src/core/catalogue.ts";
+import type { Operation } from "../src/psd2/catalogue.ts";
 import { dropHeader } from "../src/core/request.ts";
-import { formatError, type GatewayError } from "../src/core/errors.ts";
+import { formatError, type GatewayError } from "../src/psd2/errors.ts";
 
 export { UUID } from "../src/lib/ids.ts";
 

@@ -10,8 +10,8 @@
  */
 import { z } from "zod";
 import type { GatewayContext } from "../src/core/check.ts";
-import { GatewayError } from "../src/core/errors.ts";
-import { RETRY_AFTER_SECONDS } from "../src/core/retry_after.ts";
+import { GatewayError } from "../src/psd2/errors.ts";
+import { RETRY_AFTER_SECONDS } from "../src/psd2/retry_after.ts";
 import type { Services } from "../src/core/services.ts";
 import {
   type Decision,
@@ -21,7 +21,7 @@ import {
   verdictProblem,
 } from "../src/store/types.ts";
 import { clientAddress } from "../src/core/request.ts";
-import type { Identifiers } from "../src/core/identifiers.ts";
+import type { Identifiers } from "../src/psd2/identifiers.ts";
 
 /** The decision plan of an operation's checks of shared state. */
 export type SharedStatePlan = DecisionPlan<GatewayContext>;

@@ -11,7 +11,7 @@ import {
   modal,
 } from "../src/core/check.ts";
 import { requestHeaders } from "../src/core/request.ts";
-import { GatewayError } from "../src/core/errors.ts";
+import { GatewayError } from "../src/psd2/errors.ts";
 import { checkDigest } from "../src/signing/digest.ts";
 import { signatureFields, type SignatureVerifier } from "../src/signing/signer.ts";
 import type { SchemeOptions } from "../src/signing/verifier.ts";

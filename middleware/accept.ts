@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { defineCheck, modal } from "../src/core/check.ts";
 import { requestHeaders } from "../src/core/request.ts";
-import { GatewayError } from "../src/core/errors.ts";
+import { GatewayError } from "../src/psd2/errors.ts";
 import { acceptable } from "../src/lib/media_type.ts";
 import { mediaType } from "../src/lib/fields.ts";
 

@@ -6,7 +6,7 @@
  */
 import { defineCheck, modal } from "../src/core/check.ts";
 import { requestHeaders } from "../src/core/request.ts";
-import { GatewayError } from "../src/core/errors.ts";
+import { GatewayError } from "../src/psd2/errors.ts";
 import { requires } from "./_headers.ts";
 
 export const authorization = defineCheck({

@@ -12,10 +12,10 @@
 import { errors, type JWTPayload, jwtVerify } from "jose";
 import { z } from "zod";
 import { errorText } from "../src/lib/mask.ts";
-import type { Group } from "../src/core/catalogue.ts";
+import type { Group } from "../src/psd2/catalogue.ts";
 import { defineCheck, modal } from "../src/core/check.ts";
 import { requestHeaders } from "../src/core/request.ts";
-import { type CodeFor, GatewayError } from "../src/core/errors.ts";
+import { type CodeFor, GatewayError } from "../src/psd2/errors.ts";
 import { JWS_ALGORITHMS } from "../src/signing/jws.ts";
 import { keySet, readJwksFile } from "../src/tokens/jwks.ts";
 import {
@@ -26,7 +26,7 @@ import {
   looksLikeJwt,
 } from "../src/tokens/introspection.ts";
 import { duration, httpUrl, TIMER_MAX } from "../src/lib/fields.ts";
-import { RETRY_AFTER_SECONDS } from "../src/core/retry_after.ts";
+import { RETRY_AFTER_SECONDS } from "../src/psd2/retry_after.ts";
 import type { CertificateInfo } from "../src/pki/certificate.ts";
 
 /** What this check keeps per request, besides the TPP's identity. */

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { defineCheck, type GatewayContext } from "../src/core/check.ts";
 import { requestHeaders } from "../src/core/request.ts";
 import { BodyLimitError, FREE_PIECES, readBody } from "../src/lib/body.ts";
-import { formatError, GatewayError } from "../src/core/errors.ts";
+import { formatError, GatewayError } from "../src/psd2/errors.ts";
 import { byteSize, duration, TIMER_MAX } from "../src/lib/fields.ts";
 
 export const bodyLimit = defineCheck({

@@ -11,7 +11,7 @@ import { z } from "zod";
 import { defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
 import { type HeaderLookup } from "../src/lib/header_pairs.ts";
 import { bodyText, jsonBody, requestHeaders } from "../src/core/request.ts";
-import { formatError } from "../src/core/errors.ts";
+import { formatError } from "../src/psd2/errors.ts";
 import { earliestToday } from "../src/lib/dates.ts";
 import { parseBody } from "../src/bodies/issues.ts";
 import { jsonProblem } from "../src/bodies/json_scan.ts";

@@ -17,7 +17,7 @@ import { errorText } from "../src/lib/mask.ts";
 import { type BuildContext, defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
 import { type Answer, answerJson } from "../src/core/answer.ts";
 import { header, jsonBody } from "../src/core/request.ts";
-import { GatewayError } from "../src/core/errors.ts";
+import { GatewayError } from "../src/psd2/errors.ts";
 import { type BankCalendar, bankCalendar, isTimeZone } from "../src/lib/calendar.ts";
 import {
   callerId,
@@ -31,11 +31,11 @@ import {
   tppKey,
 } from "./_shared_state.ts";
 import { duration } from "../src/lib/fields.ts";
-import { retryAfter } from "../src/core/retry_after.ts";
+import { retryAfter } from "../src/psd2/retry_after.ts";
 import type { FrequencyPart, FrequencyVerdict } from "../src/store/types.ts";
 import type { Services } from "../src/core/services.ts";
-import type { Operation } from "../src/core/catalogue.ts";
-import { type Identifiers, identifiers } from "../src/core/identifiers.ts";
+import type { Operation } from "../src/psd2/catalogue.ts";
+import { type Identifiers, identifiers } from "../src/psd2/identifiers.ts";
 
 const KEY = "consent_frequency";
 const DATE = /^\d{4}-\d{2}-\d{2}$/;

@@ -5,7 +5,7 @@
  * instance knows it): its TPP and access at creation (POST /v1/consents), its access and status
  * from the consent and status reads, its termination on DELETE, and which account id carries
  * which references (IBAN, BBAN, masked PAN, MSISDN) from the account list. Ids are compared in
- * their canonical form (src/core/identifiers.ts): an account id or a consent id in another case
+ * their canonical form (src/psd2/identifiers.ts): an account id or a consent id in another case
  * is the same one. Refused:
  *
  * - a consent of another TPP;
@@ -26,12 +26,12 @@ import { z } from "zod";
 import type { Next } from "hono";
 import { type BuildContext, defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
 import { type Answer, answerJson, changed } from "../src/core/answer.ts";
-import { GatewayError } from "../src/core/errors.ts";
+import { GatewayError } from "../src/psd2/errors.ts";
 import { header, jsonBody } from "../src/core/request.ts";
 import { duration } from "../src/lib/fields.ts";
 import { errorText } from "../src/lib/mask.ts";
 import type { CounterCell } from "../src/lib/metrics.ts";
-import { type Identifiers, identifiers } from "../src/core/identifiers.ts";
+import { type Identifiers, identifiers } from "../src/psd2/identifiers.ts";
 import { keyPart } from "./_shared_state.ts";
 import {
   accessScope,

@@ -9,7 +9,7 @@ import { z } from "zod";
 import { defineCheck, modal } from "../src/core/check.ts";
 import { type HeaderLookup } from "../src/lib/header_pairs.ts";
 import { requestHeaders } from "../src/core/request.ts";
-import { GatewayError } from "../src/core/errors.ts";
+import { GatewayError } from "../src/psd2/errors.ts";
 import { missingHeader, requires } from "./_headers.ts";
 import { parseMediaType } from "../src/lib/media_type.ts";
 import { mediaType } from "../src/lib/fields.ts";

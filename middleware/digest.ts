@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { defineCheck, modal } from "../src/core/check.ts";
 import { requestHeaders } from "../src/core/request.ts";
-import { formatError } from "../src/core/errors.ts";
+import { formatError } from "../src/psd2/errors.ts";
 import { checkDigest, DIGEST_ALGORITHMS } from "../src/signing/digest.ts";
 
 /** What the Digest checks keep per request. */

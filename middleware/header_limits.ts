@@ -9,7 +9,7 @@ import { z } from "zod";
 import { defineCheck, modal } from "../src/core/check.ts";
 import { headerList } from "../src/core/request.ts";
 import { displayName, headerError, headerViolation, ignorableField } from "./_headers.ts";
-import { formatError } from "../src/core/errors.ts";
+import { formatError } from "../src/psd2/errors.ts";
 import { hasC0, hasControl } from "../src/lib/controls.ts";
 import { utf8 } from "../src/lib/utf8.ts";
 import { byteSize, headerName } from "../src/lib/fields.ts";

@@ -20,7 +20,7 @@ import {
 import { errorText } from "../src/lib/mask.ts";
 import { type BuildContext, defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
 import { sha256Base64 } from "../src/signing/digest.ts";
-import { formatError, GatewayError } from "../src/core/errors.ts";
+import { formatError, GatewayError } from "../src/psd2/errors.ts";
 import {
   decide,
   decideAgain,
@@ -32,7 +32,7 @@ import {
   tppKey,
 } from "./_shared_state.ts";
 import { byteSize, duration } from "../src/lib/fields.ts";
-import { RETRY_AFTER_SECONDS } from "../src/core/retry_after.ts";
+import { RETRY_AFTER_SECONDS } from "../src/psd2/retry_after.ts";
 import type {
   DecisionOutcome,
   IdempotencyPart,
@@ -40,8 +40,8 @@ import type {
   Verdict,
 } from "../src/store/types.ts";
 import type { Services } from "../src/core/services.ts";
-import type { Operation } from "../src/core/catalogue.ts";
-import { type Identifiers, identifiers } from "../src/core/identifiers.ts";
+import type { Operation } from "../src/psd2/catalogue.ts";
+import { type Identifiers, identifiers } from "../src/psd2/identifiers.ts";
 
 const KEY = "idempotency";
 

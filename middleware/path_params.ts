@@ -9,8 +9,8 @@
  */
 import { z } from "zod";
 import { defineCheck, modal } from "../src/core/check.ts";
-import { PAYMENT_PRODUCTS, templateParams } from "../src/core/catalogue.ts";
-import { formatError, GatewayError } from "../src/core/errors.ts";
+import { PAYMENT_PRODUCTS, templateParams } from "../src/psd2/catalogue.ts";
+import { formatError, GatewayError } from "../src/psd2/errors.ts";
 import { idProblem } from "../src/lib/ids.ts";
 
 /** At most this much of a rejected value is quoted back. */

@@ -16,7 +16,7 @@ import { defineTerminal } from "../src/core/chain.ts";
 import { fromTerminator, headerList, peerAddress } from "../src/core/request.ts";
 import type {} from "./tpp_certificate.ts"; // tppCertificate, tppCertificateHeader
 import { byteSize, duration, headerName, TIMER_MAX } from "../src/lib/fields.ts";
-import { upstreamTemplate } from "../src/core/catalogue.ts";
+import { upstreamTemplate } from "../src/psd2/catalogue.ts";
 import type { Services } from "../src/core/services.ts";
 import type { Upstream, UpstreamAnswer } from "../src/upstream/mod.ts";
 import { displayName } from "./_headers.ts";

@@ -10,8 +10,8 @@
  */
 import { z } from "zod";
 import { defineCheck, modal } from "../src/core/check.ts";
-import type { Operation } from "../src/core/catalogue.ts";
-import { formatError, GatewayError } from "../src/core/errors.ts";
+import type { Operation } from "../src/psd2/catalogue.ts";
+import { formatError, GatewayError } from "../src/psd2/errors.ts";
 import { isIsoDate } from "../src/lib/dates.ts";
 import { idProblem } from "../src/lib/ids.ts";
 import { AMOUNT } from "../src/bodies/amount.ts";

@@ -13,10 +13,10 @@ import type { Next } from "hono";
 import { header } from "../src/core/request.ts";
 import { type Answer, changed } from "../src/core/answer.ts";
 import { type BuildContext, defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
-import { GatewayError } from "../src/core/errors.ts";
+import { GatewayError } from "../src/psd2/errors.ts";
 import type { Services } from "../src/core/services.ts";
 import type { CounterCell } from "../src/lib/metrics.ts";
-import { type Identifiers, identifiers } from "../src/core/identifiers.ts";
+import { type Identifiers, identifiers } from "../src/psd2/identifiers.ts";
 import {
   callerId,
   decide,
@@ -28,7 +28,7 @@ import {
   storeUnavailable,
 } from "./_shared_state.ts";
 import { duration, headerName } from "../src/lib/fields.ts";
-import { retryAfter } from "../src/core/retry_after.ts";
+import { retryAfter } from "../src/psd2/retry_after.ts";
 import type { LimitPart, LimitVerdict } from "../src/store/types.ts";
 import { clientAddress } from "../src/core/request.ts";
 import type {} from "./bearer_token.ts"; // tokenSubject

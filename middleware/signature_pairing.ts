@@ -6,7 +6,7 @@
 import { defineCheck, modal } from "../src/core/check.ts";
 import { requestHeaders } from "../src/core/request.ts";
 import { headerError, takes } from "./_headers.ts";
-import { GatewayError } from "../src/core/errors.ts";
+import { GatewayError } from "../src/psd2/errors.ts";
 
 const SIGNATURES = ["x-jws-signature", "signature"];
 

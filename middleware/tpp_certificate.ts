@@ -9,7 +9,7 @@
 import { z } from "zod";
 import { defineCheck, modal } from "../src/core/check.ts";
 import { dropHeader, fromTerminator, requestHeaders } from "../src/core/request.ts";
-import { formatError, GatewayError } from "../src/core/errors.ts";
+import { formatError, GatewayError } from "../src/psd2/errors.ts";
 import { CLIENT_CERT_FORMS, clientCertificate, DEFAULT_HEADER } from "../src/pki/client_cert.ts";
 import { trustStore } from "../src/pki/trust.ts";
 import { certificateGuard, certificateUseFields } from "../src/pki/certificate_use.ts";

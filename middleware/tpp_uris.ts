@@ -9,7 +9,7 @@
 import { z } from "zod";
 import { answerHeader, requestHeaders } from "../src/core/request.ts";
 import { defineCheck, modal } from "../src/core/check.ts";
-import { formatError } from "../src/core/errors.ts";
+import { formatError } from "../src/psd2/errors.ts";
 import { dropHeader } from "../src/core/request.ts";
 import { hostInDomains, uriHost } from "../src/pki/domains.ts";
 import type {} from "./tpp_certificate.ts"; // tppCertificate

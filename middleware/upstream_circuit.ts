@@ -12,8 +12,8 @@
  */
 import { z } from "zod";
 import { defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
-import { GatewayError } from "../src/core/errors.ts";
-import { retryAfter } from "../src/core/retry_after.ts";
+import { GatewayError } from "../src/psd2/errors.ts";
+import { retryAfter } from "../src/psd2/retry_after.ts";
 import { duration, TIMER_MAX } from "../src/lib/fields.ts";
 import type { BreakerConfig } from "../src/upstream/breaker.ts";
 

@@ -19,8 +19,8 @@
  */
 import { z } from "zod";
 import { defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
-import { GatewayError } from "../src/core/errors.ts";
-import { RETRY_AFTER_SECONDS } from "../src/core/retry_after.ts";
+import { GatewayError } from "../src/psd2/errors.ts";
+import { RETRY_AFTER_SECONDS } from "../src/psd2/retry_after.ts";
 import { duration, TIMER_MAX } from "../src/lib/fields.ts";
 import type { AdaptiveLimits, Limits, Outcome, Shed } from "../src/upstream/limiter.ts";
 

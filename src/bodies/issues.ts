@@ -7,7 +7,7 @@
  * than FORMAT_ERROR with `params: { code }` (EXECUTION_DATE_INVALID, PERIOD_INVALID).
  */
 import type { z } from "zod";
-import { type CodeFor, GatewayError } from "../core/errors.ts";
+import { type CodeFor, GatewayError } from "../psd2/errors.ts";
 
 /** `["items", 0, "amount"]` to `items[0].amount`; the root is `body`. */
 export function jsonPath(path: readonly PropertyKey[]): string {

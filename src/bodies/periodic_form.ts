@@ -5,7 +5,7 @@
  * JSON scanned (duplicate keys, depth, controls) and held to the schedule schema.
  */
 import type { z } from "zod";
-import { formatError, GatewayError } from "../core/errors.ts";
+import { formatError, GatewayError } from "../psd2/errors.ts";
 import { parseMediaType } from "../lib/media_type.ts";
 import { jsonProblem } from "./json_scan.ts";
 import { parseBody } from "./issues.ts";
@@ -93,7 +93,7 @@ function jsonPart(part: Part, options: PeriodicFormOptions): void {
  * import assert from "node:assert/strict";
  * import { z } from "zod";
  * import { checkPeriodicForm, formBoundary } from "./periodic_form.ts";
- * import { GatewayError } from "../core/errors.ts";
+ * import { GatewayError } from "../psd2/errors.ts";
  *
  * const options = {
  *   schedule: z.object({}),

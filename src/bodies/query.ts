@@ -3,7 +3,7 @@
  * transaction list), with their formats: `query_params` accepts these names, and the published
  * contract describes them with these schemas.
  */
-import type { Operation } from "../core/catalogue.ts";
+import type { Operation } from "../psd2/catalogue.ts";
 import type { JsonSchema } from "./headers.ts";
 
 /** Largest int32, the type of the paging parameters. */

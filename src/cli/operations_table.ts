@@ -2,8 +2,8 @@
  * `deno task docs:operations`: prints the README's table of operations, generated from the
  * catalogue (a test fails when the README's copy differs).
  */
-import { OPERATIONS } from "../core/catalogue.ts";
-import { upstreamTemplate } from "../core/catalogue.ts";
+import { OPERATIONS } from "../psd2/catalogue.ts";
+import { upstreamTemplate } from "../psd2/catalogue.ts";
 
 /** The markdown table of every operation with its public and upstream paths. */
 export function operationsTable(prefix = "/psd2/v1"): string {

@@ -10,7 +10,7 @@ import type { Policy } from "../policy/load.ts";
 import { checkPolicyFile } from "./policy_check.ts";
 import { defaultServices } from "../core/services.ts";
 import { memoryLogger } from "../lib/log.ts";
-import { upstreamTemplate } from "../core/catalogue.ts";
+import { upstreamTemplate } from "../psd2/catalogue.ts";
 
 const USAGE = "usage: deno task policy:explain [--env-file <file>] <policy file> [operationId]";
 

@@ -11,7 +11,7 @@
 import type { GatewayContext } from "./check.ts";
 // The headers the checks decided for the answer (`answerHeaders`) are declared there.
 import type {} from "./request.ts";
-import { errorBody, GatewayError } from "./errors.ts";
+import { errorBody, GatewayError } from "../psd2/errors.ts";
 import type { Bytes } from "../lib/body.ts";
 import { isJson } from "../lib/media_type.ts";
 import { utf8 } from "../lib/utf8.ts";

@@ -12,7 +12,7 @@ import type {
   Mode,
   Report,
 } from "./check.ts";
-import { GatewayError } from "./errors.ts";
+import { GatewayError } from "../psd2/errors.ts";
 import { type Answer, type AnswerStep, finish } from "./answer.ts";
 
 /** The handler that ends a chain: it answers the request and has no `next`. */

@@ -6,7 +6,7 @@
  * ```ts
  * import assert from "node:assert/strict";
  * import { defineCheck, modal } from "./check.ts";
- * import { GatewayError } from "./errors.ts";
+ * import { GatewayError } from "../psd2/errors.ts";
  * import { header } from "./request.ts";
  *
  * export const psuGeoLocation = defineCheck({
@@ -31,8 +31,8 @@
 import { z } from "zod";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AnswerStep } from "./answer.ts";
-import type { Operation } from "./catalogue.ts";
-import type { GatewayError } from "./errors.ts";
+import type { Operation } from "../psd2/catalogue.ts";
+import type { GatewayError } from "../psd2/errors.ts";
 import type { Services } from "./services.ts";
 import type { PolicySections } from "../policy/sections.ts";
 import type { Bytes } from "../lib/body.ts";

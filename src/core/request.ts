@@ -3,7 +3,7 @@
  * body, the peer's address; and what they add to the answer or take out of the forwarded request.
  */
 import type { GatewayContext } from "./check.ts";
-import { GatewayError } from "./errors.ts";
+import { GatewayError } from "../psd2/errors.ts";
 import { HeaderPairs, pairs } from "../lib/header_pairs.ts";
 import { normalAddress } from "../lib/terminators.ts";
 import { utf8 } from "../lib/utf8.ts";

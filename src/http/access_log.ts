@@ -20,7 +20,7 @@ import {
   PAYMENT_PRODUCTS,
   PAYMENT_SERVICES,
   PRODUCT_LOCALES,
-} from "../core/catalogue.ts";
+} from "../psd2/catalogue.ts";
 import { annotateSpan, TRACING } from "../lib/tracing.ts";
 import { UUID } from "../lib/ids.ts";
 import type { PolicySections } from "../policy/sections.ts";

@@ -7,7 +7,7 @@ import { Hono } from "hono";
 import { type GatewayEnv } from "../core/check.ts";
 import { requestHeaders } from "../core/request.ts";
 import { buildChain, type Chain, type ErrorResponder } from "../core/chain.ts";
-import { GatewayError } from "../core/errors.ts";
+import { GatewayError } from "../psd2/errors.ts";
 import { failureAnswer, finish } from "../core/answer.ts";
 import type { Policy, ResolvedOperation } from "../policy/load.ts";
 import type { Services } from "../core/services.ts";

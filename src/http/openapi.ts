@@ -8,8 +8,8 @@
  * schemes the policy enforces (mTLS transport certificate, bearer token, request signatures).
  */
 import { z } from "zod";
-import { PAYMENT_PRODUCTS, templateParams } from "../core/catalogue.ts";
-import { CODES, type ErrorStatus } from "../core/errors.ts";
+import { PAYMENT_PRODUCTS, templateParams } from "../psd2/catalogue.ts";
+import { CODES, type ErrorStatus } from "../psd2/errors.ts";
 import type { Policy, ResolvedOperation } from "../policy/load.ts";
 import { displayName, headerSchema, type JsonSchema } from "../bodies/headers.ts";
 import { queryParameters } from "../bodies/query.ts";

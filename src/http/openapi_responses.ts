@@ -1,12 +1,12 @@
 /**
  * The answers of the published contract: the success body of each operation (the interface's
  * response tables, with the Berlin Group's value sets where the document shows only samples), the
- * Berlin Group error body per status (its codes from `src/core/errors.ts`), and the answer headers
+ * Berlin Group error body per status (its codes from `src/psd2/errors.ts`), and the answer headers
  * the gateway adds. The bank's bodies may carry more fields than the document shows: objects are
  * open, the fields the document names are typed.
  */
-import type { Operation } from "../core/catalogue.ts";
-import { CODES, type ErrorStatus, STANDARD_CODES } from "../core/errors.ts";
+import type { Operation } from "../psd2/catalogue.ts";
+import { CODES, type ErrorStatus, STANDARD_CODES } from "../psd2/errors.ts";
 import { AMOUNT } from "../bodies/amount.ts";
 import type { JsonSchema } from "../bodies/headers.ts";
 import { UUID } from "../lib/ids.ts";

@@ -7,7 +7,7 @@
  * a cache lookup.
  */
 import { z } from "zod";
-import { GatewayError } from "../core/errors.ts";
+import { GatewayError } from "../psd2/errors.ts";
 import type { CertificateInfo } from "./certificate.ts";
 import { QC_TYPE_LABELS, QC_TYPE_NAMES, type QcTypeName } from "./qc_names.ts";
 import type { RevocationChecker } from "./revocation.ts";
@@ -20,7 +20,7 @@ import {
 } from "./revocation_policy.ts";
 import type { TrustStore } from "./trust.ts";
 import { type RegisterServices, tppRegister } from "./register.ts";
-import type { Group } from "../core/catalogue.ts";
+import type { Group } from "../psd2/catalogue.ts";
 
 /** What a certificate is used for. */
 export type CertificateKind = "transport" | "signing";

@@ -5,7 +5,7 @@
  * a client cannot send its own.
  */
 import { type HeaderLookup } from "../lib/header_pairs.ts";
-import { GatewayError } from "../core/errors.ts";
+import { GatewayError } from "../psd2/errors.ts";
 
 /** The header forms the gateway reads. */
 export const CLIENT_CERT_FORMS = ["nginx", "envoy", "rfc9440"] as const;

@@ -12,9 +12,9 @@
  * `/readyz` shows its state (`health`): a register never loaded is loaded then.
  */
 import { z } from "zod";
-import type { Group } from "../core/catalogue.ts";
-import { GatewayError } from "../core/errors.ts";
-import { RETRY_AFTER_SECONDS } from "../core/retry_after.ts";
+import type { Group } from "../psd2/catalogue.ts";
+import { GatewayError } from "../psd2/errors.ts";
+import { RETRY_AFTER_SECONDS } from "../psd2/retry_after.ts";
 import type { Logger } from "../lib/log.ts";
 import { errorText } from "../lib/mask.ts";
 import type { Metrics } from "../lib/metrics.ts";

@@ -4,8 +4,8 @@
  * The checking itself is src/pki/revocation.ts.
  */
 import { z } from "zod";
-import { GatewayError } from "../core/errors.ts";
-import { retryAfter } from "../core/retry_after.ts";
+import { GatewayError } from "../psd2/errors.ts";
+import { retryAfter } from "../psd2/retry_after.ts";
 import { byteSize, duration, httpUrl, TIMER_MAX } from "../lib/fields.ts";
 import type { CertificateInfo } from "./certificate.ts";
 import type { Logger } from "../lib/log.ts";

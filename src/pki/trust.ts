@@ -5,8 +5,8 @@
  * (bounded cache); per request only the dates and the blocked list are compared.
  */
 import { importX509 } from "jose";
-import type { Group } from "../core/catalogue.ts";
-import { GatewayError } from "../core/errors.ts";
+import type { Group } from "../psd2/catalogue.ts";
+import { GatewayError } from "../psd2/errors.ts";
 import type { CertificateInfo } from "./certificate.ts";
 import { CertificateFormatError, normalSerial } from "./pem.ts";
 import { BoundedCache } from "./lru.ts";

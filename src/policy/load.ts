@@ -8,7 +8,7 @@
  * parsed by the check's schema (so defaults apply and the factory never sees invalid options).
  */
 import { z } from "zod";
-import { GROUPS, type Operation, OPERATIONS, templateParams } from "../core/catalogue.ts";
+import { GROUPS, type Operation, OPERATIONS, templateParams } from "../psd2/catalogue.ts";
 import type { Check } from "../core/check.ts";
 import type { Pipeline, Terminal } from "../core/chain.ts";
 import { type PolicySections, SECTIONS } from "./sections.ts";

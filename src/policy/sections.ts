@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { tppKeysSection, trustSection } from "../pki/sections.ts";
-import { identifiersSection } from "../core/identifiers.ts";
+import { identifiersSection } from "../psd2/identifiers.ts";
 import { duration, httpUrl, pathPrefix, port, TIMER_MAX } from "../lib/fields.ts";
 
 /** The upstream clients (src/upstream/): the gateway's own HTTP/1.1 client, the runtime's fetch. */

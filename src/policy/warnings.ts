@@ -2,7 +2,7 @@
  * Contradictions in a policy that loads: settings that do not do what they seem to, for
  * `policy:check` to show. None stops the gateway; each says what happens instead.
  */
-import { OPERATIONS } from "../core/catalogue.ts";
+import { OPERATIONS } from "../psd2/catalogue.ts";
 import { LOOPBACK } from "../lib/terminators.ts";
 import type { Policy, ResolvedOperation } from "./load.ts";
 

@@ -3,7 +3,7 @@
  * of the exact body bytes; an empty body has the hash of the empty byte string.
  */
 import { createHash } from "node:crypto";
-import { formatError } from "../core/errors.ts";
+import { formatError } from "../psd2/errors.ts";
 import type { Bytes } from "../lib/body.ts";
 
 /** Digest algorithms the gateway computes. */

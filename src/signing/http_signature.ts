@@ -7,7 +7,7 @@
  * policy's (the standard's minimum by default); a time it covers, the `Date` header or
  * `(created)`, must lie within a skew of the bank's clock, and the policy may require one.
  */
-import { GatewayError } from "../core/errors.ts";
+import { GatewayError } from "../psd2/errors.ts";
 import type { CertificateInfo } from "../pki/certificate.ts";
 import { type KeyId, namesCertificate, parseKeyId } from "./key_id.ts";
 import { signedBytes, type SignedRequest } from "./signer.ts";

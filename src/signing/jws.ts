@@ -8,7 +8,7 @@
  * must cover is the policy's, by default the Berlin Group minimum (signer.ts).
  */
 import { flattenedVerify } from "jose";
-import { GatewayError } from "../core/errors.ts";
+import { GatewayError } from "../psd2/errors.ts";
 import { signedBytes, type SignedRequest } from "./signer.ts";
 import { outsideSkew, RequestSignatureVerifier, type SchemeOptions } from "./verifier.ts";
 

@@ -3,8 +3,8 @@
  * checks on the signer's certificate (trust store, roles, same TPP as the transport certificate).
  */
 import { z } from "zod";
-import type { Group } from "../core/catalogue.ts";
-import { GatewayError } from "../core/errors.ts";
+import type { Group } from "../psd2/catalogue.ts";
+import { GatewayError } from "../psd2/errors.ts";
 import type { CertificateInfo } from "../pki/certificate.ts";
 import type { TrustStore } from "../pki/trust.ts";
 

@@ -5,8 +5,8 @@
  * (`x-jws-signature` in jws.ts, `Signature` in http_signature.ts); the order and the shared
  * texts live here once.
  */
-import type { Group } from "../core/catalogue.ts";
-import { GatewayError } from "../core/errors.ts";
+import type { Group } from "../psd2/catalogue.ts";
+import { GatewayError } from "../psd2/errors.ts";
 import type { CertificateInfo } from "../pki/certificate.ts";
 import type { TrustStore } from "../pki/trust.ts";
 import {

@@ -7,10 +7,10 @@
  *
  * The proxy (middleware/proxy.ts) reads the request, calls these and builds the response.
  */
-import { RETRY_AFTER_SECONDS } from "../core/retry_after.ts";
+import { RETRY_AFTER_SECONDS } from "../psd2/retry_after.ts";
 import type { Bytes } from "../lib/body.ts";
 import { isJson } from "../lib/media_type.ts";
-import { formatError, GatewayError } from "../core/errors.ts";
+import { formatError, GatewayError } from "../psd2/errors.ts";
 import { type Upstream, type UpstreamAnswer, UpstreamError } from "./exchange.ts";
 
 /** Headers that belong to one connection and never cross the proxy (RFC 9110 7.6.1). */

@@ -4,7 +4,7 @@
  * and the answer has every property an answer must have.
  */
 import fc from "fast-check";
-import { OPERATIONS } from "../../src/core/catalogue.ts";
+import { OPERATIONS } from "../../src/psd2/catalogue.ts";
 import { forwarded, validRequest } from "../support/arbitraries.ts";
 import {
   assertAnswerProperties,

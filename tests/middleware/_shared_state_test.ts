@@ -10,11 +10,11 @@ import {
   storeUnavailable,
   tppKey,
 } from "../../middleware/_shared_state.ts";
-import { operation } from "../../src/core/catalogue.ts";
-import { identifiers, identifiersSection } from "../../src/core/identifiers.ts";
+import { operation } from "../../src/psd2/catalogue.ts";
+import { identifiers, identifiersSection } from "../../src/psd2/identifiers.ts";
 import type { GatewayContext, GatewayEnv } from "../../src/core/check.ts";
-import { GatewayError } from "../../src/core/errors.ts";
-import { RETRY_AFTER_SECONDS } from "../../src/core/retry_after.ts";
+import { GatewayError } from "../../src/psd2/errors.ts";
+import { RETRY_AFTER_SECONDS } from "../../src/psd2/retry_after.ts";
 import { defaultServices, type Services } from "../../src/core/services.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { MemoryStore } from "../../src/store/memory.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { accept } from "../../middleware/accept.ts";
-import { operation } from "../../src/core/catalogue.ts";
+import { operation } from "../../src/psd2/catalogue.ts";
 import type { GatewayEnv } from "../../src/core/check.ts";
 import { buildContext } from "../support/sections.ts";
 import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";

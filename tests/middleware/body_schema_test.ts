@@ -20,7 +20,7 @@ import {
   standingOrderPart,
 } from "../support/periodic_form.ts";
 import { bodySchema } from "../../middleware/body_schema.ts";
-import { operation } from "../../src/core/catalogue.ts";
+import { operation } from "../../src/psd2/catalogue.ts";
 import type { GatewayEnv } from "../../src/core/check.ts";
 import { failureAnswer, toResponse } from "../../src/core/answer.ts";
 import { defaultServices } from "../../src/core/services.ts";

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { contentType } from "../../middleware/content_type.ts";
-import { operation } from "../../src/core/catalogue.ts";
+import { operation } from "../../src/psd2/catalogue.ts";
 import type { GatewayEnv } from "../../src/core/check.ts";
-import { GatewayError } from "../../src/core/errors.ts";
+import { GatewayError } from "../../src/psd2/errors.ts";
 import { buildContext } from "../support/sections.ts";
 import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
 import { initiationHeaders, PAIN_001, REQUEST_ID, singlePayment } from "../support/requests.ts";

@@ -10,7 +10,7 @@ import { digestOf } from "../../src/signing/digest.ts";
 import { Hono } from "hono";
 import { digest } from "../../middleware/digest.ts";
 import { buildContext } from "../support/sections.ts";
-import { operation } from "../../src/core/catalogue.ts";
+import { operation } from "../../src/psd2/catalogue.ts";
 import type { GatewayEnv } from "../../src/core/check.ts";
 
 const BODY = JSON.stringify(singlePayment());

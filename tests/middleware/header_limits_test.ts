@@ -3,9 +3,9 @@ import { assertForwarded, assertRejected, policy, rig } from "../support/hardeni
 import { characterLength, characterProblem, headerLimits } from "../../middleware/header_limits.ts";
 import { Hono } from "hono";
 import { buildContext } from "../support/sections.ts";
-import { operation } from "../../src/core/catalogue.ts";
+import { operation } from "../../src/psd2/catalogue.ts";
 import type { GatewayEnv } from "../../src/core/check.ts";
-import { GatewayError } from "../../src/core/errors.ts";
+import { GatewayError } from "../../src/psd2/errors.ts";
 import { initiationHeaders, REQUEST_ID, singlePayment } from "../support/requests.ts";
 
 const READ = { "x-request-id": REQUEST_ID, "consent-id": "c-1" };

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { hrefRewriter, links, locationRewriter, rewriteLinks } from "../../middleware/links.ts";
 import { Context } from "hono";
 import { PIPELINE } from "../../middleware/mod.ts";
-import { operation } from "../../src/core/catalogue.ts";
+import { operation } from "../../src/psd2/catalogue.ts";
 import type { GatewayContext } from "../../src/core/check.ts";
 import { type Answer, answerText } from "../../src/core/answer.ts";
 import { parsePolicy } from "../../src/policy/load.ts";

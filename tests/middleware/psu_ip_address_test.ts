@@ -4,11 +4,11 @@ import { Hono } from "hono";
 import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
 import { initiationHeaders, REQUEST_ID, singlePayment } from "../support/requests.ts";
 import { psuIpAddress } from "../../middleware/psu_ip_address.ts";
-import { operation } from "../../src/core/catalogue.ts";
+import { operation } from "../../src/psd2/catalogue.ts";
 import type { GatewayEnv } from "../../src/core/check.ts";
 import { defaultServices } from "../../src/core/services.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
-import { GatewayError } from "../../src/core/errors.ts";
+import { GatewayError } from "../../src/psd2/errors.ts";
 
 const PAYMENT = JSON.stringify(singlePayment());
 

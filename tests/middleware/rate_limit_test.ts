@@ -6,7 +6,7 @@ import { closedPort, startUpstream } from "../support/upstream.ts";
 import { startRedisServer, storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
 import { MemoryStore } from "../../src/store/memory.ts";
 import { rateLimit } from "../../middleware/rate_limit.ts";
-import { operation } from "../../src/core/catalogue.ts";
+import { operation } from "../../src/psd2/catalogue.ts";
 import { createMetrics } from "../../src/lib/metrics.ts";
 import { buildContext } from "../support/sections.ts";
 import { buildPolicy, type LevelInput, type PolicyInput } from "../support/policies.ts";

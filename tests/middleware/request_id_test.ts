@@ -3,7 +3,7 @@ import { assertForwarded, assertRejected, policy, rig } from "../support/hardeni
 import { REQUEST_ID } from "../support/requests.ts";
 import { buildContext } from "../support/sections.ts";
 import { requestId } from "../../middleware/request_id.ts";
-import { operation } from "../../src/core/catalogue.ts";
+import { operation } from "../../src/psd2/catalogue.ts";
 
 const READ = { "consent-id": "consent-1" };
 

@@ -7,9 +7,9 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { signaturePairing } from "../../middleware/signature_pairing.ts";
 import { buildContext } from "../support/sections.ts";
-import { operation } from "../../src/core/catalogue.ts";
+import { operation } from "../../src/psd2/catalogue.ts";
 import type { GatewayEnv } from "../../src/core/check.ts";
-import { GatewayError } from "../../src/core/errors.ts";
+import { GatewayError } from "../../src/psd2/errors.ts";
 
 const PATH = "/v1/payments/domestic";
 const BODY = JSON.stringify(singlePayment());

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { tppFlags } from "../../middleware/tpp_flags.ts";
 import { buildContext } from "../support/sections.ts";
-import { operation } from "../../src/core/catalogue.ts";
+import { operation } from "../../src/psd2/catalogue.ts";
 import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
 import { consentBody, initiationHeaders, singlePayment } from "../support/requests.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { buildContext } from "../support/sections.ts";
-import { operation } from "../../src/core/catalogue.ts";
+import { operation } from "../../src/psd2/catalogue.ts";
 import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
 import { consentBody, initiationHeaders } from "../support/requests.ts";
 import { tppRedirectUri, uriProblem } from "../../middleware/tpp_redirect_uri.ts";

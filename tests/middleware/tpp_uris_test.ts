@@ -7,7 +7,7 @@ import { buildPolicy, type LevelInput, type PolicyInput } from "../support/polic
 import { consentBody, initiationHeaders } from "../support/requests.ts";
 import { buildContext } from "../support/sections.ts";
 import { tppUris } from "../../middleware/tpp_uris.ts";
-import { operation } from "../../src/core/catalogue.ts";
+import { operation } from "../../src/psd2/catalogue.ts";
 
 const ca = await createCa();
 const tpp = await issue(ca, { domains: ["tpp.example", "*.api.tpp.example"] });

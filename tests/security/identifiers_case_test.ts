@@ -4,7 +4,7 @@
  * used-up frequencyPerDay escaped by the account id's or the consent id's case, an X-Request-ID
  * resent in upper case, a per-PSU limit escaped by the PSU-ID's case, and a per-client limit
  * escaped by taking a new IPv6 address from the same /64. Each decision keys on the id's
- * canonical form (src/core/identifiers.ts).
+ * canonical form (src/psd2/identifiers.ts).
  */
 import assert from "node:assert/strict";
 import { startGateway, type TestGateway } from "../support/gateway.ts";

@@ -16,7 +16,7 @@ import {
   PAYMENT_PRODUCTS,
   PAYMENT_SERVICES,
   templateParams,
-} from "../../src/core/catalogue.ts";
+} from "../../src/psd2/catalogue.ts";
 
 /** Replaced by a new UUID each time a request is sent (X-Request-ID replay stays out of the way). */
 export const FRESH_ID = "<fresh X-Request-ID>";

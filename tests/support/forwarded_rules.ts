@@ -6,7 +6,7 @@
  * identifying headers, control characters, unsigned signature headers, bodies of the wrong kind).
  */
 import assert from "node:assert/strict";
-import type { Operation } from "../../src/core/catalogue.ts";
+import type { Operation } from "../../src/psd2/catalogue.ts";
 import { bytesOf, type FuzzRequest, hasControl, ibanValid, upstreamRoute } from "./arbitraries.ts";
 import type { Exchange } from "./fuzz.ts";
 import { knownQuery } from "./mutations.ts";

@@ -11,8 +11,8 @@ import { DEFAULT_POLICY, startGateway, type TestGateway } from "./gateway.ts";
 import { type Recorded, startUpstream, type TestUpstream } from "./upstream.ts";
 import { bytesOf, dayFromToday, FRESH_ID, type FuzzRequest, upstreamRoute } from "./arbitraries.ts";
 import { DISPLAY_NAMES } from "./mutations.ts";
-import type { Operation } from "../../src/core/catalogue.ts";
-import { CODES, type ErrorStatus } from "../../src/core/errors.ts";
+import type { Operation } from "../../src/psd2/catalogue.ts";
+import { CODES, type ErrorStatus } from "../../src/psd2/errors.ts";
 import { UUID } from "../../src/lib/ids.ts";
 
 /** Runs per property: `FUZZ_RUNS` when set (deno task fuzz), else the bounded default. */

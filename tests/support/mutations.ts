@@ -7,7 +7,7 @@
  * without that header. Arbitrary stacked changes without an expectation: tests/support/chaos.ts.
  */
 import fc from "fast-check";
-import type { Operation } from "../../src/core/catalogue.ts";
+import type { Operation } from "../../src/psd2/catalogue.ts";
 import {
   anyValidRequest,
   charsetText,

@@ -19,7 +19,7 @@ import { stringify } from "yaml";
 import type { z } from "zod";
 import { CHECKS } from "../../middleware/mod.ts";
 import type { proxy } from "../../middleware/proxy.ts";
-import type { Group } from "../../src/core/catalogue.ts";
+import type { Group } from "../../src/psd2/catalogue.ts";
 import type { SECTIONS } from "../../src/policy/sections.ts";
 
 /** Everything with options at a level: the checks and the terminal handler. */
@@ -38,7 +38,7 @@ export type PolicyInput =
     $schema?: string;
     defaults?: LevelInput;
     groups?: { [G in Group]?: LevelInput };
-    /** Per operation id (`src/core/catalogue.ts`). */
+    /** Per operation id (`src/psd2/catalogue.ts`). */
     operations?: Record<string, OperationInput>;
   };
 

@@ -4,9 +4,9 @@
 import { PIPELINE } from "../../middleware/mod.ts";
 import { parsePolicy } from "../../src/policy/load.ts";
 import type { PolicySections } from "../../src/policy/sections.ts";
-import type { Operation } from "../../src/core/catalogue.ts";
+import type { Operation } from "../../src/psd2/catalogue.ts";
 import type { BuildContext } from "../../src/core/check.ts";
-import type { GatewayError } from "../../src/core/errors.ts";
+import type { GatewayError } from "../../src/psd2/errors.ts";
 import { defaultServices } from "../../src/core/services.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 

@@ -8,7 +8,7 @@
  */
 import fc from "fast-check";
 import { parse, stringify } from "yaml";
-import { type Operation, OPERATIONS } from "../../src/core/catalogue.ts";
+import { type Operation, OPERATIONS } from "../../src/psd2/catalogue.ts";
 import { digestOf } from "../../src/signing/digest.ts";
 import {
   bytesOf,

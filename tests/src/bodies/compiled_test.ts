@@ -20,7 +20,7 @@ import { checkoutOrder } from "../../../src/bodies/checkout_order.ts";
 import { phrase } from "../../../src/bodies/issues.ts";
 import type { BodyOptions } from "../../../src/bodies/text.ts";
 import { earliestToday } from "../../../src/lib/dates.ts";
-import { type Operation, OPERATIONS } from "../../../src/core/catalogue.ts";
+import { type Operation, OPERATIONS } from "../../../src/psd2/catalogue.ts";
 import { isPain, validRequest } from "../../support/arbitraries.ts";
 import { fuzzParameters, runs } from "../../support/fuzz.ts";
 

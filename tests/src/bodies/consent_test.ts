@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { consent } from "../../../src/bodies/consent.ts";
 import { parseBody } from "../../../src/bodies/issues.ts";
 import type { BodyOptions } from "../../../src/bodies/text.ts";
-import { GatewayError } from "../../../src/core/errors.ts";
+import { GatewayError } from "../../../src/psd2/errors.ts";
 import { consentBody, dayFromToday, IBAN } from "../../support/requests.ts";
 
 const OPTIONS: BodyOptions = { unknown: "reject", charset: true, maxBulk: 10, allowHttp: false };

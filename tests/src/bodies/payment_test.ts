@@ -8,7 +8,7 @@ import {
 } from "../../../src/bodies/payment.ts";
 import { parseBody } from "../../../src/bodies/issues.ts";
 import type { BodyOptions } from "../../../src/bodies/text.ts";
-import { GatewayError } from "../../../src/core/errors.ts";
+import { GatewayError } from "../../../src/psd2/errors.ts";
 import { dayFromToday, IBAN, singlePayment as validPayment } from "../../support/requests.ts";
 
 const OPTIONS: BodyOptions = { unknown: "reject", charset: true, maxBulk: 10, allowHttp: false };

@@ -9,7 +9,7 @@ import {
   madeAnswer,
   toResponse,
 } from "../../../src/core/answer.ts";
-import { GatewayError } from "../../../src/core/errors.ts";
+import { GatewayError } from "../../../src/psd2/errors.ts";
 
 const made: Answer = {
   status: 200,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { startGateway } from "../../support/gateway.ts";
 import { startUpstream } from "../../support/upstream.ts";
-import { OPERATIONS } from "../../../src/core/catalogue.ts";
+import { OPERATIONS } from "../../../src/psd2/catalogue.ts";
 import { passthroughPolicy } from "../../support/policies.ts";
 import type { UpstreamAnswer } from "../../../src/upstream/mod.ts";
 

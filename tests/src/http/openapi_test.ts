@@ -4,7 +4,7 @@ import { DEFAULT_POLICY, startGateway } from "../../support/gateway.ts";
 import { startUpstream } from "../../support/upstream.ts";
 import { policy as hardeningPolicy } from "../../support/hardening.ts";
 import { type PolicyInput, policyYaml } from "../../support/policies.ts";
-import { OPERATIONS } from "../../../src/core/catalogue.ts";
+import { OPERATIONS } from "../../../src/psd2/catalogue.ts";
 import { parsePolicy } from "../../../src/policy/load.ts";
 import { PIPELINE } from "../../../middleware/mod.ts";
 import { openApiDocument } from "../../../src/http/openapi.ts";

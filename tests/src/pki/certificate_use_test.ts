@@ -11,7 +11,7 @@ import { PIPELINE } from "../../../middleware/mod.ts";
 import { parsePolicy } from "../../../src/policy/load.ts";
 import { defaultServices } from "../../../src/core/services.ts";
 import { memoryLogger } from "../../../src/lib/log.ts";
-import { GatewayError } from "../../../src/core/errors.ts";
+import { GatewayError } from "../../../src/psd2/errors.ts";
 import { parseCertificate } from "../../../src/pki/certificate.ts";
 import { TrustStore } from "../../../src/pki/trust.ts";
 import {

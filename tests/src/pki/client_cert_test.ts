@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { clientCertificate, DEFAULT_HEADER } from "../../../src/pki/client_cert.ts";
-import { GatewayError } from "../../../src/core/errors.ts";
+import { GatewayError } from "../../../src/psd2/errors.ts";
 import { HeaderPairs } from "../../../src/lib/header_pairs.ts";
 
 const PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";

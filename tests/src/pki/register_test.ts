@@ -7,7 +7,7 @@ import {
   TppRegister,
   tppRegister,
 } from "../../../src/pki/register.ts";
-import { GatewayError } from "../../../src/core/errors.ts";
+import { GatewayError } from "../../../src/psd2/errors.ts";
 import { createMetrics } from "../../../src/lib/metrics.ts";
 import { memoryLogger } from "../../../src/lib/log.ts";
 import { startUpstream } from "../../support/upstream.ts";

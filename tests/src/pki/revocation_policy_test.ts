@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { GatewayError } from "../../../src/core/errors.ts";
+import { GatewayError } from "../../../src/psd2/errors.ts";
 import { parseCertificate } from "../../../src/pki/certificate.ts";
 import {
   enforceRevocation,

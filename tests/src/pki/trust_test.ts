@@ -4,7 +4,7 @@ import { parsePolicy } from "../../../src/policy/load.ts";
 import type { PolicySections } from "../../../src/policy/sections.ts";
 import { parseCertificate } from "../../../src/pki/certificate.ts";
 import { TrustStore, trustStore } from "../../../src/pki/trust.ts";
-import { GatewayError } from "../../../src/core/errors.ts";
+import { GatewayError } from "../../../src/psd2/errors.ts";
 import { createCa, issue, yamlString } from "../../support/pki.ts";
 
 const DAY = 86_400_000;

@@ -2,7 +2,7 @@ import { PIPELINE } from "../../../middleware/mod.ts";
 import assert from "node:assert/strict";
 import { parsePolicy, PolicyError, policyJsonSchema } from "../../../src/policy/load.ts";
 import { createCa } from "../../support/pki.ts";
-import { OPERATIONS } from "../../../src/core/catalogue.ts";
+import { OPERATIONS } from "../../../src/psd2/catalogue.ts";
 import { defineCheck, modal } from "../../../src/core/check.ts";
 import { z } from "zod";
 

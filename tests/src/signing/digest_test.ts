@@ -6,7 +6,7 @@ import {
   MAX_DIGEST_LENGTH,
   sha256Base64,
 } from "../../../src/signing/digest.ts";
-import { GatewayError } from "../../../src/core/errors.ts";
+import { GatewayError } from "../../../src/psd2/errors.ts";
 
 const encoder = new TextEncoder();
 const BODY = encoder.encode('{"amount":"12.50"}');

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { HttpSignatureVerifier, signatureParams } from "../../../src/signing/http_signature.ts";
 import { TrustStore } from "../../../src/pki/trust.ts";
 import { trustSection } from "../../../src/pki/sections.ts";
-import { GatewayError } from "../../../src/core/errors.ts";
+import { GatewayError } from "../../../src/psd2/errors.ts";
 import { createCa, issue } from "../../support/pki.ts";
 import {
   type HttpSignatureOptions,

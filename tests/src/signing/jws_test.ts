@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { JwsVerifier, sigTInstant } from "../../../src/signing/jws.ts";
 import { TrustStore } from "../../../src/pki/trust.ts";
 import { tppKeysSection, trustSection } from "../../../src/pki/sections.ts";
-import { GatewayError } from "../../../src/core/errors.ts";
+import { GatewayError } from "../../../src/psd2/errors.ts";
 import { createCa, issue } from "../../support/pki.ts";
 import { type JwsOptions, PAYMENT_BODY, signJws } from "../../support/signing.ts";
 

@@ -8,7 +8,7 @@ import {
   signedLines,
   type SignedRequest,
 } from "../../../src/signing/signer.ts";
-import { GatewayError } from "../../../src/core/errors.ts";
+import { GatewayError } from "../../../src/psd2/errors.ts";
 import { TrustStore } from "../../../src/pki/trust.ts";
 import { trustSection } from "../../../src/pki/sections.ts";
 import { createCa, issue } from "../../support/pki.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { outsideSkew, RequestSignatureVerifier } from "../../../src/signing/verifier.ts";
 import type { SignedRequest } from "../../../src/signing/signer.ts";
 import type { CertificateInfo } from "../../../src/pki/certificate.ts";
-import { GatewayError } from "../../../src/core/errors.ts";
+import { GatewayError } from "../../../src/psd2/errors.ts";
 import { TrustStore } from "../../../src/pki/trust.ts";
 import { trustSection } from "../../../src/pki/sections.ts";
 import { createCa, issue } from "../../support/pki.ts";

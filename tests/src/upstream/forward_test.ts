@@ -18,7 +18,7 @@ import {
 } from "../../../src/upstream/exchange.ts";
 import { createUpstream } from "../../../src/upstream/mod.ts";
 import { type Fault, startFaultyUpstream } from "../../support/faulty_upstream.ts";
-import { GatewayError } from "../../../src/core/errors.ts";
+import { GatewayError } from "../../../src/psd2/errors.ts";
 
 function route(method = "POST") {
   return compileRoute({

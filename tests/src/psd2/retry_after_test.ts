@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { RETRY_AFTER_SECONDS, retryAfter } from "../../../src/core/retry_after.ts";
+import { RETRY_AFTER_SECONDS, retryAfter } from "../../../src/psd2/retry_after.ts";
 
 Deno.test("retryAfter() gives whole seconds, rounded up, at least 1", () => {
   assert.deepEqual([0, 1, 999, 1000, 1001, 59_500].map(retryAfter), [

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { operation } from "../../../src/core/catalogue.ts";
-import { canonicalId, identifiers, identifiersSection } from "../../../src/core/identifiers.ts";
+import { operation } from "../../../src/psd2/catalogue.ts";
+import { canonicalId, identifiers, identifiersSection } from "../../../src/psd2/identifiers.ts";
 
 const UPPER = "5B1F3C2E-7A41-4D6B-9C0E-00000000000A";
 

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { CODES, GatewayError, OWN_CODES, STANDARD_CODES } from "../../../src/core/errors.ts";
+import { CODES, GatewayError, OWN_CODES, STANDARD_CODES } from "../../../src/psd2/errors.ts";
 
 /**
  * The standard's codes per status (Berlin Group NextGenPSD2 1.3.x), copied independently of
- * src/core/errors.ts from the reference table (shared/REFERENCE.md, "Berlin Group error model").
+ * src/psd2/errors.ts from the reference table (shared/REFERENCE.md, "Berlin Group error model").
  */
 const STANDARD: Record<number, string[]> = {
   400: [
