@@ -20,7 +20,7 @@
  * change is a new deployment (docs/deployment.md).
  */
 import { PIPELINE } from "./middleware/mod.ts";
-import { localSnapshot, metricsResponse } from "./src/http/endpoints.ts";
+import { localSnapshot, metricsPortHandler } from "./src/http/endpoints.ts";
 import { onDenoDeploy, perInstanceProblem } from "./src/http/server.ts";
 import {
   type LivePolicy,
@@ -125,10 +125,7 @@ if (loaded.policy.metrics.port) {
           port: loaded.policy.metrics.port,
           onListen: () => {},
         },
-        (request) =>
-          new URL(request.url).pathname === "/metrics"
-            ? metricsResponse(services)
-            : new Response("Not found", { status: 404 }),
+        metricsPortHandler(loaded.policy.metrics.token, services),
       ).unref();
     } catch (error) {
       if (!(error instanceof Deno.errors.AddrInUse)) throw error;

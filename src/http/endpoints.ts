@@ -57,6 +57,29 @@ export async function metricsResponse(services: Services): Promise<Response> {
   });
 }
 
+/**
+ * The handler of the separate metrics port (`metrics.port`): `/metrics` only, and behind the
+ * same bearer token as on the main port when the policy sets one (a port the operator thinks
+ * internal is often reachable from more places than intended).
+ */
+export function metricsPortHandler(
+  token: string | undefined,
+  services: Services,
+): (request: Request) => Response | Promise<Response> {
+  return (request) => {
+    if (new URL(request.url).pathname !== "/metrics") {
+      return new Response("Not found", { status: 404 });
+    }
+    if (token && !sameSecret(request.headers.get("authorization") ?? "", `Bearer ${token}`)) {
+      return new Response("Unauthorized", {
+        status: 401,
+        headers: { "www-authenticate": "Bearer" },
+      });
+    }
+    return metricsResponse(services);
+  };
+}
+
 /** Registers `/healthz`, `/readyz` and (with a token in the policy) `/metrics`. */
 export function healthEndpoints(app: Hono<GatewayEnv>, policy: Policy, services: Services): void {
   app.get("/healthz", (c) => c.json({ status: "up" }));

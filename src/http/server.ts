@@ -4,7 +4,7 @@
  * so, and shuts down gracefully within a bound. The listeners come back after failing to accept
  * (`listener.ts`).
  */
-import { metricsResponse } from "./endpoints.ts";
+import { metricsPortHandler } from "./endpoints.ts";
 import { type ResilientServer, serveResiliently } from "./listener.ts";
 import { loadPolicyFile, openPolicy } from "./live_policy.ts";
 import type { Pipeline } from "../core/chain.ts";
@@ -93,10 +93,7 @@ export async function serveGateway(options: ServeOptions): Promise<GatewayServer
     metricsServer = port
       ? serveResiliently(
         { hostname: options.hostname, port, name: "metrics" },
-        (request) =>
-          new URL(request.url).pathname === "/metrics"
-            ? metricsResponse(services)
-            : new Response("Not found", { status: 404 }),
+        metricsPortHandler(loaded.policy.metrics.token, services),
         services.log,
       )
       : undefined;
