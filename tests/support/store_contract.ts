@@ -175,6 +175,19 @@ export function storeContract(
     );
   });
 
+  test("keeps and replays an answer larger than one value of Deno KV (64 KiB)", async (s) => {
+    const first = idem();
+    await s.decide(decision({ idempotency: first }));
+    // The largest answer idempotency keeps by default (max_body_bytes 65536), in base64.
+    const body = btoa("x".repeat(65_536));
+    const response = { status: 201, headers: [["x-a", "1"]] as [string, string][], body };
+    await s.complete({ ...first, action: "done", response, retentionMs: 60_000 });
+    const replay = await s.decide(decision({ idempotency: idem() }));
+    assert.equal(replay.idempotency?.outcome, "replay");
+    assert.equal(replay.idempotency?.response?.body.length, body.length);
+    assert.deepEqual(replay.idempotency?.response, response);
+  });
+
   test("remembers an answer too large to keep as gone", async (s) => {
     const first = idem();
     await s.decide(decision({ idempotency: first }));
