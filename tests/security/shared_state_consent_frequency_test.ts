@@ -8,7 +8,7 @@ import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { type LevelInput, passthroughPolicy, type PolicyInput } from "../support/policies.ts";
 import { startUpstream, type TestUpstream } from "../support/upstream.ts";
 import { consentBody } from "../support/requests.ts";
-import { storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
+import { gatewayOn, onEachStore as onEachStoreShared } from "../support/each_store.ts";
 import { tokenIssuer } from "../support/tpp_tokens.ts";
 
 const issuer = await tokenIssuer();
@@ -93,34 +93,23 @@ function reads(core: TestUpstream): number {
   return core.received.filter((r) => r.path === "/psd2/v1" + BALANCES.slice(3)).length;
 }
 
-/** Registers a test on the memory store and on Redis. */
+/** Registers a test on the memory store and on Redis; `start` makes a gateway on that store. */
 function onEachStore(
   title: string,
   fn: (start: (core: TestUpstream) => Promise<TestGateway>) => Promise<void>,
 ) {
-  for (const kind of ["memory", "redis"] as const) {
-    Deno.test({
-      name: `${title} (${kind} store)`,
-      ignore: kind === "redis" && WITHOUT_REDIS,
-      async fn() {
-        await using store = await storeSetup(kind);
-        const gateways: TestGateway[] = [];
-        try {
-          await fn(async (core) => {
-            const gateway = await startGateway({
-              policy: policy(store.policy),
-              upstream: core.url,
-              env: store.env,
-            });
-            gateways.push(gateway);
-            return gateway;
-          });
-        } finally {
-          for (const gateway of gateways) await gateway.close();
-        }
-      },
-    });
-  }
+  onEachStoreShared(title, async (store) => {
+    const gateways: TestGateway[] = [];
+    try {
+      await fn(async (core) => {
+        const gateway = await gatewayOn(store, core, policy());
+        gateways.push(gateway);
+        return gateway;
+      });
+    } finally {
+      for (const gateway of gateways) await gateway.close();
+    }
+  });
 }
 
 onEachStore(

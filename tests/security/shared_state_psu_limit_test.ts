@@ -3,10 +3,9 @@
  * PSU is the bearer token's subject, and without a subject one shared "unknown PSU" of the TPP.
  */
 import assert from "node:assert/strict";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { passthroughPolicy } from "../support/policies.ts";
+import type { TestGateway } from "../support/gateway.ts";
 import { startUpstream, type TestUpstream } from "../support/upstream.ts";
-import { storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
+import { onEachStoreGateway } from "../support/each_store.ts";
 import { tokenIssuer } from "../support/tpp_tokens.ts";
 
 const issuer = await tokenIssuer();
@@ -31,30 +30,18 @@ function onEachStore(
   title: string,
   fn: (gateway: TestGateway, core: TestUpstream) => Promise<void>,
 ) {
-  for (const kind of ["memory", "redis"] as const) {
-    Deno.test({
-      name: `${title} (${kind} store)`,
-      ignore: kind === "redis" && WITHOUT_REDIS,
-      async fn() {
-        await using store = await storeSetup(kind);
-        await using core = startUpstream();
-        await using gateway = await startGateway({
-          policy: passthroughPolicy(store.policy, {
-            defaults: {
-              bearer_token: issuer.options,
-              rate_limit: {
-                mode: "enforce",
-                limits: { per_psu: { key: ["tpp", "psu_id"], limit: 2, window: "1m" } },
-              },
-            },
-          }),
-          upstream: core.url,
-          env: store.env,
-        });
-        await fn(gateway, core);
+  onEachStoreGateway(title, {
+    core: () => startUpstream(),
+    policy: {
+      defaults: {
+        bearer_token: issuer.options,
+        rate_limit: {
+          mode: "enforce",
+          limits: { per_psu: { key: ["tpp", "psu_id"], limit: 2, window: "1m" } },
+        },
       },
-    });
-  }
+    },
+  }, fn);
 }
 
 onEachStore(

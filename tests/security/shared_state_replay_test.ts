@@ -5,11 +5,10 @@
  * is refused, and the core never sees the request again.
  */
 import assert from "node:assert/strict";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { passthroughPolicy } from "../support/policies.ts";
+import type { TestGateway } from "../support/gateway.ts";
 import { startUpstream, type TestUpstream } from "../support/upstream.ts";
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
-import { storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
+import { onEachStoreGateway } from "../support/each_store.ts";
 import { tokenIssuer } from "../support/tpp_tokens.ts";
 
 const PAYMENTS = "/v1/payments/sepa-credit-transfers";
@@ -47,27 +46,15 @@ function onEachStore(
   title: string,
   fn: (gateway: TestGateway, core: TestUpstream) => Promise<void>,
 ) {
-  for (const kind of ["memory", "redis"] as const) {
-    Deno.test({
-      name: `${title} (${kind} store)`,
-      ignore: kind === "redis" && WITHOUT_REDIS,
-      async fn() {
-        await using store = await storeSetup(kind);
-        await using core = paymentCore();
-        await using gateway = await startGateway({
-          policy: passthroughPolicy(store.policy, {
-            defaults: {
-              bearer_token: issuer.options,
-              idempotency: { mode: "enforce", writes: "replay" },
-            },
-          }),
-          upstream: core.url,
-          env: store.env,
-        });
-        await fn(gateway, core);
+  onEachStoreGateway(title, {
+    core: paymentCore,
+    policy: {
+      defaults: {
+        bearer_token: issuer.options,
+        idempotency: { mode: "enforce", writes: "replay" },
       },
-    });
-  }
+    },
+  }, fn);
 }
 
 onEachStore(
