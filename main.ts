@@ -14,7 +14,7 @@ import { PolicyError } from "./src/policy/load.ts";
 import { EnvError, gatewayEnv, readEnv } from "./src/policy/env.ts";
 import { serveGateway } from "./src/http/server.ts";
 import { ListenError } from "./src/http/listener.ts";
-import { defaultServices } from "./src/core/services.ts";
+import { defaultServices } from "./src/policy/services.ts";
 import type { Pipeline } from "./src/core/chain.ts";
 import { logToStderr } from "./src/lib/log.ts";
 import { setDefaultStoreKind } from "./src/policy/sections.ts";

@@ -30,7 +30,8 @@ import {
 } from "./src/http/live_policy.ts";
 import { joinWorkers } from "./src/http/workers.ts";
 import { PolicyError } from "./src/policy/load.ts";
-import { defaultServices, type Services } from "./src/core/services.ts";
+import type { Services } from "./src/core/services.ts";
+import { defaultServices } from "./src/policy/services.ts";
 import { jsonLogger } from "./src/lib/log.ts";
 import { EnvError, gatewayEnv, readEnv } from "./src/policy/env.ts";
 

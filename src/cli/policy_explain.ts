@@ -8,7 +8,7 @@ import { stringify } from "yaml";
 import type { Pipeline } from "../core/chain.ts";
 import type { Policy } from "../policy/load.ts";
 import { checkPolicyFile } from "./policy_check.ts";
-import { defaultServices } from "../core/services.ts";
+import { defaultServices } from "../policy/services.ts";
 import { memoryLogger } from "../lib/log.ts";
 import { upstreamTemplate } from "../psd2/catalogue.ts";
 

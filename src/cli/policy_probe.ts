@@ -3,7 +3,7 @@
  * chains built) without serving, asks its readiness once, as `/readyz` would, and prints each
  * dependency: a Redis that may forget, an unreachable JWKS or register is found before start-up.
  */
-import { defaultServices, withPolicyClients } from "../core/services.ts";
+import { defaultServices, withPolicyClients } from "../policy/services.ts";
 import { createApp } from "../http/app.ts";
 import { readinessProbe } from "../http/readiness.ts";
 import { memoryLogger } from "../lib/log.ts";

@@ -16,7 +16,8 @@ import { loadX509For } from "../pki/x509.ts";
 import type { Pipeline } from "../core/chain.ts";
 import { parsePolicy, type Policy, PolicyError } from "../policy/load.ts";
 import { chainProblems } from "../policy/validate.ts";
-import { type Services, withPolicyClients } from "../core/services.ts";
+import type { Services } from "../core/services.ts";
+import { withPolicyClients } from "../policy/services.ts";
 
 /** A policy file as read: its policy and its SHA-256 in hex. */
 export interface LoadedPolicy {

@@ -7,7 +7,8 @@
  */
 import { buildChain } from "../core/chain.ts";
 import { failureAnswer } from "../core/answer.ts";
-import { defaultServices, type Services } from "../core/services.ts";
+import type { Services } from "../core/services.ts";
+import { defaultServices } from "./services.ts";
 import { memoryLogger } from "../lib/log.ts";
 import { type LoadOptions, parsePolicy, type Policy, PolicyError } from "./load.ts";
 import type { StoreSection } from "./sections.ts";

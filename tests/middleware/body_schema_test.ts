@@ -23,7 +23,7 @@ import { bodySchema } from "../../middleware/body_schema.ts";
 import { operation } from "../../src/psd2/catalogue.ts";
 import type { GatewayEnv } from "../../src/core/check.ts";
 import { failureAnswer, toResponse } from "../../src/core/answer.ts";
-import { defaultServices } from "../../src/core/services.ts";
+import { defaultServices } from "../../src/policy/services.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 
 type Json = Record<string, unknown>;

@@ -6,7 +6,7 @@ import { initiationHeaders, REQUEST_ID, singlePayment } from "../support/request
 import { psuIpAddress } from "../../middleware/psu_ip_address.ts";
 import { operation } from "../../src/psd2/catalogue.ts";
 import type { GatewayEnv } from "../../src/core/check.ts";
-import { defaultServices } from "../../src/core/services.ts";
+import { defaultServices } from "../../src/policy/services.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { GatewayError } from "../../src/psd2/errors.ts";
 

@@ -7,7 +7,7 @@ import type { PolicySections } from "../../src/policy/sections.ts";
 import type { Operation } from "../../src/psd2/catalogue.ts";
 import type { BuildContext } from "../../src/core/check.ts";
 import type { GatewayError } from "../../src/psd2/errors.ts";
-import { defaultServices } from "../../src/core/services.ts";
+import { defaultServices } from "../../src/policy/services.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 
 /** Sections of `upstream: http://127.0.0.1:9` with every other section at its defaults. */

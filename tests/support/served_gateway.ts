@@ -4,7 +4,8 @@
  */
 import { PIPELINE } from "../../middleware/mod.ts";
 import { type GatewayServer, serveGateway } from "../../src/http/server.ts";
-import { defaultServices, type Services } from "../../src/core/services.ts";
+import type { Services } from "../../src/core/services.ts";
+import { defaultServices } from "../../src/policy/services.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 
 /** A served gateway; disposing of it shuts it down and removes the policy file it wrote. */

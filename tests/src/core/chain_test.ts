@@ -6,7 +6,7 @@ import { defineCheck, type Finding, type GatewayEnv, modal } from "../../../src/
 import { formatError } from "../../../src/psd2/errors.ts";
 import { type Answer, changed, failureAnswer, localReply } from "../../../src/core/answer.ts";
 import { operation } from "../../../src/psd2/catalogue.ts";
-import { defaultServices } from "../../../src/core/services.ts";
+import { defaultServices } from "../../../src/policy/services.ts";
 import { memoryLogger } from "../../../src/lib/log.ts";
 import { TEST_SECTIONS } from "../../support/sections.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { serveTestGateway } from "../../support/served_gateway.ts";
-import { defaultServices } from "../../../src/core/services.ts";
+import { defaultServices } from "../../../src/policy/services.ts";
 import { memoryLogger } from "../../../src/lib/log.ts";
 import { startUpstream } from "../../support/upstream.ts";
 import { passthroughPolicy, type PolicyInput, policyYaml } from "../../support/policies.ts";

@@ -9,7 +9,7 @@ import {
 } from "@peculiar/x509";
 import { PIPELINE } from "../../../middleware/mod.ts";
 import { parsePolicy } from "../../../src/policy/load.ts";
-import { defaultServices } from "../../../src/core/services.ts";
+import { defaultServices } from "../../../src/policy/services.ts";
 import { memoryLogger } from "../../../src/lib/log.ts";
 import { GatewayError } from "../../../src/psd2/errors.ts";
 import { parseCertificate } from "../../../src/pki/certificate.ts";

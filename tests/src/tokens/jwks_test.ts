@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { exportJWK, generateKeyPair, type JWK, jwtVerify, SignJWT } from "jose";
 import { keySet, readJwksFile } from "../../../src/tokens/jwks.ts";
-import { defaultServices } from "../../../src/core/services.ts";
+import { defaultServices } from "../../../src/policy/services.ts";
 import { memoryLogger } from "../../../src/lib/log.ts";
 import { startUpstream } from "../../support/upstream.ts";
 
