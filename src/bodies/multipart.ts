@@ -47,10 +47,21 @@ function dispositionName(value: string): { name: string } | { problem: string } 
   return name ? { name } : { problem: 'has a part without a name in "Content-Disposition"' };
 }
 
-/** The headers of one part: Content-Disposition (required) and Content-Type (optional). */
+/**
+ * The transfer encodings a part may declare: those that leave the bytes as they are. Any other
+ * (quoted-printable, base64) would have the core's MIME parser decode what the checks never saw
+ * (RFC 7578 4.7 deprecates the header).
+ */
+const IDENTITY_ENCODINGS = new Set(["7bit", "8bit", "binary"]);
+
+/**
+ * The headers of one part: Content-Disposition (required), Content-Type (optional), and
+ * Content-Transfer-Encoding only as an identity encoding.
+ */
 function partHead(head: string): { name: string; contentType?: string } | { problem: string } {
   let disposition: string | undefined;
   let contentType: string | undefined;
+  let encoding: string | undefined;
   for (const line of head === "" ? [] : head.split("\r\n")) {
     const colon = line.indexOf(":");
     const field = line.slice(0, colon).toLowerCase();
@@ -64,6 +75,17 @@ function partHead(head: string): { name: string; contentType?: string } | { prob
     } else if (field === "content-type") {
       if (contentType !== undefined) return { problem: 'has a part with two "Content-Type"' };
       contentType = value;
+    } else if (field === "content-transfer-encoding") {
+      if (encoding !== undefined) {
+        return { problem: 'has a part with two "Content-Transfer-Encoding"' };
+      }
+      encoding = value;
+      if (!IDENTITY_ENCODINGS.has(value.toLowerCase())) {
+        return {
+          problem:
+            `has a part with "Content-Transfer-Encoding: ${value}"; only 7bit, 8bit and binary are accepted`,
+        };
+      }
     }
   }
   if (disposition === undefined) return { problem: 'has a part without "Content-Disposition"' };

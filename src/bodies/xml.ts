@@ -162,12 +162,13 @@ export function xmlProblem(
       continue;
     }
     if (next === "?") {
+      // The declaration was read above; any other instruction (xml-stylesheet, ...) asks the
+      // core's parser to act on something the checks cannot judge.
       const pi = at(PI, text, i);
       if (!pi || pi[1].toLowerCase() === "xml") {
         return "The XML body has a malformed processing instruction";
       }
-      i += pi[0].length;
-      continue;
+      return `The XML body must not contain a processing instruction ("<?${pi[1]}")`;
     }
     if (next === "/") {
       const end = at(END_TAG, text, i);

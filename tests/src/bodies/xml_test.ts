@@ -13,9 +13,19 @@ Deno.test("xmlProblem() accepts a well-formed pain.001 document", () => {
     undefined,
   );
   assert.equal(
-    xmlProblem(`<!-- head --><?pi data?>${DOC("<![CDATA[<not markup>]]>")}<!-- tail -->\n`, 64),
+    xmlProblem(`<!-- head -->${DOC("<![CDATA[<not markup>]]>")}<!-- tail -->\n`, 64),
     undefined,
   );
+});
+
+Deno.test("xmlProblem() refuses every processing instruction but the declaration, wherever it stands", () => {
+  for (const body of [`<?pi data?>${DOC("")}`, DOC("<?xml-stylesheet href='x.xsl'?>")]) {
+    assert.match(
+      xmlProblem(body, 64)!,
+      /must not contain a processing instruction \("<\?(pi|xml-stylesheet)"\)/,
+    );
+  }
+  assert.match(xmlProblem(`<?xml?>${DOC("")}`, 64)!, /malformed/);
 });
 
 Deno.test("xmlProblem() rejects unbalanced, misnested and unclosed tags", () => {
