@@ -6,11 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { type LevelInput, passthroughPolicy } from "../support/policies.ts";
+import type { TestGateway } from "../support/gateway.ts";
+import type { LevelInput } from "../support/policies.ts";
 import { startUpstream, type TestUpstream } from "../support/upstream.ts";
 import { initiationHeaders } from "../support/requests.ts";
-import { storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
+import { onEachStoreGateway } from "../support/each_store.ts";
 import { tokenIssuer } from "../support/tpp_tokens.ts";
 
 const issuer = await tokenIssuer();
@@ -44,24 +44,10 @@ function onEachStore(
   consentScope: LevelInput["consent_scope"],
   fn: (gateway: TestGateway, core: TestUpstream) => Promise<void>,
 ) {
-  for (const kind of ["memory", "redis"] as const) {
-    Deno.test({
-      name: `${title} (${kind} store)`,
-      ignore: kind === "redis" && WITHOUT_REDIS,
-      async fn() {
-        await using store = await storeSetup(kind);
-        await using core = looseCore();
-        await using gateway = await startGateway({
-          policy: passthroughPolicy(store.policy, {
-            defaults: { bearer_token: issuer.options, consent_scope: consentScope },
-          }),
-          upstream: core.url,
-          env: store.env,
-        });
-        await fn(gateway, core);
-      },
-    });
-  }
+  onEachStoreGateway(title, {
+    core: looseCore,
+    policy: { defaults: { bearer_token: issuer.options, consent_scope: consentScope } },
+  }, fn);
 }
 
 async function createConsent(gateway: TestGateway, access: Record<string, unknown>) {

@@ -7,11 +7,11 @@
  * canonical form (src/psd2/identifiers.ts).
  */
 import assert from "node:assert/strict";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import type { TestGateway } from "../support/gateway.ts";
 import { type LevelInput, passthroughPolicy, type PolicyInput } from "../support/policies.ts";
 import { startUpstream, type TestUpstream } from "../support/upstream.ts";
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
-import { storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
+import { onEachStoreGateway } from "../support/each_store.ts";
 import { tokenIssuer } from "../support/tpp_tokens.ts";
 
 const issuer = await tokenIssuer();
@@ -53,24 +53,12 @@ function onEachStore(
   setup: { defaults: LevelInput; sections?: PolicyInput },
   fn: (gateway: TestGateway, core: TestUpstream) => Promise<void>,
 ) {
-  for (const kind of ["memory", "redis"] as const) {
-    Deno.test({
-      name: `${title} (${kind} store)`,
-      ignore: kind === "redis" && WITHOUT_REDIS,
-      async fn() {
-        await using store = await storeSetup(kind);
-        await using core = carelessCore();
-        await using gateway = await startGateway({
-          policy: passthroughPolicy(store.policy, setup.sections ?? {}, {
-            defaults: { bearer_token: issuer.options, ...setup.defaults },
-          }),
-          upstream: core.url,
-          env: store.env,
-        });
-        await fn(gateway, core);
-      },
-    });
-  }
+  onEachStoreGateway(title, {
+    core: carelessCore,
+    policy: passthroughPolicy(setup.sections ?? {}, {
+      defaults: { bearer_token: issuer.options, ...setup.defaults },
+    }),
+  }, fn);
 }
 
 async function createConsent(gateway: TestGateway, body: Record<string, unknown>) {
