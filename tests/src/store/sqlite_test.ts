@@ -94,3 +94,32 @@ Deno.test("createStore() opens sqlite in GATEWAY_DATA_DIR unless the policy name
     Deno.env.delete("GATEWAY_DATA_DIR");
   }
 });
+
+Deno.test("SqliteStore: three processes on one file count one rate limit exactly", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "xs2a-sqlite-" });
+  const script = `
+    import { SqliteStore } from "${new URL("../../../src/store/sqlite.ts", import.meta.url)}";
+    const store = new SqliteStore({ path: "${dir}/s.sqlite", timeoutMs: 5000 });
+    const part = { name: "l", key: "rl:shared", limit: 1000, windowMs: 3600000, burst: 1000, enforce: true };
+    let allowed = 0;
+    for (let i = 0; i < 600; i++) {
+      if ((await store.decide({ limits: [part] })).limits[0].allowed) allowed++;
+    }
+    await store.close();
+    console.log(allowed);
+  `;
+  try {
+    const runs = await Promise.all(
+      [0, 1, 2].map(() =>
+        new Deno.Command(Deno.execPath(), { args: ["eval", script], stderr: "inherit" }).output()
+      ),
+    );
+    const allowed = runs.map((run) => {
+      assert.ok(run.success);
+      return Number(new TextDecoder().decode(run.stdout));
+    });
+    assert.equal(allowed.reduce((a, b) => a + b, 0), 1000, `allowed per process: ${allowed}`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
