@@ -8,7 +8,7 @@
  * order and then {@link finish}es it, so that a rule on the answer is written once and holds on
  * every path.
  */
-import type { GatewayContext } from "./check.ts";
+import type { Answer, AnswerHeader, GatewayContext } from "./check.ts";
 // The headers the checks decided for the answer (`answerHeaders`) are declared there.
 import type {} from "./request.ts";
 import { errorBody, GatewayError } from "../psd2/errors.ts";
@@ -16,33 +16,7 @@ import type { Bytes } from "../lib/body.ts";
 import { isJson } from "../lib/media_type.ts";
 import { utf8 } from "../lib/utf8.ts";
 
-/** Who made an answer. */
-export type AnswerSource = "core" | "replay" | "cache" | "gateway";
-
-/** A header of an answer: lower-case name, value. */
-export type AnswerHeader = readonly [name: string, value: string];
-
-/** An answer on its way to the TPP. Steps never change one: they return a {@link changed} copy. */
-export interface Answer {
-  readonly status: number;
-  /** Lower-case names, in order; a name may repeat. */
-  readonly headers: readonly AnswerHeader[];
-  /** The body: bytes as made, text once a step rewrote it, null for none. */
-  readonly body: Bytes | string | null;
-  readonly source: AnswerSource;
-  /** The answer as its source made it, before any step changed it; absent on that answer itself. */
-  readonly made?: Answer;
-}
-
-/**
- * A check's step on the answer: returns the changed answer, or nothing to leave it as it is. It
- * runs on every answer of the operation, whichever made it; what it does depends on the answer
- * and on what the check's request step left in the context, never on which path was taken.
- */
-export type AnswerStep = (
-  c: GatewayContext,
-  answer: Answer,
-) => Answer | void | Promise<Answer | void>;
+export type { Answer, AnswerHeader, AnswerSource, AnswerStep } from "./check.ts";
 
 /** What a local answer of a check (a replay, a cache hit) waits in until the answer steps run. */
 export interface AnswerVariables {

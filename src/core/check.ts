@@ -30,7 +30,6 @@
  */
 import { z } from "zod";
 import type { Context, MiddlewareHandler } from "hono";
-import type { AnswerStep } from "./answer.ts";
 import type { Operation } from "../psd2/catalogue.ts";
 import type { GatewayError } from "../psd2/errors.ts";
 import type { Services } from "./services.ts";
@@ -64,6 +63,37 @@ export interface TppIdentity {
   /** DNS names of the TPP's certificate (CN and SubjectAltName). */
   domains: string[];
 }
+
+/** Who made an answer. */
+export type AnswerSource = "core" | "replay" | "cache" | "gateway";
+
+/** A header of an answer: lower-case name, value. */
+export type AnswerHeader = readonly [name: string, value: string];
+
+/**
+ * An answer on its way to the TPP (src/core/answer.ts has what works on it). Steps never change
+ * one: they return a `changed` copy.
+ */
+export interface Answer {
+  readonly status: number;
+  /** Lower-case names, in order; a name may repeat. */
+  readonly headers: readonly AnswerHeader[];
+  /** The body: bytes as made, text once a step rewrote it, null for none. */
+  readonly body: Bytes | string | null;
+  readonly source: AnswerSource;
+  /** The answer as its source made it, before any step changed it; absent on that answer itself. */
+  readonly made?: Answer;
+}
+
+/**
+ * A check's step on the answer: returns the changed answer, or nothing to leave it as it is. It
+ * runs on every answer of the operation, whichever made it; what it does depends on the answer
+ * and on what the check's request step left in the context, never on which path was taken.
+ */
+export type AnswerStep = (
+  c: GatewayContext,
+  answer: Answer,
+) => Answer | void | Promise<Answer | void>;
 
 /** What the app sets for every request before the chain runs (`src/http/app.ts`). */
 export interface RouteVariables {
