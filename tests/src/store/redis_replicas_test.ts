@@ -17,46 +17,25 @@ import {
 import { retryUntil } from "../../support/wait.ts";
 import { idem } from "../../support/store_contract.ts";
 
-/** A free port below Linux's ephemeral range, as tests/support/redis.ts picks them. */
-function freePort(): number {
-  for (;;) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
-    try {
-      Deno.listen({ hostname: "127.0.0.1", port }).close();
-      return port;
-    } catch {
-      // Taken: try another.
-    }
-  }
-}
-
-/** A replica of `master`, up once its link to the master is. */
+/** A replica of `master` (a redis-server of its own), up once its link to the master is. */
 async function startReplica(master: RedisProcess) {
-  const port = freePort();
   // A replica writes the master's snapshot to its directory: a temporary one.
   const dir = await Deno.makeTempDir({ prefix: "redis-replica-" });
-  const child = new Deno.Command("redis-server", {
-    args: [
-      ...["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-      ...["--dir", dir, "--replicaof", "127.0.0.1", String(master.port)],
-    ],
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-  const url = `redis://127.0.0.1:${port}`;
-  const client = await retryUntil(() => redisClient(url), 5000);
+  const server = await startRedisServer({
+    args: ["--dir", dir, "--replicaof", "127.0.0.1", String(master.port)],
+  });
+  const client = await redisClient(server.url);
   await retryUntil(async () => {
     const info = String(await client.sendCommand(["INFO", "replication"]));
     if (!info.includes("master_link_status:up")) throw new Error(info);
   }, 10_000);
   return {
     client,
-    freeze: (frozen: boolean) => child.kill(frozen ? "SIGSTOP" : "SIGCONT"),
+    freeze: server.freeze,
     async [Symbol.asyncDispose]() {
-      child.kill("SIGCONT");
+      server.freeze(false);
       await client.close().catch(() => {});
-      child.kill("SIGKILL");
-      await child.status;
+      await server[Symbol.asyncDispose]();
       await Deno.remove(dir, { recursive: true });
     },
   };
