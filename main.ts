@@ -17,7 +17,7 @@ import { ListenError } from "./src/http/listener.ts";
 import { defaultServices } from "./src/policy/services.ts";
 import type { Pipeline } from "./src/core/chain.ts";
 import { logToStderr } from "./src/lib/log.ts";
-import { setDefaultStoreKind } from "./src/policy/sections.ts";
+import { setDefaultStoreKind } from "./src/sections/sections.ts";
 import { StoreUnavailableError } from "./src/store/types.ts";
 
 type Command = (args: string[], pipeline: Pipeline) => Promise<number>;

@@ -33,7 +33,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { Operation } from "../psd2/catalogue.ts";
 import type { GatewayError } from "../psd2/errors.ts";
 import type { Services } from "./services.ts";
-import type { PolicySections } from "../policy/sections.ts";
+import type { PolicySections } from "../sections/sections.ts";
 import type { Bytes } from "../lib/body.ts";
 import type { DecisionPlan } from "../store/types.ts";
 import type { Terminators } from "../lib/terminators.ts";

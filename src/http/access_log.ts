@@ -23,7 +23,7 @@ import {
 } from "../psd2/catalogue.ts";
 import { annotateSpan, TRACING } from "../lib/tracing.ts";
 import { UUID } from "../lib/ids.ts";
-import type { PolicySections } from "../policy/sections.ts";
+import type { PolicySections } from "../sections/sections.ts";
 
 /** The literal segments of the interface's paths: what the path of a 404 or 405 logs as sent. */
 const KNOWN_SEGMENTS: ReadonlySet<string> = new Set([

@@ -10,7 +10,7 @@ import { loadPolicyFile, openPolicy } from "./live_policy.ts";
 import type { Pipeline } from "../core/chain.ts";
 import { PolicyError } from "../policy/load.ts";
 import type { Services } from "../core/services.ts";
-import type { StoreSection } from "../policy/sections.ts";
+import type { StoreSection } from "../sections/sections.ts";
 
 /** Options of {@link serveGateway}. */
 export interface ServeOptions {

@@ -11,7 +11,7 @@ import { z } from "zod";
 import { GROUPS, type Operation, OPERATIONS, templateParams } from "../psd2/catalogue.ts";
 import type { Check } from "../core/check.ts";
 import type { Pipeline, Terminal } from "../core/chain.ts";
-import { type PolicySections, SECTIONS } from "./sections.ts";
+import { type PolicySections, SECTIONS } from "../sections/sections.ts";
 import { pathTemplate } from "../lib/fields.ts";
 import { policyDocument } from "../lib/policy_files.ts";
 import { loadX509For } from "../pki/x509.ts";

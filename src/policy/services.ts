@@ -10,7 +10,7 @@ import { createUpstream } from "../upstream/mod.ts";
 import { LimiterPools } from "../upstream/limiter.ts";
 import { Breakers } from "../upstream/breaker.ts";
 import type { Services } from "../core/services.ts";
-import type { PolicySections } from "./sections.ts";
+import type { PolicySections } from "../sections/sections.ts";
 import { createMetrics } from "../lib/metrics.ts";
 import { jsonLogger } from "../lib/log.ts";
 

@@ -11,7 +11,7 @@ import type { Services } from "../core/services.ts";
 import { defaultServices } from "./services.ts";
 import { memoryLogger } from "../lib/log.ts";
 import { type LoadOptions, parsePolicy, type Policy, PolicyError } from "./load.ts";
-import type { StoreSection } from "./sections.ts";
+import type { StoreSection } from "../sections/sections.ts";
 
 /** A chain is never run here: its error answer is never asked for. */
 const UNUSED = () => failureAnswer(undefined);

@@ -1,7 +1,7 @@
 /**
  * The shared-state store the policy's `store` section names; the contract is in `types.ts`.
  */
-import type { StoreSection } from "../policy/sections.ts";
+import type { StoreSection } from "../sections/sections.ts";
 import type { Store, StoreOptions } from "./types.ts";
 
 /** Where the durable stores keep their files unless the policy names one (`store.path`). */

@@ -9,7 +9,7 @@
  * (`redis_settings.ts`): a Redis that may forget executed X-Request-IDs is logged and reported.
  */
 import { createClient, ErrorReply } from "redis";
-import type { StoreSection } from "../policy/sections.ts";
+import type { StoreSection } from "../sections/sections.ts";
 import { type Store, type StoreOptions, StoreUnavailableError } from "./types.ts";
 import { scriptedStore, storeDeadline } from "./script.ts";
 import { SettingsWatch } from "./redis_settings.ts";

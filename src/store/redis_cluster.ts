@@ -10,7 +10,7 @@
  * master after a failover, a restart): see `redis_settings.ts`.
  */
 import { createCluster } from "redis";
-import type { StoreSection } from "../policy/sections.ts";
+import type { StoreSection } from "../sections/sections.ts";
 import {
   type Store,
   type StoreNodeState,

@@ -7,7 +7,7 @@
  * the scripts return is text.
  */
 import { Redis } from "@upstash/redis";
-import type { StoreSection } from "../policy/sections.ts";
+import type { StoreSection } from "../sections/sections.ts";
 import type { Store, StoreCondition, StoreOptions } from "./types.ts";
 import { scriptedStore, type ScriptTransport } from "./script.ts";
 

@@ -7,7 +7,7 @@
 import { Http1Upstream } from "./http1/client.ts";
 import { fetchUpstream } from "./fetch.ts";
 import { TRACING } from "../lib/tracing.ts";
-import type { UPSTREAM_CLIENTS } from "../policy/sections.ts";
+import type { UPSTREAM_CLIENTS } from "../sections/sections.ts";
 
 export {
   type Upstream,

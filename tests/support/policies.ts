@@ -20,7 +20,7 @@ import type { z } from "zod";
 import { CHECKS } from "../../middleware/mod.ts";
 import type { proxy } from "../../middleware/proxy.ts";
 import type { Group } from "../../src/psd2/catalogue.ts";
-import type { SECTIONS } from "../../src/policy/sections.ts";
+import type { SECTIONS } from "../../src/sections/sections.ts";
 
 /** Everything with options at a level: the checks and the terminal handler. */
 type Keyed = typeof CHECKS[number] | typeof proxy;

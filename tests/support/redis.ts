@@ -8,7 +8,7 @@ import { createClient } from "redis";
 import type { PolicyInput } from "./policies.ts";
 import { createStore } from "../../src/store/mod.ts";
 import type { Store } from "../../src/store/types.ts";
-import { storeSection } from "../../src/policy/sections.ts";
+import { storeSection } from "../../src/sections/sections.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { limit } from "./store_contract.ts";
 import { retryUntil } from "./wait.ts";

@@ -3,7 +3,7 @@
  */
 import { PIPELINE } from "../../middleware/mod.ts";
 import { parsePolicy } from "../../src/policy/load.ts";
-import type { PolicySections } from "../../src/policy/sections.ts";
+import type { PolicySections } from "../../src/sections/sections.ts";
 import type { Operation } from "../../src/psd2/catalogue.ts";
 import type { BuildContext } from "../../src/core/check.ts";
 import type { GatewayError } from "../../src/psd2/errors.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { PIPELINE } from "../../../middleware/mod.ts";
 import { parsePolicy } from "../../../src/policy/load.ts";
-import type { PolicySections } from "../../../src/policy/sections.ts";
+import type { PolicySections } from "../../../src/sections/sections.ts";
 import { parseCertificate } from "../../../src/pki/certificate.ts";
 import { TrustStore, trustStore } from "../../../src/pki/trust.ts";
 import { GatewayError } from "../../../src/psd2/errors.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createStore } from "../../../src/store/mod.ts";
 import { kvStore } from "../../../src/store/kv.ts";
-import { storeSection } from "../../../src/policy/sections.ts";
+import { storeSection } from "../../../src/sections/sections.ts";
 import { idem, limit, storeContract } from "../../support/store_contract.ts";
 import { tempKv } from "../../support/temp_store.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createStore } from "../../../src/store/mod.ts";
-import { storeSection } from "../../../src/policy/sections.ts";
+import { storeSection } from "../../../src/sections/sections.ts";
 import type { Decision } from "../../../src/store/types.ts";
 import {
   assertNoDecision,
@@ -533,7 +533,7 @@ Deno.test({
         ca.pem,
         `import { createStore } from "${new URL("../../../src/store/mod.ts", import.meta.url)}";
         import { storeSection } from "${new URL(
-          "../../../src/policy/sections.ts",
+          "../../../src/sections/sections.ts",
           import.meta.url,
         )}";
         const store = await createStore(storeSection.parse(${JSON.stringify(section)}));

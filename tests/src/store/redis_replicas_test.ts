@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { redisStore } from "../../../src/store/redis.ts";
-import { storeSection } from "../../../src/policy/sections.ts";
+import { storeSection } from "../../../src/sections/sections.ts";
 import { StoreUnavailableError } from "../../../src/store/types.ts";
 import {
   redisClient,

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { memoryLogger } from "../../../src/lib/log.ts";
-import { storeSection } from "../../../src/policy/sections.ts";
+import { storeSection } from "../../../src/sections/sections.ts";
 import { ownRedisStore, redisClient, WITHOUT_REDIS } from "../../support/redis.ts";
 import { waitFor } from "../../support/wait.ts";
 import { limit } from "../../support/store_contract.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createStore } from "../../../src/store/mod.ts";
 import { StoreUnavailableError } from "../../../src/store/types.ts";
-import { storeSection } from "../../../src/policy/sections.ts";
+import { storeSection } from "../../../src/sections/sections.ts";
 import { storeContract } from "../../support/store_contract.ts";
 import { assertNoDecision, idem, limit } from "../../support/store_contract.ts";
 import {
@@ -51,7 +51,10 @@ Deno.test({
     const printed = await runTrusting(
       ca.pem,
       `import { createStore } from "${new URL("../../../src/store/mod.ts", import.meta.url)}";
-      import { storeSection } from "${new URL("../../../src/policy/sections.ts", import.meta.url)}";
+      import { storeSection } from "${new URL(
+        "../../../src/sections/sections.ts",
+        import.meta.url,
+      )}";
       const store = await createStore(storeSection.parse(
         { kind: "redis", url: "${redis.tlsUrl}", prefix: "${prefix}", timeout: "2s" },
       ));

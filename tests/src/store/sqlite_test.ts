@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createStore } from "../../../src/store/mod.ts";
 import { SqliteStore } from "../../../src/store/sqlite.ts";
-import { storeSection } from "../../../src/policy/sections.ts";
+import { storeSection } from "../../../src/sections/sections.ts";
 import { idem, limit, storeContract } from "../../support/store_contract.ts";
 import { tempSqlite } from "../../support/temp_store.ts";
 import { waitFor } from "../../support/wait.ts";

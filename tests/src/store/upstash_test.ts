@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createStore } from "../../../src/store/mod.ts";
 import { type Store, StoreUnavailableError } from "../../../src/store/types.ts";
-import { storeSection } from "../../../src/policy/sections.ts";
+import { storeSection } from "../../../src/sections/sections.ts";
 import { limit, storeContract } from "../../support/store_contract.ts";
 import { redisUrl, startRedisServer, uniquePrefix, WITHOUT_REDIS } from "../../support/redis.ts";
 import { startUpstashServer, type UpstashServer } from "../../support/upstash_server.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { setDefaultStoreKind, storeSection } from "../../../src/policy/sections.ts";
+import { setDefaultStoreKind, storeSection } from "../../../src/sections/sections.ts";
 
 Deno.test("storeSection: a policy that names no store gets this process's default (memory unless main.ts set sqlite)", () => {
   assert.equal(storeSection.parse({}).kind, "memory");

@@ -1,6 +1,6 @@
 /**
  * The policy file's global sections (everything that is not per-operation check options).
- * Each section is a zod schema; `policy.ts` puts them at the top level of the file.
+ * Each section is a zod schema; src/policy/load.ts puts them at the top level of the file.
  */
 import { z } from "zod";
 import { tppKeysSection, trustSection } from "../pki/sections.ts";
