@@ -9,8 +9,12 @@
  * - `GET|PUT /sandbox/settings`: `{"decoupledDelayMs": 5000}`.
  * - `POST /sandbox/authorisations/{authorisationId}/approve|deny`: the PSU's answer, now.
  * - `GET /sandbox/users`: the test users.
+ *
+ * None is served on the SCA pages' origin, and none takes a change from another site's page
+ * (control_guard.ts).
  */
 import type { Hono } from "hono";
+import { guardControls } from "./control_guard.ts";
 import { formatError, resourceUnknown } from "./errors.ts";
 import { readJsonObject } from "./request.ts";
 import { assertOpen, fail, finalise } from "./sca_flow.ts";
@@ -22,6 +26,7 @@ const MAX_MS = 100 * 366 * 24 * 60 * 60 * 1000;
 
 /** Mounts the controls on the app. */
 export function mountControls(app: Hono, state: SandboxState) {
+  app.use("/sandbox/*", guardControls(state));
   app.post("/sandbox/reset", (c) => {
     resetState(state);
     return c.body(null, 204);

@@ -137,8 +137,8 @@ function securityHeaders(): Record<string, string> {
  */
 async function policy(auth: Authorisation | undefined): Promise<string> {
   const origins = [auth?.redirectUri, auth?.nokRedirectUri]
-    .map((uri) => (uri ? URL.parse(uri)?.origin : undefined))
-    .filter((origin): origin is string => !!origin && origin !== "null");
+    .map((uri) => (uri ? sourceOf(uri) : undefined))
+    .filter((origin): origin is string => origin !== undefined);
   return [
     "default-src 'none'",
     `style-src ${await styleSource()}`,
@@ -146,6 +146,22 @@ async function policy(auth: Authorisation | undefined): Promise<string> {
     "frame-ancestors 'none'",
     "base-uri 'none'",
   ].join("; ");
+}
+
+/** A host as a CSP source may name it: DNS labels, or an IP literal. */
+const CSP_HOST =
+  /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$|^\[[0-9a-f:.]+\]$/;
+
+/**
+ * The CSP source of a TPP's URI (`https://tpp.example:8443`), or `undefined` when it is not an
+ * http(s) URL whose host is plain: the URL parser decodes `%3B` in a host to `;`, which would end
+ * the directive and let the TPP's header add its own (`;sandbox`, `;report-uri ...`) to the page.
+ */
+export function sourceOf(uri: string): string | undefined {
+  const url = URL.parse(uri);
+  if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) return undefined;
+  if (!CSP_HOST.test(url.hostname)) return undefined;
+  return `${url.protocol}//${url.hostname}${url.port ? `:${url.port}` : ""}`;
 }
 
 function titleOf(auth: Authorisation, t: Texts): string {
