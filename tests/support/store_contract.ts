@@ -9,6 +9,7 @@ import {
   type IdempotencyPart,
   type LimitPart,
   type Store,
+  type StoredResponse,
   StoreUnavailableError,
 } from "../../src/store/types.ts";
 
@@ -30,6 +31,39 @@ export async function assertNoDecision(
     return error;
   } finally {
     if (options.close !== false) await store.close();
+  }
+}
+
+/**
+ * Claims an X-Request-ID on the store `open()` makes, completes it with `response`, closes it and
+ * opens the store again: the new one must replay the answer whole (a store that keeps its state
+ * in a file). Closes the second store.
+ */
+export async function assertReplayAfterReopen(
+  open: () => Store | Promise<Store>,
+  response: StoredResponse,
+): Promise<void> {
+  const first = await open();
+  const part = idem();
+  assert.equal(
+    (await first.decide({ idempotency: part, limits: [] })).idempotency?.outcome,
+    "claimed",
+  );
+  await first.complete({
+    key: part.key,
+    token: part.token,
+    action: "done",
+    response,
+    retentionMs: 60_000,
+  });
+  await first.close();
+  const second = await open();
+  try {
+    const again = await second.decide({ idempotency: idem(), limits: [limit()] });
+    assert.equal(again.idempotency?.outcome, "replay");
+    assert.deepEqual(again.idempotency?.response, response);
+  } finally {
+    await second.close();
   }
 }
 

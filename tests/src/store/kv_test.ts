@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createStore } from "../../../src/store/mod.ts";
 import { kvStore } from "../../../src/store/kv.ts";
 import { storeSection } from "../../../src/sections/sections.ts";
-import { idem, limit, storeContract } from "../../support/store_contract.ts";
+import { assertReplayAfterReopen, limit, storeContract } from "../../support/store_contract.ts";
 import { tempKv } from "../../support/temp_store.ts";
 
 storeContract("kvStore", tempKv);
@@ -11,28 +11,13 @@ Deno.test("kvStore keeps an answer larger than one KV value (64 KiB), and replay
   const dir = await Deno.makeTempDir({ prefix: "xs2a-kv-" });
   const path = `${dir}/store.kv`;
   const body = btoa("x".repeat(150_000));
-  const response = { status: 201, headers: [["x-a", "1"]] as [string, string][], body };
-  const first = await kvStore({ path });
-  const part = idem();
-  assert.equal(
-    (await first.decide({ idempotency: part, limits: [] })).idempotency?.outcome,
-    "claimed",
-  );
-  await first.complete({
-    key: part.key,
-    token: part.token,
-    action: "done",
-    response,
-    retentionMs: 60_000,
-  });
-  await first.close();
-  const second = await kvStore({ path });
   try {
-    const again = await second.decide({ idempotency: idem(), limits: [limit()] });
-    assert.equal(again.idempotency?.outcome, "replay");
-    assert.deepEqual(again.idempotency?.response, response);
+    await assertReplayAfterReopen(() => kvStore({ path }), {
+      status: 201,
+      headers: [["x-a", "1"]],
+      body,
+    });
   } finally {
-    await second.close();
     await Deno.remove(dir, { recursive: true });
   }
 });

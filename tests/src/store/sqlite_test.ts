@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createStore } from "../../../src/store/mod.ts";
 import { SqliteStore } from "../../../src/store/sqlite.ts";
 import { storeSection } from "../../../src/sections/sections.ts";
-import { idem, limit, storeContract } from "../../support/store_contract.ts";
+import { assertReplayAfterReopen, limit, storeContract } from "../../support/store_contract.ts";
 import { tempSqlite } from "../../support/temp_store.ts";
 import { waitFor } from "../../support/wait.ts";
 
@@ -11,28 +11,14 @@ storeContract("SqliteStore", tempSqlite);
 Deno.test("SqliteStore keeps a claim and a kept answer in its file across a reopen", async () => {
   const dir = await Deno.makeTempDir({ prefix: "xs2a-sqlite-" });
   const path = `${dir}/nested/store.sqlite`;
-  const first = new SqliteStore({ path });
-  const part = idem();
-  assert.equal(
-    (await first.decide({ idempotency: part, limits: [] })).idempotency?.outcome,
-    "claimed",
-  );
-  const response = { status: 201, headers: [["x-a", "1"]] as [string, string][], body: btoa("{}") };
-  await first.complete({
-    key: part.key,
-    token: part.token,
-    action: "done",
-    response,
-    retentionMs: 60_000,
-  });
-  await first.close();
-  const second = new SqliteStore({ path });
   try {
-    const again = await second.decide({ idempotency: idem(), limits: [limit()] });
-    assert.equal(again.idempotency?.outcome, "replay");
-    assert.deepEqual(again.idempotency?.response, response);
+    await assertReplayAfterReopen(() => new SqliteStore({ path }), {
+      status: 201,
+      headers: [["x-a", "1"]],
+      body: btoa("{}"),
+    });
   } finally {
-    await second.close();
+    await Deno.remove(dir, { recursive: true });
   }
 });
 
