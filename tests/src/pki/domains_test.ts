@@ -7,6 +7,7 @@ Deno.test("hostInDomains() matches exact names and one-label wildcards only", ()
   assert.equal(hostInDomains("TPP.Example.", domains), true);
   assert.equal(hostInDomains("x.api.tpp.example", domains), true);
   assert.equal(hostInDomains("api.tpp.example", domains), false);
+  assert.equal(hostInDomains(".api.tpp.example", domains), false, "an empty label is no label");
   assert.equal(hostInDomains("a.b.api.tpp.example", domains), false);
   assert.equal(hostInDomains("www.tpp.example", domains), false);
   assert.equal(hostInDomains("tpp.example.evil", domains), false);
