@@ -15,7 +15,7 @@ async function fresh(body: string, env: Record<string, string> = {}) {
       `import { PIPELINE } from "${new URL("middleware/mod.ts", ROOT)}";
 import { loadPolicyFile } from "${new URL("src/http/server.ts", ROOT)}";
 import { createApp } from "${new URL("src/http/app.ts", ROOT)}";
-import { defaultServices, withPolicyClients } from "${new URL("src/core/services.ts", ROOT)}";
+import { defaultServices, withPolicyClients } from "${new URL("src/policy/services.ts", ROOT)}";
 import { memoryLogger } from "${new URL("src/lib/log.ts", ROOT)}";
 /** True once reflect-metadata (which @peculiar/x509 needs first) has run. */
 const x509Loaded = () => typeof (Reflect as { getMetadata?: unknown }).getMetadata === "function";
