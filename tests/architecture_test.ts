@@ -209,6 +209,19 @@ function tableGraph(rows: Row[]): Map<string, Set<string>> {
   return graph;
 }
 
+/** Every entry of a row with limits that names the files of a row above it, as "row -> entry". */
+function upward(rows: Row[]): string[] {
+  const out: string[] = [];
+  rows.forEach((row, at) => {
+    if (row.mayImport === "anything") return;
+    for (const entry of row.mayImport) {
+      const target = rowOf(rows, entry.endsWith("/") ? `${entry}x.ts` : entry)?.row;
+      if (target !== undefined && rows.indexOf(target) < at) out.push(`${row.keys[0]} -> ${entry}`);
+    }
+  });
+  return out;
+}
+
 const gatewayFiles = ["main.ts", "serve.ts", ...filesUnder("src"), ...filesUnder("middleware")];
 const graph = await importGraph(gatewayFiles);
 const table = layerTable(await Deno.readTextFile(`${ROOT}ARCHITECTURE.md`));
@@ -256,6 +269,10 @@ Deno.test("architecture: every import is one ARCHITECTURE.md's table allows", ()
 
 Deno.test("architecture: the table lets no two folders import each other", () => {
   assert.deepEqual(cycles(tableGraph(table)), []);
+});
+
+Deno.test("architecture: a row of the table names only rows below it (anything aside)", () => {
+  assert.deepEqual(upward(table), []);
 });
 
 Deno.test("architecture: no two folders import each other, directly or through others", () => {
@@ -307,6 +324,7 @@ Deno.test("architecture: the rules find what they look for", () => {
   assert.deepEqual(forbidden(rows, files), ["src/a/one.ts -> src/b/y.ts"]);
   assert.deepEqual(cycles(folderGraph(files)), [["src/a/", "src/b/"]]);
   assert.deepEqual(cycles(tableGraph(rows.slice(0, 2))), [["src/a/", "src/b/"]]);
+  assert.deepEqual(upward(rows), ["src/b/ -> src/a/"]);
   assert.deepEqual(
     layerTable(
       "## Folders and what each may import\n\n| f | h | m |\n| - | - | - |\n" +
