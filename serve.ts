@@ -73,9 +73,17 @@ const env = (() => {
 })();
 file = env.GATEWAY_POLICY;
 
+// SIGHUP is taken from the start: once any worker listens for it, a worker that does not yet would
+// miss it (and before any does, it ends the process). One that arrives while the policy loads
+// reloads it as soon as it serves.
+let live: LivePolicy | undefined;
+let hangUp = false;
+if (!deploy) Deno.addSignalListener("SIGHUP", () => live ? live.reload() : hangUp = true);
+
 // Joined first, so that the other workers' greetings arrive while the policy loads; a worker that
 // starts later greets this one, and whichever of the two hears of the other first refuses.
 const joined = performance.now();
+
 const workers = deploy ? undefined : joinWorkers(
   () => made.services ? localSnapshot(made.services) : [],
   { onPeer: checkInstances },
@@ -97,7 +105,6 @@ checkInstances(workers?.count() ?? 1);
 
 // The store and the upstream client the policy names: under --parallel, exact shared state needs
 // the policy's Redis, never a memory store per worker.
-let live: LivePolicy;
 try {
   live = await openPolicy({
     file,
@@ -110,7 +117,10 @@ try {
 } catch (error) {
   refuse(error);
 }
-const services = made.services = live.services;
+/** The policy serving, from here on. */
+const serving = live;
+if (hangUp) serving.reload();
+const services = made.services = serving.services;
 if (workers) services.metrics.workers = () => workers.collect();
 
 if (loaded.policy.metrics.port) {
@@ -152,7 +162,7 @@ let stopping = false;
 async function stop(signal: Deno.Signal) {
   if (stopping) return;
   stopping = true;
-  live.unwatch();
+  serving.unwatch();
   let timer: ReturnType<typeof setTimeout> | undefined;
   if (inFlight > 0) {
     await new Promise<void>((resolve) => {
@@ -162,22 +172,24 @@ async function stop(signal: Deno.Signal) {
   }
   clearTimeout(timer);
   workers?.close();
-  await live.close();
+  await serving.close();
   log.info({ msg: `xs2a-edge stopped (${signal})`, ...worker, unfinished: inFlight });
 }
 
 if (!deploy) {
-  Deno.addSignalListener("SIGHUP", () => live.reload());
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     Deno.addSignalListener(signal, () => stop(signal));
   }
 }
 
+// deno serve calls onListen in one worker only: each says here that it serves (its signals taken).
+log.info({ msg: "worker ready", ...worker });
+
 export default {
   async fetch(request, info) {
     inFlight++;
     try {
-      return await live.fetch(request, info);
+      return await serving.fetch(request, info);
     } finally {
       if (--inFlight === 0) idle?.();
     }
