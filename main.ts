@@ -27,6 +27,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   "policy:check": async () => (await import("./src/cli/policy_check.ts")).policyCheck,
   "policy:explain": async () => (await import("./src/cli/policy_explain.ts")).policyExplain,
   "policy:schema": async () => (await import("./src/cli/policy_schema.ts")).policySchemaFile,
+  "policy:test": async () => (await import("./src/cli/policy_test.ts")).policyTest,
   openapi: async () => (await import("./src/cli/openapi.ts")).openApi,
 };
 
