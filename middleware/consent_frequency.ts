@@ -7,9 +7,12 @@
  * one count), per resource (path) and per calendar day of the bank's time zone, against
  * min(frequencyPerDay, the TPP's maximum); a one-off consent allows 1 read of each resource,
  * whoever initiates it; PSU-initiated reads on recurring consents are not counted. Only reads the
- * core answers with 2xx count (counted on the way in, taken back on the way out). A UUID consent
- * id counts the same in any case. Over it: 429 ACCESS_EXCEEDED. A consent the gateway never saw
- * is forwarded (the core decides), optionally capped by a default.
+ * core answers with 2xx count (counted on the way in, taken back on the way out). A resource is
+ * the path: query parameters (`withBalance`, a report's dates) never make a read another
+ * resource, and the further pages of a transaction report are part of the access that read it
+ * (`_report_pages.ts`). A UUID consent id counts the same in any case. Over it: 429
+ * ACCESS_EXCEEDED. A consent the gateway never saw is forwarded (the core decides), optionally
+ * capped by a default.
  */
 import { z } from "zod";
 import type { Next } from "hono";
@@ -36,6 +39,7 @@ import type { FrequencyPart, FrequencyVerdict } from "../src/store/types.ts";
 import type { Services } from "../src/core/services.ts";
 import type { Operation } from "../src/psd2/catalogue.ts";
 import { type Identifiers, identifiers } from "../src/psd2/identifiers.ts";
+import { keepReport, openReport, type PageKeys } from "./_report_pages.ts";
 
 const KEY = "consent_frequency";
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -60,6 +64,8 @@ interface FrequencyConfig {
   readonly bilateral: ReadonlyMap<string, number>;
   readonly unknownLimit: number;
   readonly maxRetentionMs: number;
+  /** How long a served transaction report's further pages are part of its access; 0: never. */
+  readonly pagesWithinMs: number;
   readonly services: Services;
   /** The canonical form of ids (the policy's `identifiers`). */
   readonly ids: Identifiers;
@@ -85,6 +91,8 @@ function compile(
     ),
     unknownLimit: options.unknown_consent_limit,
     maxRetentionMs: options.max_retention,
+    // Only transaction reports are paged (Berlin Group `_links` first, next, previous, last).
+    pagesWithinMs: operation.path.endsWith("/transactions") ? options.pages_within : 0,
     services,
     ids,
   });
@@ -169,16 +177,36 @@ async function forgetDeleted(c: GatewayContext, answer: Answer, config: Frequenc
   await forget(c, config, c.get("params").consentId);
 }
 
-/** The consent counter's part of the request's store decision (none without Consent-ID). */
-function frequencyPart(c: GatewayContext, config: FrequencyConfig): FrequencyPart | undefined {
+/** Where the read's counters and report markers live (none without Consent-ID). */
+function readKeys(c: GatewayContext, config: FrequencyConfig): PageKeys | undefined {
   const consent = header(c, "consent-id");
   if (!consent) return undefined;
   // One count per TPP and consent: another TPP's reads never use up the consent's owner's. The
   // consent and the resource by their ids' canonical forms: a case variant is the same read.
+  // The resource is the path alone: a query never makes a read another resource.
   const { ids } = config;
   const canonical = keyPart(ids.id("consent_id", consent));
-  const base = `${slotTag(c, config.services)}freq:${tppKey(c)}:${canonical}:`;
-  const resource = keyPart(ids.path(config.operation, c.get("params")));
+  return {
+    base: `${slotTag(c, config.services)}freq:${tppKey(c)}:${canonical}:`,
+    resource: keyPart(ids.path(config.operation, c.get("params"))),
+  };
+}
+
+/**
+ * A read that may be a further page of a report: its own request step decides whether it is
+ * refused, so the store does not block the request's other parts for it.
+ */
+function maybePage(c: GatewayContext, config: FrequencyConfig): boolean {
+  return config.pagesWithinMs > 0 && c.req.url.includes("?");
+}
+
+/** The consent counter's part of the request's store decision (none without Consent-ID). */
+function frequencyPart(c: GatewayContext, config: FrequencyConfig): FrequencyPart | undefined {
+  const keys = readKeys(c, config);
+  if (!keys) return undefined;
+  const consent = header(c, "consent-id")!;
+  const { ids } = config;
+  const { base, resource } = keys;
   return {
     consentKey: consentKey(c, config, consent),
     days: config.calendar.around(config.services.now()).map((day) => ({
@@ -189,7 +217,7 @@ function frequencyPart(c: GatewayContext, config: FrequencyConfig): FrequencyPar
     max: config.bilateral.get(callerId(c, ids)) ?? config.maxPerDay,
     unknownLimit: config.unknownLimit,
     psuInitiated: c.get("psuInitiated"),
-    enforce: config.enforce,
+    enforce: config.enforce && !maybePage(c, config),
   };
 }
 
@@ -228,6 +256,8 @@ async function refund(c: GatewayContext, config: FrequencyConfig, counter: strin
 export interface ConsentFrequencyVariables {
   /** The counter this read was counted on, taken back unless the core serves the read. */
   frequencyCounter?: string;
+  /** A further page of a served report: when that report's access ends (ms). */
+  reportEnds?: number;
 }
 
 declare module "../src/core/check.ts" {
@@ -245,23 +275,65 @@ async function countRead(
   config: FrequencyConfig,
   plan: SharedStatePlan,
 ) {
-  const outcome = await decide(c, plan, config.services);
+  const keys = maybePage(c, config) ? readKeys(c, config) : undefined;
+  const [outcome, reportEnds] = await Promise.all([
+    decide(c, plan, config.services),
+    keys &&
+    openReport(config.services.store, {
+      keys,
+      url: new URL(c.req.url),
+      now: config.services.now(),
+    }),
+  ]);
   if (outcome.error) {
     storeUnavailable(c, config.services, { check: KEY, fail: config.fail });
     return next();
   }
   const result = outcome.verdict.frequency;
+  if (reportEnds !== undefined) {
+    // A further page of a report already counted: part of that access, never counted again.
+    c.set("reportEnds", reportEnds);
+    if (result?.counter) await refund(c, config, result.counter);
+    return next();
+  }
   if (result?.counted && !result.allowed) throw exceeded(c, config, result);
   if (result?.counter) c.set("frequencyCounter", result.counter);
   return next();
 }
 
-/** The read's answer: a count the core did not serve (no answer, or not 2xx) is taken back. */
-async function settle(c: GatewayContext, config: FrequencyConfig) {
+/**
+ * The read's answer: a count the core did not serve (no answer, or not 2xx) is taken back; a
+ * report the core served opens its further pages (the read's own, or the access it is a page of).
+ */
+async function settle(c: GatewayContext, answer: Answer, config: FrequencyConfig) {
   const counter = c.get("frequencyCounter");
-  if (!counter) return;
+  const ends = c.get("reportEnds");
+  if (!counter && ends === undefined) return;
   const status = c.get("upstream")?.status;
-  if (status === undefined || status < 200 || status > 299) await refund(c, config, counter);
+  const served = status !== undefined && status >= 200 && status <= 299;
+  if (!served) {
+    if (counter) await refund(c, config, counter);
+    return;
+  }
+  const keys = config.pagesWithinMs > 0 ? readKeys(c, config) : undefined;
+  if (!keys || answer.source !== "core") return;
+  const now = config.services.now();
+  try {
+    await keepReport(config.services.store, {
+      c,
+      keys,
+      answer,
+      now,
+      ends: ends ?? now + config.pagesWithinMs,
+      opened: ends === undefined,
+    });
+  } catch (error) {
+    config.services.log.error({
+      msg: "report pages not kept",
+      op: config.operationId,
+      error: errorText(error),
+    });
+  }
 }
 
 export const consentFrequency = defineCheck({
@@ -284,6 +356,9 @@ export const consentFrequency = defineCheck({
     max_retention: duration().prefault("400d").describe(
       "Longest a learnt consent is kept (a validUntil of 9999-12-31 asks for the maximum)",
     ),
+    pages_within: duration().prefault("1h").describe(
+      "How long after a counted transaction report its further pages (pageIndex, itemsPerPage, the answer's paging links) belong to that access and are not counted again",
+    ),
   }),
   validate(options) {
     return isTimeZone(options.time_zone)
@@ -305,7 +380,7 @@ export const consentFrequency = defineCheck({
     plan.frequency = (c) => frequencyPart(c, config);
     return {
       request: (c, next) => countRead(c, next, config, plan),
-      answer: (c) => settle(c, config),
+      answer: (c, answer) => settle(c, answer, config),
     };
   },
 });
