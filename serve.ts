@@ -183,6 +183,7 @@ if (!deploy) {
 }
 
 // deno serve calls onListen in one worker only: each says here that it serves (its signals taken).
+serving.serving();
 log.info({ msg: "worker ready", ...worker });
 
 export default {

@@ -84,6 +84,8 @@ export interface LivePolicy {
   fetch(request: Request, info: Deno.ServeHandlerInfo<Deno.Addr>): Response | Promise<Response>;
   /** Loads the policy file again; true when the new policy now serves. */
   reload(): Promise<boolean>;
+  /** Writes the audit line of the start: once the gateway serves (a refused start writes none). */
+  serving(): void;
   /** Stops watching the file. */
   unwatch(): void;
   /** Stops watching, then closes the upstream client and the store. */
@@ -91,9 +93,8 @@ export interface LivePolicy {
 }
 
 /**
- * Opens the store and the upstream client the policy names, builds its app and writes the audit
- * line of the start; throws {@link PolicyError} (after closing what it opened) when a chain
- * cannot be built.
+ * Opens the store and the upstream client the policy names and builds its app; throws
+ * {@link PolicyError} (after closing what it opened) when a chain cannot be built.
  */
 export async function openPolicy(options: OpenOptions): Promise<LivePolicy> {
   const { file, pipeline, loaded, labels } = options;
@@ -110,7 +111,6 @@ export async function openPolicy(options: OpenOptions): Promise<LivePolicy> {
   metrics.storeEntries.track(() => store.size);
   /** The SHA-256 of the last content loaded or refused: the watch reloads when it changes. */
   let seen = loaded.sha256;
-  log.info({ ...audit("applied", "start", file, seen), ...labels });
 
   async function reloadOnce(): Promise<boolean> {
     let sha256: string | undefined;
@@ -144,6 +144,7 @@ export async function openPolicy(options: OpenOptions): Promise<LivePolicy> {
     services,
     fetch: (request, info) => app.fetch(request, info),
     reload,
+    serving: () => log.info({ ...audit("applied", "start", file, loaded.sha256), ...labels }),
     unwatch: () => watcher?.close(),
     async close() {
       watcher?.close();

@@ -103,6 +103,7 @@ export async function serveGateway(options: ServeOptions): Promise<GatewayServer
     throw error;
   }
   const gateway = server;
+  live.serving();
 
   return {
     addr: gateway.addr,

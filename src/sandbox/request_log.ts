@@ -20,7 +20,10 @@ export function recordRequests(state: SandboxState) {
     let body = "";
     if (c.req.raw.body) {
       try {
-        body = await c.req.raw.clone().text();
+        // Read through Hono, which keeps the text for the handler's own c.req.text(): a clone of
+        // the request would read its signal, and Deno.serve then warns at every start of the
+        // sandbox that request.signal aborts on successful responses (legacy behaviour).
+        body = await c.req.text();
       } catch {
         body = "";
       }
