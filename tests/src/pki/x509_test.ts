@@ -13,7 +13,7 @@ async function fresh(body: string, env: Record<string, string> = {}) {
     await Deno.writeTextFile(
       script,
       `import { PIPELINE } from "${new URL("middleware/mod.ts", ROOT)}";
-import { loadPolicyFile } from "${new URL("src/http/server.ts", ROOT)}";
+import { loadPolicyFile } from "${new URL("src/http/live_policy.ts", ROOT)}";
 import { createApp } from "${new URL("src/http/app.ts", ROOT)}";
 import { defaultServices, withPolicyClients } from "${new URL("src/policy/services.ts", ROOT)}";
 import { memoryLogger } from "${new URL("src/lib/log.ts", ROOT)}";
