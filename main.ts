@@ -28,6 +28,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   "policy:explain": async () => (await import("./src/cli/policy_explain.ts")).policyExplain,
   "policy:schema": async () => (await import("./src/cli/policy_schema.ts")).policySchemaFile,
   "policy:test": async () => (await import("./src/cli/policy_test.ts")).policyTest,
+  "policy:diff": async () => (await import("./src/cli/policy_diff.ts")).policyDiff,
   openapi: async () => (await import("./src/cli/openapi.ts")).openApi,
 };
 

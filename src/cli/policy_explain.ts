@@ -18,7 +18,7 @@ const USAGE = "usage: deno task policy:explain [--env-file <file>] <policy file>
 const SECRET = /secret|password|token$|_key$/;
 
 /** The options with every secret value replaced, at any depth. */
-function redacted(value: unknown, name = ""): unknown {
+export function redacted(value: unknown, name = ""): unknown {
   if (SECRET.test(name) && value !== undefined) return "(secret, set)";
   if (Array.isArray(value)) return value.map((item) => redacted(item));
   if (value && typeof value === "object") {

@@ -1,0 +1,74 @@
+/** `policy:diff`: a change of the policy as a reviewer reads it, per operation. */
+import assert from "node:assert/strict";
+import { PIPELINE } from "../../../middleware/mod.ts";
+import { policyChanges, policyDiff } from "../../../src/cli/policy_diff.ts";
+import { parsePolicy } from "../../../src/policy/load.ts";
+
+const BASE = `
+upstream: { url: "http://127.0.0.1:9" }
+defaults:
+  psu_device_id: { mode: enforce }
+  query_params: { max_page_size: 100 }
+`;
+
+function policy(text: string) {
+  return parsePolicy("p.yaml", text, PIPELINE);
+}
+
+Deno.test("policyChanges() of the same policy is nothing", () => {
+  assert.deepEqual(policyChanges(policy(BASE), policy(BASE)), []);
+});
+
+Deno.test("policyChanges() names modes, switches, options and the operations they touch", () => {
+  const after = policy(
+    `${BASE}
+  bearer_token: { mode: "off" }
+groups:
+  pis:
+    digest: { required: true }
+operations:
+  getAccountList:
+    psu_device_id: { mode: report }
+`.replace("max_page_size: 100", "max_page_size: 50").replace(
+      "psu_device_id: { mode: enforce }",
+      'psu_device_id: { mode: enforce }\n  http_signature: { mode: "off" }',
+    ),
+  );
+  const lines = policyChanges(policy(BASE), after);
+  assert.deepEqual(lines, [
+    "- query_params.max_page_size: 100 -> 50 (on every operation (38))",
+    "- digest.required: false -> true (on group pis (12))",
+    "- http_signature: switched off (was enforce) (on every operation (38))",
+    "- psu_device_id: mode enforce -> report (on getAccountList)",
+    "\n38 of 38 operations change.",
+  ]);
+});
+
+Deno.test("policyDiff() --git compares with the committed file and exits 1 on a change", async () => {
+  const dir = await Deno.makeTempDir();
+  const git = (...args: string[]) =>
+    new Deno.Command("git", { args, cwd: dir, stdout: "null", stderr: "null" }).output();
+  await git("init", "-q");
+  await Deno.writeTextFile(`${dir}/p.yaml`, BASE);
+  await git("add", "p.yaml");
+  await git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "p");
+  await Deno.writeTextFile(
+    `${dir}/p.yaml`,
+    BASE.replace("max_page_size: 100", "max_page_size: 10"),
+  );
+  const printed: string[] = [];
+  const log = console.log;
+  const cwd = Deno.cwd();
+  console.log = (line: string) => printed.push(line);
+  Deno.chdir(dir);
+  try {
+    assert.equal(await policyDiff(["--git", "HEAD", "p.yaml"], PIPELINE), 1);
+    assert.equal(await policyDiff(["p.yaml", "p.yaml"], PIPELINE), 0);
+    assert.equal(await policyDiff(["--git", "no-such-rev", "p.yaml"], PIPELINE), 2);
+  } finally {
+    Deno.chdir(cwd);
+    console.log = log;
+  }
+  assert.match(printed.join("\n"), /What changes from HEAD:p\.yaml to p\.yaml/);
+  assert.match(printed.join("\n"), /query_params\.max_page_size: 100 -> 10/);
+});
