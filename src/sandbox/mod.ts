@@ -66,6 +66,10 @@ export function createSandbox(options: SandboxOptions = {}): Hono {
   app.use("*", async (c, next) => {
     await next();
     for (const [name, value] of Object.entries(LEGACY_HEADERS)) c.res.headers.set(name, value);
+    // The interface has every answer carry the request's X-Request-ID; the gateway reuses a
+    // connection to a core that echoes it (upstream.reuse: echoed).
+    const requestId = c.req.header("x-request-id");
+    if (requestId !== undefined) c.res.headers.set("x-request-id", requestId);
   });
   app.use("*", recordRequests(state));
   app.use("*", async (_c, next) => {

@@ -10,6 +10,9 @@ import { duration, httpUrl, pathPrefix, port, TIMER_MAX } from "../lib/fields.ts
 /** The upstream clients (src/upstream/): the gateway's own HTTP/1.1 client, the runtime's fetch. */
 export const UPSTREAM_CLIENTS = ["http1", "fetch"] as const;
 
+/** When an upstream connection carries another exchange (src/upstream/http1/client.ts `Reuse`). */
+export const UPSTREAM_REUSE = ["echoed", "always", "never"] as const;
+
 /**
  * True on Deno Deploy, which refuses `Deno.connect` to port 443 (TLS is required there) but allows
  * `Deno.connectTls`, which the `http1` client uses for https URLs, and plain TCP to other ports.
@@ -32,6 +35,9 @@ export const upstreamSection = z.object({
   ),
   client: z.enum(UPSTREAM_CLIENTS).default("http1").describe(
     "http1: the gateway's own HTTP/1.1 client with keep-alive connections (about half the CPU per request; also on Deno Deploy, over TLS for https URLs); fetch: the runtime's fetch (HTTP/2, HTTP_PROXY settings). Takes effect at the next start",
+  ),
+  reuse: z.enum(UPSTREAM_REUSE).default("echoed").describe(
+    "When a connection to the core carries another exchange. echoed: only after an answer that echoed the request's X-Request-ID, and an answer on a reused connection must echo it (a late extra answer of the core can then never reach another request; a core that does not echo gets a connection per exchange); always: after any clean answer (a late answer that arrives as the next request is written reaches it); never: a connection per exchange. Takes effect at the next start",
   ),
 }).strict().superRefine((upstream, context) => {
   const url = URL.parse(upstream.url); // null when the URL was refused above

@@ -5,6 +5,7 @@
 import { BodyLimitError, readBody } from "../lib/body.ts";
 import { deadlineSignal } from "../lib/deadline.ts";
 import { answersAnother, otherRequestsAnswer, type Upstream, UpstreamError } from "./exchange.ts";
+import type { Reuse } from "./http1/client.ts";
 
 /** The connection to the upstream could not be opened: the request never reached it. */
 function isConnectFailure(error: unknown): boolean {
@@ -17,9 +18,13 @@ function isTimeout(error: unknown): boolean {
     (error.name === "TimeoutError" || error.name === "AbortError");
 }
 
-/** A client of its own (a pool of connections), where the runtime has them. */
-function httpClient(): Deno.HttpClient | undefined {
-  return typeof Deno.createHttpClient === "function" ? Deno.createHttpClient({}) : undefined;
+/**
+ * A client of its own (a pool of connections), where the runtime has them; one that keeps no idle
+ * connection when `reuse` is false.
+ */
+function httpClient(reuse: boolean): Deno.HttpClient | undefined {
+  if (typeof Deno.createHttpClient !== "function") return undefined;
+  return Deno.createHttpClient(reuse ? {} : { poolMaxIdlePerHost: 0 });
 }
 
 /**
@@ -27,11 +32,22 @@ function httpClient(): Deno.HttpClient | undefined {
  * client: `fetch` cannot close the one connection an answer showed out of step (another request's
  * X-Request-ID; the connection would give the next request a late answer), so that client is
  * closed and replaced (exchanges under way finish).
+ *
+ * `reuse` as for the HTTP/1.1 client ({@link Reuse}), as far as `fetch` lets it be seen: the
+ * runtime's pool (hyper's) does not say whether an exchange went on a reused connection, and it
+ * reuses one on which bytes arrived as the next request was written. Under `echoed`, the first
+ * answer without the echo makes the client one that keeps no idle connection (every later
+ * exchange on a new one), and is refused when an earlier answer echoed (it may be a late answer
+ * on a reused connection); `never` keeps no idle connection from the start.
  */
-export function fetchUpstream(fetch: typeof globalThis.fetch): Upstream {
-  let client = httpClient();
+export function fetchUpstream(fetch: typeof globalThis.fetch, reuse: Reuse = "echoed"): Upstream {
+  let pooled = reuse !== "never";
+  let client = httpClient(pooled);
+  /** Whether an answer echoed its X-Request-ID: the core echoes. */
+  let echoes = false;
   return {
     async send(request) {
+      const sentPooled = pooled;
       const signal = deadlineSignal(request.timeoutMs);
       let answered = false;
       try {
@@ -51,11 +67,28 @@ export function fetchUpstream(fetch: typeof globalThis.fetch): Upstream {
           await response.body?.cancel();
           throw new UpstreamError("broken", "The upstream's answer is malformed: status line");
         }
-        if (answersAnother(request, response.headers.get("x-request-id"))) {
+        const echoed = response.headers.get("x-request-id");
+        if (answersAnother(request, echoed)) {
           await response.body?.cancel();
           client?.close();
-          client = httpClient();
+          client = httpClient(pooled);
           throw otherRequestsAnswer();
+        }
+        if (echoed !== null) echoes = true;
+        else if (reuse === "echoed" && sentPooled) {
+          if (pooled) {
+            // The core does not echo: reuse cannot be checked, so none from now on.
+            pooled = false;
+            client?.close();
+            client = httpClient(pooled);
+          }
+          if (echoes) {
+            await response.body?.cancel();
+            throw new UpstreamError(
+              "broken",
+              "The upstream's answer on a reused connection does not echo X-Request-ID",
+            );
+          }
         }
         const body = await readBody(response, { maxBytes: request.maxBytes });
         const headers: [string, string][] = [];

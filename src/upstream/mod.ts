@@ -7,7 +7,7 @@
 import { Http1Upstream } from "./http1/client.ts";
 import { fetchUpstream } from "./fetch.ts";
 import { TRACING } from "../lib/tracing.ts";
-import type { UPSTREAM_CLIENTS } from "../sections/sections.ts";
+import type { UPSTREAM_CLIENTS, UPSTREAM_REUSE } from "../sections/sections.ts";
 
 export {
   type Upstream,
@@ -23,10 +23,12 @@ const traced = TRACING ? await import("./traced.ts") : undefined;
 
 /** Builds the client the policy's `upstream` section names. */
 export function createUpstream(
-  section: { client: typeof UPSTREAM_CLIENTS[number] },
+  section: { client: typeof UPSTREAM_CLIENTS[number]; reuse?: typeof UPSTREAM_REUSE[number] },
   fetch: typeof globalThis.fetch = globalThis.fetch,
 ): Upstream {
-  if (section.client === "fetch") return fetchUpstream(fetch);
+  const reuse = section.reuse ?? "echoed";
+  if (section.client === "fetch") return fetchUpstream(fetch, reuse);
+  const http1 = new Http1Upstream(reuse);
   // Deno traces `fetch` by itself; the gateway's own client is traced here.
-  return traced ? traced.tracedUpstream(new Http1Upstream()) : new Http1Upstream();
+  return traced ? traced.tracedUpstream(http1) : http1;
 }

@@ -55,7 +55,10 @@ Deno.test("proxy() forwards through either upstream client; http1 keeps its conn
       { hostname: "127.0.0.1", port: 0, onListen: () => {} },
       async (request, info) => {
         ports.push(info.remoteAddr.port);
-        return Response.json({ method: request.method, body: await request.text() });
+        // A core that echoes X-Request-ID, as the interface has it: its connection is reused.
+        return Response.json({ method: request.method, body: await request.text() }, {
+          headers: { "x-request-id": request.headers.get("x-request-id") ?? "" },
+        });
       },
     );
     await using gateway = await startGateway({

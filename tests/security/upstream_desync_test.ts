@@ -9,8 +9,8 @@ import { rawAnswer, startFaultyUpstream } from "../support/faulty_upstream.ts";
 import { startGateway } from "../support/gateway.ts";
 import { buildPolicy } from "../support/policies.ts";
 
-function policy(client: "http1" | "fetch") {
-  return buildPolicy({ upstream: { url: "${UPSTREAM_URL}", client } });
+function policy(client: "http1" | "fetch", reuse: "echoed" | "always" = "echoed") {
+  return buildPolicy({ upstream: { url: "${UPSTREAM_URL}", client, reuse } });
 }
 
 /** A JSON answer that echoes the request's X-Request-ID, as many cores do. */
@@ -46,7 +46,12 @@ Deno.test("a late extra answer of the core never reaches the next request: 503 w
       // Every later request's own answer comes later than the stray one, without an echo.
       return { kind: "raw", parts: [{ bytes: own, delayMs: 150 }] };
     });
-    await using gateway = await startGateway({ policy: policy(client), upstream: core.url });
+    // Under reuse: echoed the core's answers without an echo never leave a connection to reuse
+    // (upstream_late_answer_test.ts); with every connection reused, the echo still catches it.
+    await using gateway = await startGateway({
+      policy: policy(client, "always"),
+      upstream: core.url,
+    });
     const first = await read(gateway, victim);
     assert.deepEqual(await first.json(), { for: victim }, client);
 

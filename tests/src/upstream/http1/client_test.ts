@@ -132,7 +132,9 @@ async function withClient(
   run: (client: Http1Upstream, upstream: ReturnType<typeof scriptedUpstream>) => Promise<void>,
 ) {
   const upstream = scriptedUpstream(script);
-  const client = new Http1Upstream();
+  // The scripted answers echo no X-Request-ID; these tests are of the connection's mechanics
+  // (which connections are reused is tests/security/upstream_late_answer_test.ts).
+  const client = new Http1Upstream("always");
   try {
     await run(client, upstream);
   } finally {
