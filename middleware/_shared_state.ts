@@ -65,6 +65,7 @@ function build(c: GatewayContext, plan: SharedStatePlan): Decision {
     idempotency: plan.idempotency?.(c),
     limits: plan.limits?.(c) ?? [],
     frequency: plan.frequency?.(c),
+    owner: plan.owner?.(c),
   };
 }
 

@@ -90,7 +90,8 @@ async function save(config: ScopeConfig, id: string, scope: Scope): Promise<void
   }
   try {
     if (ttl <= 0) return await services.store.delete(scopeKey(config, id));
-    await services.store.put(scopeKey(config, id), JSON.stringify(scope), ttl);
+    // The scope belongs to the TPP that created the consent (its share of a bounded store).
+    await services.store.put(scopeKey(config, id), JSON.stringify(scope), ttl, scope.tpp);
   } catch (error) {
     services.log.error({ msg: "consent scope not learnt", error: errorText(error) });
   }

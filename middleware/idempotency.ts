@@ -22,6 +22,7 @@ import { type BuildContext, defineCheck, type GatewayContext, modal } from "../s
 import { sha256Base64 } from "../src/signing/digest.ts";
 import { formatError, GatewayError } from "../src/psd2/errors.ts";
 import {
+  callerId,
   decide,
   decideAgain,
   failField,
@@ -399,6 +400,7 @@ export const idempotency = defineCheck({
     if (!config) return undefined;
     const plan = context.decisions;
     plan.idempotency = (c) => idempotencyPart(c, config);
+    plan.owner ??= (c) => callerId(c, config.ids);
     return {
       request: (c, next) => guard(c, next, config, plan),
       answer: (c, answer) => keep(c, config, answer),

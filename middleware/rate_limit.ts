@@ -305,6 +305,7 @@ export const rateLimit = defineCheck({
     if (!config) return undefined;
     const plan = context.decisions;
     plan.limits = (c) => limitParts(c, config);
+    plan.owner ??= (c) => callerId(c, config.ids);
     return {
       request: (c, next) => enforceLimits(c, next, config, plan),
       answer: showLimits,

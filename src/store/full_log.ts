@@ -22,7 +22,12 @@ export class FullLog {
   #lastLine = -Infinity;
   #last?: { at: number; cause: string };
 
-  constructor(readonly store: string, readonly log?: Logger) {}
+  /** `msg`: the log line's message (a refusal that is not a full store says what it is). */
+  constructor(
+    readonly store: string,
+    readonly log?: Logger,
+    readonly msg = "store full, writes refused",
+  ) {}
 
   /**
    * Counts a refused write at `now`; logs it when no line was written in the last interval, with
@@ -35,7 +40,7 @@ export class FullLog {
     if (now - this.#lastLine < FULL_LOG_INTERVAL_MS) return;
     this.#lastLine = now;
     this.log?.error({
-      msg: "store full, writes refused",
+      msg: this.msg,
       store: this.store,
       cause,
       ...detail(),

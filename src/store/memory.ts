@@ -2,11 +2,15 @@
  * The in-process store: the embedded default of `deno task start`, for one gateway instance.
  * Same semantics as the Lua scripts of `lua/`, in TypeScript (a decision is synchronous, so
  * atomic). Bounded in entries and in bytes: entries expire, and past a bound the oldest rate-limit
- * counters and learnt consents are evicted, so memory stays flat however many distinct keys
- * arrive. An X-Request-ID record is never evicted inside its retention (its retry would run
- * again): when only such records are left, a write that needs room fails as a store outage, and
- * each check's `fail` mode applies. Such refusals are counted and logged once a minute with their
- * cause (`full_log.ts`), and `condition()` reports them (readiness: degraded).
+ * counters are evicted, so memory stays flat however many distinct keys arrive. Everything else
+ * is a decision, never evicted inside its retention: an X-Request-ID record (its retry would run
+ * again), a consent's day counter (a used-up consent would read again), a learnt consent or
+ * consent scope (an out-of-consent read would pass). Each of those belongs to the caller who wrote
+ * it (`Decision.owner`, the `owner` of `put`), and no caller holds more than `ownerShare` of the
+ * store (`owner_shares.ts`): a caller past its share is refused, the others are not. When only
+ * decisions are left, a write that needs room fails as a store outage, and each check's `fail`
+ * mode applies. Refusals are counted and logged once a minute with their cause (`full_log.ts`);
+ * `condition()` reports a full store (readiness: degraded), not one caller's share.
  */
 import { type Logger, logToStderr } from "../lib/log.ts";
 import {
@@ -25,6 +29,7 @@ import {
 } from "./types.ts";
 import { seenIdBytes, SeenIds } from "./seen_ids.ts";
 import { FullLog } from "./full_log.ts";
+import { OwnerShares } from "./owner_shares.ts";
 
 interface IdempotencyRecord {
   s: "inflight" | "done" | "gone" | "seen";
@@ -64,8 +69,10 @@ interface Entry {
   expires: number;
   /** Estimated bytes of the entry (see {@link sizeOf}). */
   bytes: number;
-  /** An X-Request-ID record: never evicted before it expires. */
+  /** A decision (anything but a rate-limit counter): never evicted before it expires. */
   pinned: boolean;
+  /** Who wrote it (a pinned entry counts to its share; "": no caller). */
+  owner: string;
 }
 
 /** One write of a decision, applied only when every write of it fits. */
@@ -80,13 +87,21 @@ export interface MemoryStoreOptions {
   now?: () => number;
   /** Where a full store is logged (once a minute, with the cause); default: JSON lines on stderr. */
   log?: Logger;
+  /**
+   * The most one caller (a TPP, or `ip:<network>`) holds of `maxEntries` and of `maxBytes` in
+   * decisions (above 0, at most 1; default 0.25): a caller past it is refused, not the others.
+   */
+  ownerShare?: number;
 }
+
+/** The default {@link MemoryStoreOptions.ownerShare}: four callers fill the store, not one. */
+export const OWNER_SHARE = 0.25;
 
 /**
  * What a queue slot holds once its entry left through the head: the slots before the head stay
  * in the array until it is compacted, and must not keep evicted answers alive meanwhile.
  */
-const GONE: Entry = { key: "", value: 0, expires: 0, bytes: 0, pinned: false };
+const GONE: Entry = { key: "", value: 0, expires: 0, bytes: 0, pinned: false, owner: "" };
 
 /** The gateway's error lines without its logger (a store made without one still says it is full). */
 const STDERR: Logger = {
@@ -139,13 +154,32 @@ export class MemoryStore implements Store {
   readonly #maxBytes: number;
   readonly #now: () => number;
   readonly #fullLog: FullLog;
+  /** Writes refused because their caller holds its share (the store is not full). */
+  readonly #shareLog: FullLog;
+  readonly #shares: OwnerShares;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#maxEntries = options.maxEntries ?? 100_000;
     this.#maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
     this.#now = options.now ?? Date.now;
     this.#fullLog = new FullLog("memory", options.log ?? STDERR);
-    this.#seen = new SeenIds(this.#now());
+    this.#shareLog = new FullLog(
+      "memory",
+      options.log ?? STDERR,
+      "store share reached, writes refused",
+    );
+    this.#shares = new OwnerShares({
+      maxEntries: this.#maxEntries,
+      maxBytes: this.#maxBytes,
+      share: options.ownerShare ?? OWNER_SHARE,
+    });
+    this.#seen = new SeenIds();
+    this.#seen.onForget = (owner, bytes) => this.#shares.add(owner, -1, -bytes);
+  }
+
+  /** What `owner` holds in decisions (entries and estimated bytes). */
+  held(owner: string): { entries: number; bytes: number } {
+    return { ...this.#shares.held(owner) };
   }
 
   /** Number of entries held (expired ones may linger until swept). */
@@ -186,6 +220,7 @@ export class MemoryStore implements Store {
     this.#queue(entry).count--;
     this.#bytes -= entry.bytes;
     if (!entry.pinned) this.#evictableBytes -= entry.bytes;
+    else this.#shares.add(entry.owner, -1, -entry.bytes);
     entry.value = 0;
   }
 
@@ -299,32 +334,73 @@ export class MemoryStore implements Store {
     };
   }
 
-  /** Applies the writes, all or none: none when they do not fit. */
-  #write(writes: Write[], now: number): void {
+  /** Applies the writes of `owner`, all or none: none when they do not fit or pass its share. */
+  #write(writes: Write[], now: number, owner: string): void {
     let entries = 0;
     let bytes = 0;
+    // What the owner's decisions grow by (entries it takes over from another owner included).
+    let owned = 0;
+    let ownedBytes = 0;
     for (const [key, value, , pinned] of writes) {
       const existing = this.#entries.get(key);
       // Only X-Request-ID records (pinned) may replace an id used in unique mode.
       const seen = pinned && this.#seen.holds(key);
       if (!existing && !seen) entries++;
-      bytes += (value === SEEN ? seenIdBytes(key) : sizeOf(key, value)) - (existing?.bytes ?? 0) -
-        (seen ? seenIdBytes(key) : 0);
+      const size = value === SEEN ? seenIdBytes(key) : sizeOf(key, value);
+      bytes += size - (existing?.bytes ?? 0) - (seen ? seenIdBytes(key) : 0);
+      if (pinned) {
+        const mine = existing?.pinned && existing.owner === owner;
+        if (!mine) owned++;
+        ownedBytes += size - (mine ? existing.bytes : 0);
+      }
+    }
+    const grows = Math.max(0, ownedBytes);
+    let over = this.#shares.over(owner, owned, grows);
+    if (over) {
+      // The owner's expired entries give their share back first.
+      this.#sweepOldest(now);
+      this.#sweepAll(now);
+      over = this.#shares.over(owner, owned, grows);
+      if (over) throw this.#overShare(now, owner, over);
     }
     if (!this.#fits(entries, Math.max(0, bytes), now)) {
       throw this.#full(now, entries, Math.max(0, bytes));
     }
-    for (const [key, value, ttlMs, pinned] of writes) this.#set(key, value, ttlMs, now, pinned);
+    for (const [key, value, ttlMs, pinned] of writes) {
+      this.#set(key, value, ttlMs, now, { pinned, owner });
+    }
   }
 
-  #set(key: string, value: Value, ttlMs: number, now: number, pinned: boolean): void {
+  /** Counts and logs a write refused because `owner` holds its share of the store. */
+  #overShare(now: number, owner: string, bound: "entries" | "bytes"): StoreUnavailableError {
+    this.stats.errors++;
+    const cause = bound === "entries"
+      ? `"${owner}" holds its share of ${this.#shares.maxEntries} entries`
+      : `"${owner}" holds its share of ${this.#shares.maxBytes} bytes`;
+    this.#shareLog.refuse(now, cause, () => ({
+      owner,
+      ...this.#shares.held(owner),
+      owners: this.#shares.owners,
+    }));
+    return new StoreUnavailableError(`The memory store refuses this caller's writes (${cause})`);
+  }
+
+  #set(
+    key: string,
+    value: Value,
+    ttlMs: number,
+    now: number,
+    how: { pinned: boolean; owner: string },
+  ): void {
+    const { pinned, owner } = how;
     const expires = now + Math.max(1, ttlMs);
     if (value === SEEN) {
       // What this key held (its retention ended) makes way.
       this.#delete(key);
       this.#sweepOldest(now);
       this.#makeRoom(1, seenIdBytes(key), now);
-      this.#seen.add(key, expires);
+      this.#seen.add(key, expires, owner);
+      this.#shares.add(owner, 1, seenIdBytes(key));
       return;
     }
     // An id used in unique mode, its retention ended, makes way for a record.
@@ -339,6 +415,12 @@ export class MemoryStore implements Store {
     if (existing) {
       this.#bytes += bytes - existing.bytes;
       if (!existing.pinned) this.#evictableBytes += bytes - existing.bytes;
+      else {
+        // Written again, it belongs to its last writer.
+        this.#shares.add(existing.owner, -1, -existing.bytes);
+        this.#shares.add(owner, 1, bytes);
+        existing.owner = owner;
+      }
       existing.value = value;
       existing.expires = expires;
       existing.bytes = bytes;
@@ -346,7 +428,7 @@ export class MemoryStore implements Store {
     }
     this.#sweepOldest(now);
     this.#makeRoom(1, bytes, now);
-    const entry: Entry = { key, value, expires, bytes, pinned };
+    const entry: Entry = { key, value, expires, bytes, pinned, owner: pinned ? owner : "" };
     const queue = this.#queue(entry);
     this.#compact(queue);
     this.#entries.set(key, entry);
@@ -354,6 +436,7 @@ export class MemoryStore implements Store {
     queue.count++;
     this.#bytes += bytes;
     if (!pinned) this.#evictableBytes += bytes;
+    else this.#shares.add(entry.owner, 1, bytes);
   }
 
   decide(decision: Decision): Promise<Verdict> {
@@ -461,7 +544,8 @@ export class MemoryStore implements Store {
     });
     const counted = verdict.frequency;
     const countRead = day !== undefined && counted?.counted && counted.allowed;
-    if (countRead) writes.push([day!.key, counted.used + 1, day!.end + 3_600_000 - now, false]);
+    // A consent's day counter is a decision: evicted, a used-up consent would read again.
+    if (countRead) writes.push([day!.key, counted.used + 1, day!.end + 3_600_000 - now, true]);
     const claim = idem && verdict.idempotency?.outcome === "free";
     if (claim && idem.mode === "replay") {
       writes.push([
@@ -474,7 +558,7 @@ export class MemoryStore implements Store {
       writes.push([idem.key, SEEN, idem.retentionMs, true]);
     }
     try {
-      this.#write(writes, now);
+      this.#write(writes, now, decision.owner ?? "");
     } catch (error) {
       return Promise.reject(error);
     }
@@ -503,7 +587,8 @@ export class MemoryStore implements Store {
       a: response && pack(response),
     };
     try {
-      this.#write([[completion.key, done, completion.retentionMs, true]], now);
+      const owner = this.#entries.get(completion.key)?.owner ?? "";
+      this.#write([[completion.key, done, completion.retentionMs, true]], now, owner);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -521,10 +606,11 @@ export class MemoryStore implements Store {
     return Promise.resolve();
   }
 
-  put(key: string, value: string, ttlMs: number): Promise<void> {
+  /** Keeps a learnt consent or scope: a decision of `owner`'s, never evicted before `ttlMs`. */
+  put(key: string, value: string, ttlMs: number, owner = ""): Promise<void> {
     this.stats.roundTrips++;
     try {
-      this.#write([[key, value, ttlMs, false]], this.#now());
+      this.#write([[key, value, ttlMs, true]], this.#now(), owner);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -546,6 +632,7 @@ export class MemoryStore implements Store {
   close(): Promise<void> {
     this.#entries.clear();
     this.#seen.clear();
+    this.#shares.clear();
     return Promise.resolve();
   }
 }

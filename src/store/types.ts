@@ -69,6 +69,12 @@ export interface Decision {
   idempotency?: IdempotencyPart;
   limits: LimitPart[];
   frequency?: FrequencyPart;
+  /**
+   * Who the decision's writes belong to: the TPP id, or `ip:<network>` for a caller without one
+   * (`callerId`). A bounded store gives each owner a share of its room (memory: `ownerShare`);
+   * the others may ignore it.
+   */
+  owner?: string;
 }
 
 /**
@@ -76,6 +82,8 @@ export interface Decision {
  * state, filled in by those checks when the operation's chain is built.
  */
 export interface DecisionPlan<Request> {
+  /** The decision's owner (the first check of shared state to fill the plan sets it). */
+  owner?: (request: Request) => string;
   idempotency?: (request: Request) => IdempotencyPart | undefined;
   limits?: (request: Request) => LimitPart[];
   frequency?: (request: Request) => FrequencyPart | undefined;
@@ -299,8 +307,11 @@ export interface Store {
    * answer it with 2xx. Never below zero; the counter keeps its expiry.
    */
   refund(counter: string): Promise<void>;
-  /** Keeps a small value for `ttlMs` (the learnt consents). */
-  put(key: string, value: string, ttlMs: number): Promise<void>;
+  /**
+   * Keeps a small value for `ttlMs` (the learnt consents and consent scopes), for `owner` (as
+   * {@link Decision.owner}; a store without shares ignores it).
+   */
+  put(key: string, value: string, ttlMs: number, owner?: string): Promise<void>;
   /** A value kept with `put`, or `undefined` when there is none (or it expired). */
   get(key: string): Promise<string | undefined>;
   delete(key: string): Promise<void>;

@@ -109,8 +109,9 @@ import { MemoryStore } from "${new URL("../../../src/store/memory.ts", import.me
 let now = 1_000_000;
 const store = new MemoryStore({ maxEntries: 100000, now: () => now });
 const heap = () => { globalThis.gc(); globalThis.gc(); return Deno.memoryUsage().heapUsed; };
-for (let i = 0; i < 50000; i++) await store.put("kept:" + i, "x", 86_400_000);
 const part = { name: "per_tpp", limit: 100000, windowMs: 60000, burst: 100000, enforce: true };
+const day = { ...part, limit: 1, burst: 1, windowMs: 86_400_000 };
+for (let i = 0; i < 50000; i++) await store.decide({ limits: [{ ...day, key: "rl:kept:" + i }] });
 const churn = async (from, to) => {
   for (let i = from; i < to; i++) {
     now += 10;
@@ -134,15 +135,17 @@ Deno.test("MemoryStore reuses the entry of a key set again after it expired", as
   assert.ok(after - settled < 1024 * 1024, `heap grew from ${settled} to ${after} bytes`);
 });
 
-// Entries of 1 KB: the store at its cap, then 9000 more, each evicting the oldest.
+// Rate-limit counters of 1 KB (their key): the store at its cap, then 9000 more, each evicting
+// the oldest.
 const EVICTED = `
 import { MemoryStore } from "${new URL("../../../src/store/memory.ts", import.meta.url)}";
 const store = new MemoryStore({ maxEntries: 10000 });
 const heap = () => { globalThis.gc(); globalThis.gc(); return Deno.memoryUsage().heapUsed; };
-const value = (i) => String(i).padEnd(1024, "x");
-for (let i = 0; i < 10000; i++) await store.put("k:" + i, value(i), 86_400_000);
+const part = { name: "big", limit: 1, burst: 1, windowMs: 86_400_000, enforce: true };
+const limit = (i) => ({ limits: [{ ...part, key: "rl:" + String(i).padEnd(1024, "x") }] });
+for (let i = 0; i < 10000; i++) await store.decide(limit(i));
 const settled = heap();
-for (let i = 10000; i < 19000; i++) await store.put("k:" + i, value(i), 86_400_000);
+for (let i = 10000; i < 19000; i++) await store.decide(limit(i));
 console.log(JSON.stringify({ size: store.size, settled, after: heap() }));
 `;
 
@@ -180,7 +183,7 @@ Deno.test("MemoryStore never evicts an X-Request-ID inside its retention: a writ
   assert.equal(later.idempotency?.outcome, "claimed");
 });
 
-Deno.test("MemoryStore evicts the oldest counters and consents, never an X-Request-ID, to make room", async () => {
+Deno.test("MemoryStore evicts the oldest rate-limit counters, never a consent or an X-Request-ID, to make room", async () => {
   const store = new MemoryStore({ maxEntries: 3 });
   await store.decide({ idempotency: idem({ key: "idem:kept" }), limits: [limit({ key: "rl:1" })] });
   await store.put("consent:c1", "1|4", 60_000);
@@ -190,6 +193,7 @@ Deno.test("MemoryStore evicts the oldest counters and consents, never an X-Reque
   assert.equal(store.size, 3);
   const kept = await store.decide({ idempotency: idem({ key: "idem:kept" }), limits: [] });
   assert.equal(kept.idempotency?.outcome, "inflight");
+  assert.equal(await store.get("consent:c1"), "1|4", "the learnt consent is a decision, kept");
 });
 
 Deno.test("MemoryStore keeps its estimated bytes within maxBytes, whatever the answers' size", async () => {
@@ -449,4 +453,33 @@ Deno.test("MemoryStore's estimate (what max_bytes counts) is 128 bytes per entry
     limits: [],
   });
   assert.deepEqual(replay.idempotency?.response, response);
+});
+
+Deno.test("MemoryStore refuses an owner past its share, not the others, and gives the share back as its ids expire", async () => {
+  let now = 1_000_000;
+  const store = new MemoryStore({ maxEntries: 20, ownerShare: 0.25, now: () => now });
+  const claim = (key: string, owner: string, mode: "replay" | "unique" = "unique") =>
+    store.decide({ idempotency: idem({ key, mode }), limits: [], owner });
+  for (let i = 0; i < 5; i++) {
+    assert.equal((await claim(`idem::${i}`, "ip:192.0.2.0")).blocked, false);
+  }
+  await assert.rejects(claim("idem::5", "ip:192.0.2.0"), /holds its share of 5 entries/);
+  await assert.rejects(
+    store.put("consent:c", "1|4", 60_000, "ip:192.0.2.0"),
+    StoreUnavailableError,
+  );
+  assert.deepEqual(store.held("ip:192.0.2.0"), {
+    entries: 5,
+    bytes: store.held("ip:192.0.2.0").bytes,
+  });
+  assert.equal(
+    (await claim("idem:B:1", "PSDGE-NBG-000002", "replay")).idempotency?.outcome,
+    "claimed",
+  );
+  await store.put("consent:c", "1|4", 60_000, "PSDGE-NBG-000002");
+  assert.equal(store.held("PSDGE-NBG-000002").entries, 2);
+  assert.equal(store.condition().warnings.length, 0, "one caller's share is no full store");
+  now += 60_001;
+  assert.equal((await claim("idem::5", "ip:192.0.2.0")).idempotency?.outcome, "claimed");
+  assert.equal(store.held("ip:192.0.2.0").entries, 1, "its expired ids went, with their share");
 });
