@@ -14,6 +14,12 @@ USER deno
 # on a volume: a new container remembers the X-Request-IDs the last one executed.
 ENV GATEWAY_DATA_DIR=/var/lib/xs2a-edge
 VOLUME /var/lib/xs2a-edge
-ENV HOST=0.0.0.0 PORT=8080 GATEWAY_WATCH=false
+# The policy file is watched (GATEWAY_WATCH defaults to true): a Kubernetes ConfigMap swap or an
+# edit of the mounted file reloads it, as SIGHUP does (docker kill --signal HUP).
+ENV HOST=0.0.0.0 PORT=8080
 EXPOSE 8080
+# Liveness: the gateway answers /healthz. Not /readyz: an unreachable core or store is no reason to
+# replace the container (orchestrators that route by readiness ask /readyz themselves).
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["deno", "eval", "const r = await fetch(`http://127.0.0.1:${Deno.env.get('PORT')}/healthz`); Deno.exit(r.ok ? 0 : 1)"]
 CMD ["run", "--v8-flags=--no-allocation-site-pretenuring,--no-memory-reducer,--heap-growing-percent=100", "--allow-net", "--allow-env", "--allow-read", "--allow-sys", "--allow-write=/var/lib/xs2a-edge", "--unstable-kv", "main.ts", "--policy", "/etc/xs2a-edge/policy.yaml"]
