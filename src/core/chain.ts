@@ -92,6 +92,8 @@ class Walk {
   #passed: Promise<void> = DONE;
   /** The answer so far: the terminal's, a check's local reply, or an error's. */
   answer: Answer | undefined;
+  /** The finding that stopped the request (or, judging, would have): the chain's decision. */
+  refusal: Finding | undefined;
 
   constructor(
     readonly c: GatewayContext,
@@ -109,7 +111,7 @@ class Walk {
 
   dispatch(i: number): Promise<void> {
     const { layers } = this.chain;
-    if (i === layers.length) return this.#terminal();
+    if (i === layers.length) return this.chain.judging ? DONE : this.#terminal();
     let result;
     try {
       result = layers[i].run(this.c, () => this.#next(i));
@@ -163,8 +165,10 @@ class Walk {
     const key = layers[i]?.key ?? this.chain.terminalKey;
     const mode = layers[i]?.mode ?? "enforce";
     if (error instanceof GatewayError && this.#nexted < i) {
-      this.c.get("findings").push(finding(key, mode, error));
-      if (mode === "report") {
+      const found = finding(key, mode, error);
+      this.c.get("findings").push(found);
+      if (mode !== "report") this.refusal ??= found;
+      if (mode === "report" || this.chain.judging) {
         this.#nexted = i;
         return this.dispatch(i + 1);
       }
@@ -199,35 +203,96 @@ interface Built {
   terminal: Handler;
   terminalKey: string;
   respond: ErrorResponder;
+  /** A judge's chain: every finding is recorded and the walk goes on; nothing answers. */
+  judging?: boolean;
 }
 
 /** An operation's chain, run as one function per request: the response the TPP gets. */
 export type Chain = (c: GatewayContext) => Promise<Response>;
 
-/** Builds one operation's chain: each factory runs once, with that operation's options. */
-export function buildChain(
-  { checks, terminal, options }: Pipeline & { options: Record<string, Record<string, unknown>> },
+/**
+ * A second judge of every request (a shadow policy: src/policy/shadow.ts), called as the chain
+ * starts, before any check has seen the request; what it returns is awaited once the answer is
+ * made, with the finding that refused the request (none when the chain passed it on).
+ */
+export type Observer = (
+  c: GatewayContext,
+) => ((refusal: Finding | undefined) => Promise<void>) | undefined;
+
+/**
+ * The request steps of a chain run as a judge on a request (a copy, in a context of its own):
+ * every check runs, whatever an earlier one found, and nothing answers; it resolves to the
+ * finding that would have refused the request.
+ */
+export type Judge = (c: GatewayContext) => Promise<Finding | undefined>;
+
+/** What a chain or a judge is built from: the pipeline and one operation's options. */
+type Resolved = Pipeline & { options: Record<string, Record<string, unknown>> };
+
+/**
+ * Builds one operation's judge from its checks' request steps, leaving out the checks in `skip`
+ * (those of shared state, those with side effects) and the terminal.
+ */
+export function buildJudge(
+  { checks, options }: Resolved,
   context: Omit<BuildContext, "decisions" | "report">,
+  skip: ReadonlySet<string>,
   respond: ErrorResponder,
-): Chain {
+): Judge {
+  const { layers } = buildLayers(checks.filter((check) => !skip.has(check.key)), options, {
+    ...context,
+    decisions: {},
+  });
+  const never: Handler = () => Promise.reject(new Error("a judge has no terminal"));
+  const built: Built = Object.freeze({
+    layers,
+    answers: [],
+    terminal: never,
+    terminalKey: "judge",
+    respond,
+    judging: true,
+  });
+  return async (c) => {
+    const walk = new Walk(c, built);
+    await walk.dispatch(0);
+    return walk.refusal;
+  };
+}
+
+/** The request and answer steps of `checks` for one operation's options. */
+function buildLayers(
+  checks: readonly Check[],
+  options: Record<string, Record<string, unknown>>,
+  context: Omit<BuildContext, "report">,
+): { layers: Layer[]; answers: AnswerLayer[] } {
   const layers: Layer[] = [];
   const answers: AnswerLayer[] = [];
-  // One plan per operation, shared by its checks of shared state (one store decision a request).
-  const decisions = {};
   for (const check of checks) {
     const resolved = options[check.key];
     const mode = (resolved.mode as Mode | undefined) ?? "enforce";
     if (mode === "off") continue;
-    const made = check.create(resolved, {
-      ...context,
-      decisions,
-      report: reporter(check.key, mode),
-    });
+    const made = check.create(resolved, { ...context, report: reporter(check.key, mode) });
     if (!made) continue;
     const stage = typeof made === "function" ? { request: made } : made;
     if (stage.request) layers.push({ key: check.key, mode, run: stage.request });
     if (stage.answer) answers.push({ key: check.key, run: stage.answer });
   }
+  return { layers, answers };
+}
+
+/**
+ * Builds one operation's chain: each factory runs once, with that operation's options; an
+ * `observe`r (a shadow policy) sees each request as it starts and the chain's decision.
+ */
+export function buildChain(
+  { checks, terminal, options }: Resolved,
+  context: Omit<BuildContext, "decisions" | "report">,
+  respond: ErrorResponder,
+  observe?: Observer,
+): Chain {
+  // One plan per operation, shared by its checks of shared state (one store decision a request).
+  const decisions = {};
+  const { layers, answers } = buildLayers(checks, options, { ...context, decisions });
   // The terminal is the innermost step: the request reaches it when every check called `next`.
   const handle = terminal.create(options[terminal.key], {
     ...context,
@@ -241,9 +306,19 @@ export function buildChain(
     terminalKey: terminal.key,
     respond,
   });
+  if (!observe) {
+    return async (c) => {
+      const walk = new Walk(c, built);
+      await walk.dispatch(0);
+      return await walk.answered();
+    };
+  }
   return async (c) => {
+    const observed = observe(c);
     const walk = new Walk(c, built);
     await walk.dispatch(0);
-    return await walk.answered();
+    const response = await walk.answered();
+    await observed?.(walk.refusal);
+    return response;
   };
 }

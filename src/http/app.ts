@@ -18,6 +18,7 @@ import { earliestToday } from "../lib/dates.ts";
 import { isIpAddress } from "../lib/ip.ts";
 import { type Terminators, terminators } from "../lib/terminators.ts";
 import { FirstMatchRouter } from "./router.ts";
+import { loadShadow } from "../policy/shadow.ts";
 
 /** What the app is built from. */
 export interface AppOptions {
@@ -107,6 +108,7 @@ export function createApp({ policy, services }: AppOptions): Hono<GatewayEnv> {
   });
   const logged = accessLog(services, respond, policy.access_log);
   const peers = terminators(policy.trust.terminators);
+  const shadow = loadShadow(policy, services, respond);
 
   const byPath = Map.groupBy(policy.operations, (r) => r.operation.path);
   for (const path of [...byPath.keys()].sort(bySpecificity)) {
@@ -115,7 +117,7 @@ export function createApp({ policy, services }: AppOptions): Hono<GatewayEnv> {
     for (const r of resolved) {
       const context = { operation: r.operation, services, sections: policy };
       const pipeline = { checks: policy.checks, terminal: policy.terminal, options: r.options };
-      const chain = buildChain(pipeline, context, respond);
+      const chain = buildChain(pipeline, context, respond, shadow?.observer(r.operation));
       app.on(
         r.operation.method,
         honoPath(path),

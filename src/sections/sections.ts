@@ -240,6 +240,11 @@ export const storeSection = z.object({
 /** The parsed `store` section. */
 export type StoreSection = z.output<typeof storeSection>;
 
+/** A candidate policy judged on live traffic in report mode (src/policy/shadow.ts). */
+export const shadowSection = unsetWhenEmpty(z.string().min(1).optional()).describe(
+  "A candidate policy file, for example ${SHADOW_POLICY:-}: every request is also judged by its request steps in report mode (never the checks of shared state, the proxy or anything with side effects), never changing the answer; where its decision differs, a log line and xs2a_shadow_differences_total say so",
+);
+
 /** Every global section, by its key in the policy file. */
 export const SECTIONS = {
   upstream: upstreamSection,
@@ -250,6 +255,7 @@ export const SECTIONS = {
   readiness: readinessSection,
   access_log: accessLogSection,
   identifiers: identifiersSection,
+  shadow: shadowSection,
 };
 
 /** The global sections of a loaded policy, parsed. */
