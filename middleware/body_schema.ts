@@ -16,7 +16,7 @@ import { earliestToday } from "../src/lib/dates.ts";
 import { parseBody } from "../src/bodies/issues.ts";
 import { jsonProblem } from "../src/bodies/json_scan.ts";
 import { xmlProblem } from "../src/bodies/xml.ts";
-import type { BodyOptions } from "../src/bodies/text.ts";
+import { type BodyOptions, textCharset } from "../src/bodies/text.ts";
 import {
   bulkPayment,
   periodicPayment,
@@ -53,9 +53,10 @@ export const bodySchema = defineCheck({
     unknown_fields: z.enum(["reject", "forward"]).default("reject").describe(
       "Fields the interface does not define: reject (400) or let them through to the bank",
     ),
-    interface_charset: z.boolean().default(true).describe(
-      "Hold free text (names, remittance information, addresses) to the interface character set a-z A-Z 0-9 / - ? : ( ) . , ' + space",
-    ),
+    interface_charset: z.union([z.boolean(), z.enum(["interface", "latin", "unicode"])])
+      .default(true).describe(
+        "The characters of free text (names, remittance information, addresses): true or interface: the interface character set a-z A-Z 0-9 / - ? : ( ) . , ' + space; latin: that set with & # @ and accented Latin letters; unicode: printable text in any script (no control, format or private-use characters); false: no rule of characters",
+      ),
     max_frequency_per_day: z.number().int().min(1).default(4).describe(
       "Highest frequencyPerDay a consent may ask for (the interface: 4 unless agreed bilaterally)",
     ),
@@ -84,7 +85,7 @@ export const bodySchema = defineCheck({
     const today: Today = () => earliestToday(services.now());
     const built: BodyOptions = {
       unknown: options.unknown_fields,
-      charset: options.interface_charset,
+      charset: textCharset(options.interface_charset),
       maxBulk: options.max_bulk_payments,
       allowHttp: options.allow_http_urls,
     };

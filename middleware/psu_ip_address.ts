@@ -1,6 +1,7 @@
 /**
  * `psu_ip_address`: PSU-IP-Address is required on payment initiation and consent creation and,
- * wherever it is sent, an IPv4 address (IPv6 too when the policy allows it); with `public_only`,
+ * wherever it is sent, an IPv4 or IPv6 address (the standard allows both; a policy may hold it to
+ * IPv4, the document's type); with `public_only`,
  * a public one. On account reads its presence means the PSU initiated the read:
  * `c.var.psuInitiated` is true only for a present and valid address (a refused one, even in
  * report mode, leaves the read TPP-initiated), which is what the consent frequency count relies on.
@@ -15,8 +16,8 @@ export const psuIpAddress = defineCheck({
   key: "psu_ip_address",
   description: "PSU-IP-Address is required where the interface says so and is an IP address",
   options: modal({
-    allow_ipv6: z.boolean().default(false).describe(
-      "Accept IPv6 addresses too (the interface types the header as ipv4)",
+    allow_ipv6: z.boolean().default(true).describe(
+      "Accept IPv6 addresses too, as the standard does; false holds the header to IPv4 (the document's type)",
     ),
     public_only: z.boolean().default(false).describe(
       "Refuse addresses in loopback, private, shared, link-local, documentation, multicast or other reserved ranges (400 FORMAT_ERROR): they are never the PSU's address as the TPP saw it, and on an account read they would make a TPP-initiated read look PSU-initiated (not counted against frequencyPerDay)",

@@ -25,10 +25,11 @@ function knownParams(op: Operation): string[] {
   return queryParameters(op, INT32_MAX).map((parameter) => parameter.name);
 }
 
+/** A boolean parameter: true or false in any case (`withBalance=TRUE`), as a JSON boolean reads. */
 function boolean(query: URLSearchParams, name: string): void {
-  const value = query.get(name);
-  if (value !== null && value !== "true" && value !== "false") {
-    throw formatError(name, `Query parameter "${name}" must be "true" or "false"`);
+  const value = query.get(name)?.toLowerCase();
+  if (value !== undefined && value !== "true" && value !== "false") {
+    throw formatError(name, `Query parameter "${name}" must be "true" or "false" (any case)`);
   }
 }
 
@@ -69,7 +70,7 @@ function transactionList(query: URLSearchParams): void {
   if (problem) {
     throw formatError("entryReferenceFrom", `Query parameter "entryReferenceFrom" ${problem}`);
   }
-  const delta = reference !== null || query.get("deltaList") === "true";
+  const delta = reference !== null || query.get("deltaList")?.toLowerCase() === "true";
   if (query.get("dateFrom") === null && !delta && status !== "information") {
     throw formatError(
       "dateFrom",

@@ -13,8 +13,8 @@ const DATE_TIME =
 export interface BodyOptions {
   /** Unknown fields: reject them, or let them through to the upstream. */
   unknown: "reject" | "forward";
-  /** Free text must stay within the interface character set. */
-  charset: boolean;
+  /** The characters free text may use (see {@link TEXT_CHARSETS}). */
+  charset: TextCharset;
   /** Largest number of payments in a bulk payment. */
   maxBulk: number;
   /** http URLs are accepted where https ones are expected (sandbox). */
@@ -24,6 +24,40 @@ export interface BodyOptions {
 /** The interface character set for strings (000, "What the service does"). */
 export const INTERFACE_CHARSET = /^[a-zA-Z0-9/\-?:().,'+ ]*$/;
 
+/**
+ * The character sets free text may be held to: `interface`, the documents' set (the default);
+ * `latin`, that set with `& # @` and Latin letters with accents (Latin-1, Latin Extended-A, -B and
+ * Additional, or a letter with combining accents U+0300-U+036F), for names like "Smith & Co" or "Müller GmbH"; `unicode`, any
+ * printable text in any script (letters, marks, digits, punctuation, symbols, spaces), never
+ * control, format (bidirectional overrides, zero-width), private-use, unassigned or lone
+ * surrogate characters, nor line or paragraph separators; `off`, no rule of characters.
+ */
+export const TEXT_CHARSETS = {
+  interface: {
+    pattern: INTERFACE_CHARSET,
+    error: "must use only the interface character set: a-z A-Z 0-9 / - ? : ( ) . , ' + and space",
+  },
+  latin: {
+    // Basic Latin, Latin-1 letters (not × ÷), Latin Extended-A and -B, Latin Extended
+    // Additional, and the combining accents.
+    pattern:
+      /^[a-zA-Z\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u024F\u1E00-\u1EFF\u0300-\u036F0-9/\-?:().,'+ &#@]*$/,
+    error: "must use only Latin letters (accented too), 0-9 / - ? : ( ) . , ' + & # @ and space",
+  },
+  unicode: {
+    pattern: /^[\p{L}\p{M}\p{N}\p{P}\p{S}\p{Zs}]*$/u,
+    error: "must be printable text: no control, format, private-use or unassigned characters",
+  },
+} as const;
+
+/** A character set of free text, or `off`. */
+export type TextCharset = keyof typeof TEXT_CHARSETS | "off";
+
+/** The policy's `interface_charset` as a {@link TextCharset}: true is `interface`, false `off`. */
+export function textCharset(option: boolean | keyof typeof TEXT_CHARSETS | undefined): TextCharset {
+  return option === undefined || option === true ? "interface" : option === false ? "off" : option;
+}
+
 /** Longest list of account references or items accepted in a body. */
 export const MAX_LIST = 1000;
 
@@ -32,14 +66,12 @@ export function object<Shape extends z.ZodRawShape>(shape: Shape, options: BodyO
   return options.unknown === "reject" ? z.strictObject(shape) : z.looseObject(shape);
 }
 
-/** Free text of at most `max` characters, in the interface character set when the policy says. */
+/** Free text of at most `max` characters, in the policy's character set. */
 export function text(max: number, options: BodyOptions) {
   const base = z.string().min(1).max(max);
-  return options.charset
-    ? base.regex(INTERFACE_CHARSET, {
-      error: "must use only the interface character set: a-z A-Z 0-9 / - ? : ( ) . , ' + and space",
-    })
-    : base;
+  if (options.charset === "off") return base;
+  const { pattern, error } = TEXT_CHARSETS[options.charset];
+  return base.regex(pattern, { error });
 }
 
 /** A non-empty string of at most `max` characters (codes, ids, secrets: no character set). */

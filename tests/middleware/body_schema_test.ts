@@ -1,7 +1,7 @@
 import { TEST_SECTIONS } from "../support/sections.ts";
 import assert from "node:assert/strict";
 import { Hono } from "hono";
-import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
+import { assertForwarded, assertRejected, policy, type Rig, rig } from "../support/hardening.ts";
 import type { LevelInput } from "../support/policies.ts";
 import {
   checkoutOrderBody,
@@ -295,6 +295,49 @@ Deno.test("bodySchema() holds free text to the interface character set when the 
     await t.call("/v1/payments/domestic", post({ ...payment, creditorName: "Müller & Söhne" })),
     t.upstream,
   );
+});
+
+Deno.test("bodySchema() widens free text to a Latin set or printable Unicode when the policy says", async () => {
+  const names = {
+    georgian: "თბილისის ენერგია",
+    ampersand: "Smith & Co",
+    hash: "Order #123",
+    umlaut: "Müller GmbH",
+    at: "pay@shop",
+  };
+  const send = (t: Rig, field: string, value: string) =>
+    t.call(
+      "/v1/payments/domestic",
+      post({ ...payment, [field]: value }),
+    );
+  {
+    await using t = await rig(policy());
+    for (const value of Object.values(names)) {
+      assert.equal((await send(t, "creditorName", value)).status, 400, `default: ${value}`);
+    }
+  }
+  {
+    await using t = await rig(policy({ body_schema: { interface_charset: "latin" } }));
+    let forwarded = 0;
+    for (const [name, value] of Object.entries(names)) {
+      const outcome = await send(t, "creditorName", value);
+      if (name === "georgian") {
+        assert.equal(outcome.status, 400);
+        assert.match(outcome.text ?? "", /Latin letters \(accented too\)/);
+      } else assertForwarded(outcome, t.upstream, ++forwarded);
+    }
+  }
+  await using t = await rig(policy({ body_schema: { interface_charset: "unicode" } }));
+  let forwarded = 0;
+  for (const value of Object.values(names)) {
+    assertForwarded(await send(t, "creditorName", value), t.upstream, ++forwarded);
+  }
+  for (const hidden of ["Evil\u202eoC", "zero\u200bwidth", "private\ue000use"]) {
+    const outcome = await send(t, "remittanceInformationUnstructured", hidden);
+    assert.equal(outcome.status, 400, JSON.stringify(hidden));
+    assert.equal(outcome.path, "remittanceInformationUnstructured");
+    assert.match(outcome.text ?? "", /printable text/);
+  }
 });
 
 Deno.test("bodySchema() rejects unknown fields, or forwards them when the policy says", async () => {

@@ -40,25 +40,25 @@ Deno.test("psuIpAddress() rejects malformed IPv4 addresses", async () => {
       status: 400,
       code: "FORMAT_ERROR",
       path: "PSU-IP-Address",
-      text: /must be an IPv4 address/,
+      text: /must be an IPv4 or IPv6 address/,
     }, t.upstream);
   }
 });
 
-Deno.test("psuIpAddress() accepts IPv6 only when the policy allows it", async () => {
+Deno.test("psuIpAddress() accepts IPv6 by default and refuses it when the policy says IPv4", async () => {
   {
-    await using t = await rig(policy());
+    await using t = await rig(policy({ psu_ip_address: { allow_ipv6: false } }));
     const outcome = await t.call(
       "/v1/payments/domestic",
       initiate(initiationHeaders({ "psu-ip-address": "2001:db8::1" })),
     );
     assertRejected(
       outcome,
-      { status: 400, code: "FORMAT_ERROR", path: "PSU-IP-Address" },
+      { status: 400, code: "FORMAT_ERROR", path: "PSU-IP-Address", text: /an IPv4 address,/ },
       t.upstream,
     );
   }
-  await using t = await rig(policy({ psu_ip_address: { allow_ipv6: true } }));
+  await using t = await rig(policy());
   for (const good of ["2001:db8::1", "::ffff:192.0.2.1", "192.0.2.1"]) {
     const outcome = await t.call(
       "/v1/payments/domestic",
@@ -125,7 +125,8 @@ async function psuInitiated(
 Deno.test("psuIpAddress() marks a read PSU-initiated only for a present and valid address", async () => {
   assert.equal(await psuInitiated("192.168.0.7", "enforce"), true);
   assert.equal(await psuInitiated(undefined, "enforce"), false);
-  assert.equal(await psuInitiated("2001:db8::1", "report"), false);
+  assert.equal(await psuInitiated("2001:db8::1", "report", { allow_ipv6: false }), false);
+  assert.equal(await psuInitiated("2001:db8::1", "enforce"), true);
   assert.equal(await psuInitiated("not-an-ip", "report"), false);
 });
 
@@ -163,7 +164,7 @@ Deno.test("psuIpAddress() with public_only names the range of a refused address 
 });
 
 Deno.test("psuIpAddress() without public_only takes private addresses and says IPv4 in its text", async () => {
-  await using t = await rig(policy());
+  await using t = await rig(policy({ psu_ip_address: { allow_ipv6: false } }));
   assertForwarded(
     await t.call(
       "/v1/payments/domestic",

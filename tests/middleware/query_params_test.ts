@@ -201,3 +201,22 @@ Deno.test("queryParams() names a parameter of up to 64 characters whole, a longe
     }, t.upstream);
   }
 });
+
+Deno.test("queryParams() reads boolean parameters in any case (withBalance=TRUE)", async () => {
+  await using t = await rig(policy());
+  const fine = [
+    "/v1/accounts?withBalance=TRUE",
+    "/v1/accounts/acc-1?withBalance=False",
+    `${LIST}?bookingStatus=booked&dateFrom=2025-01-01&withBalance=True`,
+    `${LIST}?bookingStatus=booked&deltaList=TRUE`,
+  ];
+  for (const [i, path] of fine.entries()) {
+    assertForwarded(await t.call(path, READ), t.upstream, i + 1);
+  }
+  assertRejected(await t.call("/v1/accounts?withBalance=truE1", READ), {
+    status: 400,
+    code: "FORMAT_ERROR",
+    path: "withBalance",
+    text: /^Query parameter "withBalance" must be "true" or "false" \(any case\)$/,
+  }, t.upstream, fine.length);
+});

@@ -40,8 +40,10 @@ function schemas(options: BodyOptions): Record<string, z.ZodType> {
 }
 
 const VARIANTS: BodyOptions[] = [
-  { unknown: "reject", charset: true, maxBulk: 1000, allowHttp: false },
-  { unknown: "forward", charset: false, maxBulk: 3, allowHttp: true },
+  { unknown: "reject", charset: "interface", maxBulk: 1000, allowHttp: false },
+  { unknown: "forward", charset: "off", maxBulk: 3, allowHttp: true },
+  { unknown: "reject", charset: "latin", maxBulk: 10, allowHttp: false },
+  { unknown: "reject", charset: "unicode", maxBulk: 10, allowHttp: false },
 ];
 
 Deno.test("every body schema compiles with z.compile (none falls back to the runtime parser)", () => {

@@ -5,7 +5,12 @@ import type { BodyOptions } from "../../../src/bodies/text.ts";
 import { GatewayError } from "../../../src/psd2/errors.ts";
 import { consentBody, dayFromToday, IBAN } from "../../support/requests.ts";
 
-const OPTIONS: BodyOptions = { unknown: "reject", charset: true, maxBulk: 10, allowHttp: false };
+const OPTIONS: BodyOptions = {
+  unknown: "reject",
+  charset: "interface",
+  maxBulk: 10,
+  allowHttp: false,
+};
 const schema = consent(OPTIONS, () => dayFromToday(0));
 
 function problem(access: Record<string, unknown>) {

@@ -11,7 +11,12 @@ import type { BodyOptions } from "../../../src/bodies/text.ts";
 import { GatewayError } from "../../../src/psd2/errors.ts";
 import { dayFromToday, IBAN, singlePayment as validPayment } from "../../support/requests.ts";
 
-const OPTIONS: BodyOptions = { unknown: "reject", charset: true, maxBulk: 10, allowHttp: false };
+const OPTIONS: BodyOptions = {
+  unknown: "reject",
+  charset: "interface",
+  maxBulk: 10,
+  allowHttp: false,
+};
 const today = () => dayFromToday(0);
 
 type Json = Record<string, unknown>;
