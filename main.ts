@@ -29,6 +29,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   "policy:schema": async () => (await import("./src/cli/policy_schema.ts")).policySchemaFile,
   "policy:test": async () => (await import("./src/cli/policy_test.ts")).policyTest,
   "policy:diff": async () => (await import("./src/cli/policy_diff.ts")).policyDiff,
+  "policy:sign": async () => (await import("./src/cli/policy_sign.ts")).policySign,
   openapi: async () => (await import("./src/cli/openapi.ts")).openApi,
 };
 

@@ -18,6 +18,7 @@ import { parsePolicy, type Policy, PolicyError } from "../policy/load.ts";
 import { chainProblems } from "../policy/validate.ts";
 import type { Services } from "../core/services.ts";
 import { withPolicyClients } from "../policy/services.ts";
+import { verifyPolicySignature } from "../policy/signature.ts";
 
 /** A policy file as read: its policy and its SHA-256 in hex. */
 export interface LoadedPolicy {
@@ -37,6 +38,8 @@ async function readPolicyFile(file: string): Promise<{ text: string; sha256: str
     throw new PolicyError(file, [`cannot read the file: ${(error as Error).message}`]);
   }
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  // A deployment that names a key loads signed files only; a refused reload keeps the old policy.
+  await verifyPolicySignature(file, bytes);
   const text = new TextDecoder().decode(bytes);
   await Promise.all([readPolicyFiles(text), loadX509For(text)]);
   return { text, sha256: digest.toHex() };
