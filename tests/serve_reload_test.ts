@@ -137,7 +137,7 @@ async function healthy(url: string) {
   return response.status;
 }
 
-Deno.test("deno task serve reloads the policy in every worker on SIGHUP and on a save, and serves on", async () => {
+Deno.test("deno task serve reloads the policy in every worker on SIGHUP and on a save, refuses a bad file, serves on", async () => {
   const dir = await Deno.makeTempDir();
   try {
     const file = await policyFile(dir);
@@ -171,6 +171,13 @@ Deno.test("deno task serve reloads the policy in every worker on SIGHUP and on a
       2,
     );
     assert.equal(workersOf(changed).size, 2);
+    assert.equal(await healthy(serve.url), 200);
+
+    // A bad file is refused by every worker, each keeping the policy it serves.
+    await Deno.writeTextFile(`${dir}/.policy.yaml.tmp`, "upstream: [broken\n");
+    await Deno.rename(`${dir}/.policy.yaml.tmp`, file);
+    const refused = await serve.until((line) => line.outcome === "refused", 2);
+    assert.equal(workersOf(refused).size, 2);
     assert.equal(await healthy(serve.url), 200);
 
     serve.child.kill("SIGTERM");
