@@ -65,6 +65,14 @@ const ERROR_STATUSES: ErrorStatus[] = [
   503,
 ];
 
+/** The answer headers of the catalogue (`Operation.answers`) a success answer declares. */
+const ANSWER_HEADERS: Record<string, string> = {
+  location: "Location",
+  "aspsp-sca-approach": "ASPSP-SCA-Approach",
+  "aspsp-notification-support": "ASPSP-Notification-Support",
+  "aspsp-notification-content": "ASPSP-Notification-Content",
+};
+
 /** Groups whose operations require a bearer token unless the policy says (`bearer_token`). */
 const TOKEN_GROUPS = ["checkout", "installment"];
 
@@ -76,6 +84,12 @@ function on(options: Options, key: string): boolean {
 
 function enforced(options: Options, key: string): boolean {
   return options[key] !== undefined && (options[key].mode ?? "enforce") === "enforce";
+}
+
+/** Whether `authorization` requires a token where `bearer_token` does not verify one. */
+function tokenPresence(options: Options, op: ResolvedOperation["operation"]): boolean {
+  return !on(options, "bearer_token") && enforced(options, "authorization") &&
+    op.required.includes("authorization");
 }
 
 /** A zod schema as a JSON Schema to embed (without its `$schema`). */
@@ -238,6 +252,18 @@ export function openApiDocument(policy: Policy, today: string): JsonSchema {
       longitudeSixDecimals: (o.psu_geo_location?.longitude_six_decimals as boolean) ?? false,
       allowHttp: (o.tpp_redirect_uri?.allow_http as boolean) ?? false,
     };
+    if (op.body === "none" && op.required.includes("content-type") && enforced(o, "content_type")) {
+      // OpenAPI describes a body's media type, and this operation has no body; the interface
+      // requires the header anyway, so it is a parameter here (a generated client sends it).
+      const types = (o.content_type.json_types as string[] | undefined) ?? ["application/json"];
+      list.push({
+        name: "Content-Type",
+        in: "header",
+        required: true,
+        description: "Required by the interface although the request has no body",
+        schema: { type: "string", enum: types },
+      });
+    }
     for (const name of op.headers) {
       if (NOT_PARAMETERS.has(name)) continue;
       const presence = PRESENCE[name];
@@ -256,7 +282,8 @@ export function openApiDocument(policy: Policy, today: string): JsonSchema {
     return list;
   }
 
-  function security(o: Options, group: string): JsonSchema[] | undefined {
+  function security(o: Options, op: ResolvedOperation["operation"]): JsonSchema[] | undefined {
+    const group = op.group;
     const schemes: [string, boolean][] = [];
     if (on(o, "tpp_certificate")) {
       schemes.push([
@@ -268,6 +295,9 @@ export function openApiDocument(policy: Policy, today: string): JsonSchema {
       const required = (o.bearer_token.required as boolean | undefined) ??
         TOKEN_GROUPS.includes(group);
       schemes.push(["bearerAuth", enforced(o, "bearer_token") && required]);
+    } else if (tokenPresence(o, op)) {
+      // Tokens are not verified, but `authorization` still refuses a call without one.
+      schemes.push(["bearerAuth", true]);
     }
     for (
       const [key, name] of [["jws_signature", "jwsSignature"], ["http_signature", "httpSignature"]]
@@ -287,9 +317,11 @@ export function openApiDocument(policy: Policy, today: string): JsonSchema {
     const out: JsonSchema = {};
     for (const status of op.success) {
       const headers: JsonSchema = { "X-Request-ID": ref("headers", "X-Request-ID") };
-      if (status === 201) {
-        headers.Location = ref("headers", "Location");
-        headers["ASPSP-SCA-Approach"] = ref("headers", "ASPSP-SCA-Approach");
+      for (const name of op.answers) {
+        const shown = ANSWER_HEADERS[name];
+        if (shown && (name !== "location" || status === 201)) {
+          headers[shown] = ref("headers", shown);
+        }
       }
       const body = successBody(op, status);
       const content: JsonSchema | undefined = body && { "application/json": { schema: body } };
@@ -325,10 +357,10 @@ export function openApiDocument(policy: Policy, today: string): JsonSchema {
     const body = requestBody(r, offered);
     if (body) entry.requestBody = body;
     entry.responses = responses(r, offered);
-    const required = security(o, op.group);
+    const required = security(o, op);
     if (required) entry.security = required;
     (paths[op.path] ??= {})[op.method.toLowerCase()] = entry;
-    addSchemes(o, securitySchemes);
+    addSchemes(o, securitySchemes, tokenPresence(o, op));
   }
 
   const errorResponses = Object.fromEntries(ERROR_STATUSES.map((status) => [
@@ -368,6 +400,15 @@ export function openApiDocument(policy: Policy, today: string): JsonSchema {
           description: "The SCA approach the bank chose",
           schema: { type: "string", enum: ["EMBEDDED", "DECOUPLED", "REDIRECT", "OAUTH"] },
         },
+        "ASPSP-Notification-Support": {
+          description:
+            "Whether the bank sends the notifications asked for with TPP-Notification-URI (false when the gateway dropped the URI)",
+          schema: { type: "boolean" },
+        },
+        "ASPSP-Notification-Content": {
+          description: "What the notifications carry: status=SCA, PROCESS or LAST",
+          schema: { type: "string" },
+        },
         "Retry-After": {
           description: "Seconds to wait",
           schema: { type: "string", pattern: "^[0-9]+$" },
@@ -379,7 +420,7 @@ export function openApiDocument(policy: Policy, today: string): JsonSchema {
 }
 
 /** The security schemes of the checks that run for an operation. */
-function addSchemes(o: Options, schemes: Record<string, JsonSchema>): void {
+function addSchemes(o: Options, schemes: Record<string, JsonSchema>, token: boolean): void {
   if (on(o, "tpp_certificate")) {
     schemes.mutualTLS = {
       type: "mutualTLS",
@@ -389,6 +430,12 @@ function addSchemes(o: Options, schemes: Record<string, JsonSchema>): void {
   }
   if (on(o, "bearer_token")) {
     schemes.bearerAuth = { type: "http", scheme: "bearer", bearerFormat: "JWT" };
+  } else if (token) {
+    schemes.bearerAuth = {
+      type: "http",
+      scheme: "bearer",
+      description: "The merchant's token; the gateway requires it and the bank verifies it",
+    };
   }
   if (on(o, "jws_signature")) {
     schemes.jwsSignature = {

@@ -2,8 +2,10 @@
  * The answers of the published contract: the success body of each operation (the interface's
  * response tables, with the Berlin Group's value sets where the document shows only samples), the
  * Berlin Group error body per status (its codes from `src/psd2/errors.ts`), and the answer headers
- * the gateway adds. The bank's bodies may carry more fields than the document shows: objects are
- * open, the fields the document names are typed.
+ * the gateway adds. The fields, and which of them are required, follow the Berlin Group's OpenAPI
+ * 1.3.11 where the interface document shows less (its samples omit `_links` and the SCA fields).
+ * The bank's bodies may carry more fields than the document shows: a generated client types the
+ * named ones and keeps the rest.
  */
 import type { Operation } from "../psd2/catalogue.ts";
 import { CODES, type ErrorStatus, STANDARD_CODES } from "../psd2/errors.ts";
@@ -120,6 +122,21 @@ export function answerSchemas(): Record<string, JsonSchema> {
       balances: { type: "array", items: ref("Balance") },
       _links: ref("Links"),
     }),
+    AuthenticationObject: object({
+      authenticationType: TEXT,
+      authenticationVersion: TEXT,
+      authenticationMethodId: { type: "string", maxLength: 35 },
+      name: TEXT,
+      explanation: TEXT,
+    }, ["authenticationType", "authenticationMethodId"]),
+    ChallengeData: object({
+      image: TEXT,
+      data: { type: "array", items: TEXT },
+      imageLink: TEXT,
+      otpMaxLength: { type: "integer" },
+      otpFormat: { type: "string", enum: ["characters", "integer"] },
+      additionalInformation: TEXT,
+    }),
     Product: object({
       productId: TEXT,
       productCategory: TEXT,
@@ -134,27 +151,40 @@ export function successBody(op: Operation, status: number): JsonSchema | undefin
   if (status === 204) return undefined;
   const links = { _links: ref("Links") };
   const messages = { tppMessages: { type: "array", items: ref("TppMessage") } };
+  /** What an answer that starts or continues an authorisation may carry (embedded SCA). */
+  const sca = {
+    scaMethods: { type: "array", items: ref("AuthenticationObject") },
+    chosenScaMethod: ref("AuthenticationObject"),
+    challengeData: ref("ChallengeData"),
+    psuMessage: TEXT,
+  };
   const authorisation = object({
     scaStatus: ref("ScaStatus"),
     authorisationId: TEXT,
-    psuMessage: TEXT,
+    ...sca,
     ...links,
-  }, ["scaStatus", "authorisationId"]);
+    ...messages,
+  }, ["scaStatus", "authorisationId", "_links"]);
   const scaStatus = object({
     scaStatus: ref("ScaStatus"),
     psuMessage: TEXT,
     trustedBeneficiaryFlag: { type: "boolean" },
     ...links,
-    tppMessage: { type: "array", items: ref("TppMessage") },
+    ...messages,
   }, ["scaStatus"]);
+  // The update answers: the document's sample spells the status key oddly, so none is required.
+  const update = object({ scaStatus: ref("ScaStatus"), authorisationId: TEXT, ...sca, ...links });
   const ids = object({ authorisationIds: { type: "array", items: TEXT } }, ["authorisationIds"]);
   const bodies: Record<string, JsonSchema> = {
     initiatePayment: object({
       transactionStatus: ref("TransactionStatus"),
       paymentId: TEXT,
+      transactionFeeIndicator: { type: "boolean" },
+      scaStatus: ref("ScaStatus"),
+      ...sca,
       ...links,
       ...messages,
-    }, ["transactionStatus", "paymentId"]),
+    }, ["transactionStatus", "paymentId", "_links"]),
     getPaymentInformation: object({ transactionStatus: ref("TransactionStatus") }),
     cancelPayment: object({ transactionStatus: ref("TransactionStatus"), ...links }, [
       "transactionStatus",
@@ -171,14 +201,9 @@ export function successBody(op: Operation, status: number): JsonSchema | undefin
     getPaymentInitiationScaStatus: scaStatus,
     getPaymentCancellationScaStatus: scaStatus,
     getConsentScaStatus: scaStatus,
-    // The update answers: the document's sample spells the status key oddly, so none is required.
-    updatePaymentPsuData: object({ scaStatus: ref("ScaStatus"), psuMessage: TEXT, ...links }),
-    updatePaymentCancellationPsuData: object({
-      scaStatus: ref("ScaStatus"),
-      psuMessage: TEXT,
-      ...links,
-    }),
-    updateConsentsPsuData: object({ scaStatus: ref("ScaStatus"), psuMessage: TEXT, ...links }),
+    updatePaymentPsuData: update,
+    updatePaymentCancellationPsuData: update,
+    updateConsentsPsuData: update,
     getAccountList: object({ accounts: { type: "array", items: ref("Account") } }, ["accounts"]),
     readAccountDetails: object({ account: ref("Account") }, ["account"]),
     getBalances: object({
@@ -201,9 +226,11 @@ export function successBody(op: Operation, status: number): JsonSchema | undefin
     createConsent: object({
       consentStatus: ref("ConsentStatus"),
       consentId: TEXT,
+      scaStatus: ref("ScaStatus"),
+      ...sca,
       ...links,
       ...messages,
-    }, ["consentStatus", "consentId"]),
+    }, ["consentStatus", "consentId", "_links"]),
     getConsentInformation: object({
       access: { type: "object" },
       recurringIndicator: { type: "boolean" },

@@ -98,7 +98,9 @@ const SIGNING = ["digest", "x-jws-signature", "signature", "tpp-signature-certif
 const COMMON = ["x-request-id", "authorization", ...SIGNING, ...PSU_CONTEXT];
 const REDIRECT = ["tpp-redirect-preferred", "tpp-redirect-uri", "tpp-nok-redirect-uri"];
 const NOTIFICATION = ["tpp-notification-uri", "tpp-notification-content-preferred"];
-const START_AUTH = [...COMMON, ...PSU_ID, ...REDIRECT, ...NOTIFICATION];
+// TPP-Decoupled-Preferred is not in the document's lists of these operations, but a header of
+// starting an authorisation (and of consent creation) in the Berlin Group standard.
+const START_AUTH = [...COMMON, ...PSU_ID, ...REDIRECT, "tpp-decoupled-preferred", ...NOTIFICATION];
 
 const PAYMENT = "/v1/{payment-service}/{payment-product}";
 const PAYMENT_PARAMS = {
@@ -351,8 +353,6 @@ export const OPERATIONS: readonly Operation[] = [
     path: "/v1/consents",
     headers: [
       ...START_AUTH,
-      // Not in the document's list, but a header of consent creation in the Berlin Group standard.
-      "tpp-decoupled-preferred",
       "tpp-explicit-authorisation-preferred",
       "tpp-brand-logging-information",
       "content-type",

@@ -141,10 +141,20 @@ Deno.test("openApiDocument() describes headers, parameters and bodies with the p
 Deno.test("openApiDocument() names the security schemes the policy enforces", async () => {
   const open = documentOf(hardeningPolicy());
   assert.deepEqual(Object.keys(open.components.securitySchemes).sort(), [
+    "bearerAuth",
     "httpSignature",
     "jwsSignature",
     "mutualTLS",
   ]);
+  // Tokens unverified, but `authorization` requires one on the merchant operations.
+  for (
+    const [path, method] of [["/api/v1/checkout/orders", "post"], [
+      "/v1/services/installment/calculate",
+      "get",
+    ]]
+  ) {
+    assert.deepEqual(open.paths[path][method].security[0], { bearerAuth: [] }, path);
+  }
   // Sent when the TPP wants: each scheme optional.
   assert.deepEqual(open.paths["/v1/consents"].post.security, [
     {},
@@ -183,4 +193,37 @@ Deno.test("deno task openapi prints the document the gateway serves", async () =
   await using gateway = await startGateway({ policy: DEFAULT_POLICY, upstream: upstream.url });
   const served = await (await gateway.fetch("/openapi.json")).json();
   assert.deepEqual(printed, served);
+});
+
+Deno.test("openApiDocument() declares the headers and answer fields the gateway requires and sends", () => {
+  const doc = documentOf(hardeningPolicy());
+  const calculator = doc.paths["/v1/services/installment/calculate"].get;
+  const contentType = calculator.parameters.find((p: { name: string }) =>
+    p.name === "Content-Type"
+  );
+  assert.deepEqual(contentType?.required, true, "the calculator requires Content-Type");
+  const auth = "/v1/{payment-service}/{payment-product}/{paymentId}/authorisations";
+  const start = doc.paths[auth].post;
+  assert.ok(
+    start.parameters.some((p: { name: string }) => p.name === "TPP-Decoupled-Preferred"),
+    "TPP-Decoupled-Preferred on starting an authorisation",
+  );
+  const started = doc.components
+    .schemas[start.responses["201"].content["application/json"].schema.$ref?.split("/").pop()] ??
+    start.responses["201"].content["application/json"].schema;
+  assert.deepEqual(started.required, ["scaStatus", "authorisationId", "_links"]);
+  for (const field of ["scaMethods", "chosenScaMethod", "challengeData"]) {
+    assert.ok(started.properties[field], field);
+  }
+  const put = doc.paths[`${auth}/{authorisationId}`].put.responses["200"];
+  assert.ok(put.headers["ASPSP-SCA-Approach"], "ASPSP-SCA-Approach on PUT 200");
+  assert.ok(put.content["application/json"].schema.properties.challengeData);
+  const created = doc.paths["/v1/{payment-service}/{payment-product}"].post.responses["201"];
+  assert.ok(created.headers["ASPSP-Notification-Support"], "ASPSP-Notification-Support on 201");
+  assert.ok(created.headers["ASPSP-Notification-Content"], "ASPSP-Notification-Content on 201");
+  assert.ok(created.content["application/json"].schema.required.includes("_links"));
+  const status = doc.paths[`${auth}/{authorisationId}`].get.responses["200"];
+  const statusBody = status.content["application/json"].schema;
+  assert.ok(statusBody.properties.tppMessages, "tppMessages, as the standard spells it");
+  assert.equal(statusBody.properties.tppMessage, undefined);
 });
