@@ -4,7 +4,8 @@
  * or an invalid one, also in the log line), and records each request once: one JSON access-log
  * line, the metrics, the trace span's attributes. PSU identifiers are masked (or pseudonymised:
  * `access_log.psu_id: hmac`), account numbers masked, also in the paths of 404s and 405s; secrets,
- * tokens and signatures never appear.
+ * tokens and signatures never appear. A refusal for a security reason is also one ECS event
+ * (`security_events.ts`), built from this line's facts.
  */
 import { createHmac } from "node:crypto";
 import { answerHeader, requestHeaders } from "../core/request.ts";
@@ -24,6 +25,7 @@ import {
 import { annotateSpan, TRACING } from "../lib/tracing.ts";
 import { UUID } from "../lib/ids.ts";
 import type { PolicySections } from "../sections/sections.ts";
+import { refusalOf, securityEvent } from "./security_events.ts";
 
 /** The literal segments of the interface's paths: what the path of a 404 or 405 logs as sent. */
 const KNOWN_SEGMENTS: ReadonlySet<string> = new Set([
@@ -186,7 +188,13 @@ export function accessLog(
     }
     c.res = response;
     const ms = Math.round((performance.now() - started) * 10) / 10;
-    services.log.info(logLine(c, clock(), ms, requestId, psu));
+    const line = logLine(c, clock(), ms, requestId, psu);
+    services.log.info(line);
+    // A refusal for a security reason is also one event for the SIEM, from the same facts.
+    const refusal = refusalOf(c, line.status);
+    if (refusal) metrics.tppRefusals.inc({ tpp: line.tpp ?? "none", check: refusal.check });
+    const event = refusal && securityEvent(refusal, { ...line, requestId });
+    if (event) services.log.info(event);
     count(c, ms / 1000);
     if (TRACING) {
       annotateSpan({

@@ -405,6 +405,10 @@ export function createMetrics() {
       "Requests let through while the store was unavailable",
       "counter",
     ),
+    tppRefusals: new Counter(
+      "xs2a_tpp_refusals_total",
+      "Requests a check refused, by TPP (none: before the TPP was identified) and check",
+    ),
     shadowDifferences: new Counter(
       "xs2a_shadow_differences_total",
       "Requests the shadow policy decided otherwise, by operation, check and both outcomes (pass or refuse)",
