@@ -105,3 +105,20 @@ for (const key of ["b", "c"]) await store.decide(claim(key)).catch(() => {});
   assert.equal(line.msg, "store full, writes refused");
   assert.match(line.cause, /^max_entries 1 reached/);
 });
+
+Deno.test("MemoryStore holds X-Request-IDs up to exactly max_bytes and refuses the one past it", async () => {
+  // An id in flight is 128 + key + 64 + fingerprint + token bytes: 280 here.
+  const claim = (n: number) =>
+    idem({ key: `idem:t:${n}`, fingerprint: "f".repeat(44), token: "t".repeat(36) });
+  const store = new MemoryStore({ maxBytes: 560, maxEntries: 3, log: memoryLogger() });
+  for (const n of [1, 2]) {
+    const verdict = await store.decide({ idempotency: claim(n), limits: [] });
+    assert.equal(verdict.idempotency?.outcome, "claimed", `claim ${n}`);
+  }
+  assert.equal(store.bytes, 560, "exactly at max_bytes");
+  // Three entries are within max_entries 3: the bytes, not the entries, are named.
+  await assert.rejects(
+    store.decide({ idempotency: claim(3), limits: [] }),
+    /The memory store is full \(max_bytes 560 reached: 560 bytes/,
+  );
+});
