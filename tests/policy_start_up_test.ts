@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { createCa } from "./support/pki.ts";
 import { closedPort } from "./support/upstream.ts";
+import { serveArgs } from "./support/main_process.ts";
 
 /** The problem every one of them names. */
 const PER_CLIENT = /rate_limit\.limits\.per_client: key \[client_ip\] does not count by tpp/;
@@ -189,16 +190,7 @@ Deno.test("serve.ts refuses a cluster store with a limit not by TPP in JSON line
   const file = await clusterPolicy();
   try {
     const result = await run(
-      [
-        "serve",
-        "--parallel",
-        "--allow-all",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        String(closedPort()),
-        "serve.ts",
-      ],
+      serveArgs(closedPort()),
       { ...env, GATEWAY_POLICY: file, DENO_JOBS: "2" },
     );
     assert.equal(result.code, 1);

@@ -3,6 +3,15 @@
  */
 import { V8_FLAGS } from "../../src/lib/v8_flags.ts";
 
+/**
+ * Deno's arguments for `deno serve --parallel` of serve.ts on 127.0.0.1:`port`, as
+ * `deno task serve` runs it.
+ */
+export function serveArgs(port: number): string[] {
+  const address = ["--host", "127.0.0.1", "--port", String(port)];
+  return ["serve", "--parallel", "--allow-all", ...address, "serve.ts"];
+}
+
 /** A running main.ts, its stderr so far and a reader for the rest. */
 export interface MainProcess {
   child: Deno.ChildProcess;
