@@ -75,6 +75,9 @@ Deno.test("xmlProblem() rejects other encodings, forbidden characters, bad comme
   assert.match(xmlProblem(DOC("<!-- a -- b -->"), 64)!, /malformed comment/);
   assert.match(xmlProblem(DOC("]]>"), 64)!, /"\]\]>" in character data/);
   assert.match(xmlProblem(DOC("<a>".repeat(10) + "</a>".repeat(10)), 8)!, /deeper than 8/);
+  // Document and seven more levels are eight: the limit itself is allowed, one more is not.
+  assert.equal(xmlProblem(DOC("<a>".repeat(7) + "</a>".repeat(7)), 8), undefined);
+  assert.match(xmlProblem(DOC("<a>".repeat(8) + "</a>".repeat(8)), 8)!, /deeper than 8/);
   assert.match(
     xmlProblem(`${DOC("")}<?xml version="1.0"?>`, 64)!,
     /malformed processing instruction/,

@@ -26,6 +26,8 @@ Deno.test("specialRange() names the special-purpose range of an address, none fo
     ["127.0.0.1", "loopback"],
     ["10.1.2.3", "private"],
     ["172.16.0.9", "private"],
+    ["172.31.255.255", "private"],
+    ["172.32.0.0", undefined], // the first address past 172.16.0.0/12
     ["172.32.0.1", undefined],
     ["192.168.8.78", "private"],
     ["100.64.1.1", "shared"],
