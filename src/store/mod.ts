@@ -41,6 +41,7 @@ export async function createStore(
         maxEntries: section.max_entries,
         maxBytes: section.max_bytes,
         now: options.now,
+        log: options.log,
       });
     }
     case "sqlite": {
