@@ -11,7 +11,7 @@ import { z } from "zod";
 import { defineCheck, type GatewayContext, modal } from "../src/core/check.ts";
 import { type HeaderLookup } from "../src/lib/header_pairs.ts";
 import { bodyText, jsonBody, requestHeaders } from "../src/core/request.ts";
-import { formatError } from "../src/psd2/errors.ts";
+import { formatError, GatewayError } from "../src/psd2/errors.ts";
 import { earliestToday } from "../src/lib/dates.ts";
 import { parseBody } from "../src/bodies/issues.ts";
 import { jsonProblem } from "../src/bodies/json_scan.ts";
@@ -28,13 +28,41 @@ import { checkPeriodicForm, FORM_DATA, formBoundary } from "../src/bodies/period
 import { parseMediaType } from "../src/lib/media_type.ts";
 import { consent } from "../src/bodies/consent.ts";
 import { authorisation } from "../src/bodies/authorisation.ts";
-import { checkoutOrder } from "../src/bodies/checkout_order.ts";
+import {
+  type CheckoutOrder,
+  checkoutOrder,
+  orderForCore,
+  totalsDiffer,
+} from "../src/bodies/checkout_order.ts";
 
 /** The body as UTF-8 text (decoded once per request); 400 when it is not UTF-8. */
 function utf8Body(c: GatewayContext): string {
   const text = bodyText(c);
   if (text === undefined) throw formatError("body", "The request body must be UTF-8 text");
   return text;
+}
+
+/**
+ * A valid checkout order: its purchase units add up to its items (400 PARAMETER_NOT_CONSISTENT
+ * otherwise), and the core gets it in the document's forms (locale spelling, amount types), the
+ * rest as sent.
+ */
+function settleOrder(c: GatewayContext, order: CheckoutOrder): void {
+  const differ = totalsDiffer(order);
+  if (differ) {
+    throw new GatewayError(
+      400,
+      "PARAMETER_NOT_CONSISTENT",
+      `The purchase units add up to "${differ.units}", the items (amount × quantity) to "${differ.items}"`,
+      { path: "purchase_units" },
+    );
+  }
+  const forCore = orderForCore(order);
+  if (!forCore) return;
+  const text = JSON.stringify(forCore);
+  c.set("body", new TextEncoder().encode(text));
+  c.set("bodyText", text);
+  c.set("json", forCore);
 }
 
 /**
@@ -180,6 +208,7 @@ export const bodySchema = defineCheck({
         schemaFor(kind === "payment" ? params["payment-service"] : undefined),
         value,
       );
+      if (kind === "checkoutOrder") settleOrder(c, parsed as CheckoutOrder);
       if (kind === "consent") {
         const { frequencyPerDay } = parsed as { frequencyPerDay: number };
         const tpp = c.get("tpp")?.id;

@@ -786,16 +786,26 @@ Deno.test("bodySchema() checks the checkout order body", async () => {
       /must be "GEL"/,
     ],
     [
-      unit({ currency_code: "GEL", value: "1" }),
+      unit({ currency_code: "GEL", value: true }),
       "purchase_units[0].amount.value",
-      /must be a number/,
+      /as a string like "10.50" or a number like 10.5/,
+    ],
+    [
+      unit({ currency_code: "GEL", value: "21.005" }),
+      "purchase_units[0].amount.value",
+      /at most two decimals/,
+    ],
+    [
+      unit({ currency_code: "GEL", value: 0 }),
+      "purchase_units[0].amount.value",
+      /greater than zero/,
     ],
     [
       unit({ currency_code: "GEL", value: 1.005 }),
       "purchase_units[0].amount.value",
       /two decimals/,
     ],
-    [{ ...order, locale: "ge" }, "locale", /"ka", "en-US"/],
+    [{ ...order, locale: "de" }, "locale", /"ka", "ge", "en-US", "en"/],
     [{ ...order, capture_method: "LATER" }, "capture_method", /"AUTOMATIC", "MANUAL"/],
     [{ ...order, redirect_url: "http://shop.example/back" }, "redirect_url", /absolute https URL/],
     [changed(order, (b) => delete b.redirect_url), "redirect_url", /is required/],
@@ -812,6 +822,60 @@ Deno.test("bodySchema() checks the checkout order body", async () => {
       1,
     );
   }
+});
+
+Deno.test("bodySchema() takes a checkout order's amounts as strings or numbers, either locale spelling, and sends the core the document's forms", async () => {
+  const headers = { "content-type": "application/json", authorization: "Bearer token" };
+  await using t = await rig(policy());
+  const send = (body: Json) =>
+    t.call("/api/v1/checkout/orders", { method: "POST", headers, body: JSON.stringify(body) });
+  const order = {
+    ...checkoutOrderBody(),
+    locale: "ge",
+    items: [
+      { amount: 10.5, description: "Tea", quantity: 2, product_id: "tea-1" },
+      { amount: "0.1", description: "Bag", quantity: 3, product_id: "bag-1" },
+    ],
+    purchase_units: [{ amount: { currency_code: "GEL", value: "21.30" } }],
+  };
+  assertForwarded(await send(order), t.upstream);
+  const forwarded = JSON.parse(t.upstream.received[0].body);
+  assert.equal(forwarded.locale, "ka");
+  assert.deepEqual(forwarded.items.map((i: { amount: unknown }) => i.amount), ["10.50", "0.1"]);
+  assert.equal(forwarded.purchase_units[0].amount.value, 21.3);
+  const asDocumented = { ...checkoutOrderBody(), locale: "en-US" };
+  assertForwarded(await send(asDocumented), t.upstream, 2);
+  assert.equal(
+    t.upstream.received[1].body,
+    JSON.stringify(asDocumented),
+    "an order in the document's forms reaches the core byte for byte",
+  );
+  assertForwarded(await send({ ...asDocumented, locale: "en" }), t.upstream, 3);
+  assert.equal(JSON.parse(t.upstream.received[2].body).locale, "en-US");
+  assertRejected(
+    await send({ ...order, purchase_units: [{ amount: { currency_code: "GEL", value: 21.29 } }] }),
+    {
+      status: 400,
+      code: "PARAMETER_NOT_CONSISTENT",
+      path: "purchase_units",
+      text: /^The purchase units add up to "21\.29", the items \(amount × quantity\) to "21\.30"$/,
+    },
+    t.upstream,
+    3,
+  );
+  assertRejected(
+    await send({
+      ...order,
+      purchase_units: [
+        { amount: { currency_code: "GEL", value: 20 } },
+        { amount: { currency_code: "GEL", value: "1.30" } },
+        { amount: { currency_code: "GEL", value: 1 } },
+      ],
+    }),
+    { status: 400, code: "PARAMETER_NOT_CONSISTENT", path: "purchase_units" },
+    t.upstream,
+    3,
+  );
 });
 
 Deno.test("bodySchema() refuses a body where the operation takes none", async () => {

@@ -100,6 +100,35 @@ Deno.test("pathParams() rejects a product catalogue locale other than ge or en",
   assertForwarded(await t.call("/v1/products/ge/deposits"), t.upstream);
 });
 
+Deno.test("pathParams() takes the checkout's spelling of a catalogue locale and sends the core ge or en", async () => {
+  await using t = await rig(policy());
+  const sent = [
+    ["/v1/products/ka/deposits?page=0", "/deposits?page=0"],
+    ["/v1/products/en-US", ""],
+    ["/v1/products/en/cards", "/cards"],
+    ["/v1/products/ge", ""],
+  ];
+  const expected = ["ge", "en", "en", "ge"];
+  for (const [i, [path]] of sent.entries()) {
+    assertForwarded(await t.call(path), t.upstream, i + 1);
+  }
+  assert.deepEqual(
+    t.upstream.received.map((r) => r.path),
+    sent.map(([, rest], i) => `/v1/products/${expected[i]}${rest}`),
+  );
+  assertRejected(
+    await t.call("/v1/products/en-GB"),
+    {
+      status: 400,
+      code: "PARAMETER_NOT_SUPPORTED",
+      path: "locale",
+      text: /^Path parameter "locale" must be one of ge, en \(or ka, en-US\), not "en-GB"$/,
+    },
+    t.upstream,
+    sent.length,
+  );
+});
+
 Deno.test("pathParams() in report mode still never lets an encoded slash change the path", async () => {
   await using t = await rig(policy({ path_params: { mode: "report" } }));
   const outcome = await t.call("/v1/consents/a%2F..%2F..%2Faccounts/status", { headers: ID });

@@ -586,7 +586,9 @@ const checkoutOrder = fc.record({
   intent: fc.constantFrom("CAPTURE", "AUTHORIZE"),
   items: fc.array(
     fc.record({
-      amount: fc.stringMatching(/^[0-9]{1,14}(\.[0-9]{1,3})?$/),
+      // The document's forms (a string here, a number in a purchase unit), which reach the core
+      // unchanged; the other forms are the body_schema tests'.
+      amount: fc.stringMatching(/^[0-9]{1,9}(\.[0-9]{1,2})?$/),
       description: shopText(255),
       quantity: fc.integer({ min: 1, max: 1000 }),
       product_id: shopText(100),
@@ -598,16 +600,27 @@ const checkoutOrder = fc.record({
   redirect_url: httpsUri,
   show_shop_order_id_on_extract: fc.boolean(),
   capture_method: fc.constantFrom("AUTOMATIC", "MANUAL"),
-  purchase_units: fc.array(
-    fc.record({
-      amount: fc.record({
-        currency_code: fc.constant("GEL"),
-        value: fc.integer({ min: 1, max: 1e9 }).map((cents) => cents / 100),
-      }),
-    }),
-    { minLength: 1, maxLength: 3 },
-  ),
-}, { requiredKeys: ["intent", "items", "redirect_url", "purchase_units"] });
+  units: fc.integer({ min: 1, max: 3 }),
+}, { requiredKeys: ["intent", "items", "redirect_url", "units"] }).filter(({ items }) =>
+  items.some((item) => Number(item.amount) > 0)
+).map(({ units, ...order }) => {
+  // The purchase units add up to the items (amount × quantity), split over `units` units.
+  const tetri = order.items.reduce(
+    (sum, item) => sum + BigInt(Math.round(Number(item.amount) * 100)) * BigInt(item.quantity),
+    0n,
+  );
+  const count = tetri >= BigInt(units) ? BigInt(units) : 1n;
+  const parts = Array.from(
+    { length: Number(count) },
+    (_, i) => tetri / count + (BigInt(i) < tetri % count ? 1n : 0n),
+  );
+  return {
+    ...order,
+    purchase_units: parts.map((part) => ({
+      amount: { currency_code: "GEL", value: Number(part) / 100 },
+    })),
+  };
+});
 
 /** A well-formed pain.001 document with generated identifiers and amount. */
 const pain001 = fc.tuple(

@@ -536,7 +536,7 @@ const pathMakers: Record<string, Maker> = {
       : undefined,
   localeUnknown: (v) =>
     "locale" in v.op.params
-      ? LOCALE_WORD.filter((s) => s !== "ge" && s !== "en").map(
+      ? LOCALE_WORD.filter((s) => !["ge", "en", "ka"].includes(s)).map(
         (s) => {
           const path = withParam(v, "locale", s);
           return path === undefined ? undefined : mutate(
