@@ -46,6 +46,10 @@
  * signed POST with `revocation: soft` (a CRL read once and cached, bench/revocation.ts) against the
  * same gateway policy with revocation off (issue 20).
  *
+ * Shadow rollout (issue 39): the default policy naming itself as its shadow candidate, every
+ * request judged twice and no decision differing, against the default policy in the same run,
+ * for the read and the POST (figures only, no target).
+ *
  * Cold start: main.ts with the default policy, from spawning the process to the first 200 of the
  * read scenario's request (what a scaled-out instance or a Deno Deploy isolate costs before it
  * serves); one run to fill Deno's caches, then BENCH_COLD_RUNS (default 7), median and best, with
@@ -77,6 +81,7 @@ import {
   defaultPolicyFile,
   featuresPolicyFile,
   passthroughPolicyFile,
+  shadowPolicyFile,
   signedPolicyFile,
   writeFloorPolicyFile,
 } from "./policies.ts";
@@ -305,6 +310,8 @@ const signedProcess = () =>
   signedGateway ??= signedPolicyFile(fixture).then((file) => gatewayProcess(file));
 let features: Promise<string> | undefined;
 const featuresPolicy = () => features ??= featuresPolicyFile();
+let shadow: Promise<string> | undefined;
+const shadowPolicy = () => shadow ??= shadowPolicyFile();
 let revocation: Promise<RevocationFixture> | undefined;
 const revoked = () => revocation ??= revocationFixture();
 /** A gateway of the revocation rows: the same fixture and policy, revocation off or soft. */
@@ -532,6 +539,26 @@ const specs: Spec[] = [
         budget: () => bestOf(s.get("write")!).cpuPerRequest,
         text: "CPU over the POST's (default, memory), features off",
       },
+    }),
+  },
+  {
+    key: "shadow",
+    needs: ["default"],
+    make: async (s) => ({
+      name: "gateway, default + shadow",
+      ...await gatewayProcess(await shadowPolicy()),
+      request: READ,
+      base: s.get("default"),
+    }),
+  },
+  {
+    key: "write-shadow",
+    needs: ["write"],
+    make: async (s) => ({
+      name: "gateway, POST, + shadow",
+      ...await gatewayProcess(await shadowPolicy()),
+      request: WRITE,
+      base: s.get("write"),
     }),
   },
   {

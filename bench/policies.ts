@@ -92,3 +92,13 @@ export async function signedPolicyFile(fixture: SignedPostFixture): Promise<stri
     ),
   );
 }
+
+/**
+ * The default policy of {@link defaultPolicyFile} naming itself as its shadow candidate
+ * (src/policy/shadow.ts): every request is judged twice and no decision differs, so the row
+ * measures what judging costs a request, not what logging a difference does.
+ */
+export async function shadowPolicyFile(): Promise<string> {
+  const file = await defaultPolicyFile();
+  return await write(`${await Deno.readTextFile(file)}\nshadow: ${file}\n`);
+}
