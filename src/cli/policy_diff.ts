@@ -127,6 +127,7 @@ export function policyChanges(before: Policy, after: Policy): string[] {
 
 /** A value for a `${NAME}` that is not set, so that a diff needs no secrets. */
 function standIn(name: string): string {
+  if (/REDIS|STORE/.test(name) && name.endsWith("_URL")) return "redis://placeholder.invalid:6379";
   return name.endsWith("_URL") ? "https://placeholder.invalid" : `\${${name}}`;
 }
 

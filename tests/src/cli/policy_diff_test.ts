@@ -72,3 +72,20 @@ Deno.test("policyDiff() --git compares with the committed file and exits 1 on a 
   assert.match(printed.join("\n"), /What changes from HEAD:p\.yaml to p\.yaml/);
   assert.match(printed.join("\n"), /query_params\.max_page_size: 100 -> 10/);
 });
+
+Deno.test("policyDiff() reads a production policy without its secrets, given the files it names", async () => {
+  const env = await Deno.makeTempFile();
+  await Deno.writeTextFile(
+    env,
+    "QTSP_CA_BUNDLE=config/testing/qtsp_ca.pem\nTPP_REGISTER_URL=config/tpp_register.example.json\n",
+  );
+  const file = "config/production.example.yaml";
+  const log = console.log;
+  console.log = () => {};
+  try {
+    // STORE_URL, OAUTH_* and METRICS_TOKEN are unset: stand-ins of the right form.
+    assert.equal(await policyDiff(["--env-file", env, file, file], PIPELINE), 0);
+  } finally {
+    console.log = log;
+  }
+});
