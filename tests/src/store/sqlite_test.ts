@@ -2,7 +2,13 @@ import assert from "node:assert/strict";
 import { createStore } from "../../../src/store/mod.ts";
 import { SqliteStore } from "../../../src/store/sqlite.ts";
 import { storeSection } from "../../../src/sections/sections.ts";
-import { assertReplayAfterReopen, limit, storeContract } from "../../support/store_contract.ts";
+import {
+  assertReplayAfterReopen,
+  frequency,
+  idem,
+  limit,
+  storeContract,
+} from "../../support/store_contract.ts";
 import { tempSqlite } from "../../support/temp_store.ts";
 import { waitFor } from "../../support/wait.ts";
 
@@ -106,6 +112,34 @@ Deno.test("SqliteStore: three processes on one file count one rate limit exactly
     });
     assert.equal(allowed.reduce((a, b) => a + b, 0), 1000, `allowed per process: ${allowed}`);
   } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("SqliteStore ends a value and an id's in-flight time to the millisecond", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "xs2a-sqlite-" });
+  let now = Date.now();
+  const store = new SqliteStore({ path: `${dir}/s.sqlite`, now: () => now });
+  try {
+    await store.put("consent:c1", "1|4", 100);
+    const first = idem({ inflightMs: 100 });
+    const again = () => store.decide({ idempotency: idem({ inflightMs: 100 }), limits: [] });
+    const known = async () =>
+      (await store.decide({ frequency: frequency(), limits: [] })).frequency?.known;
+    assert.equal(
+      (await store.decide({ idempotency: first, limits: [] })).idempotency?.outcome,
+      "claimed",
+    );
+    now += 99;
+    assert.equal(await store.get("consent:c1"), "1|4", "a millisecond before its end");
+    assert.equal(await known(), true);
+    assert.equal((await again()).idempotency?.outcome, "inflight");
+    now += 1;
+    assert.equal(await store.get("consent:c1"), undefined, "at its end");
+    assert.equal(await known(), false);
+    assert.equal((await again()).idempotency?.outcome, "unknown");
+  } finally {
+    await store.close();
     await Deno.remove(dir, { recursive: true });
   }
 });
