@@ -7,7 +7,7 @@
  * the candidate touches neither the store nor the core; its metrics are its own and dropped.
  *
  * Where the two decisions differ (one refuses and the other passes, or they refuse by different
- * checks or codes), one log line (`event: "shadow"`: operation, request id, both outcomes with the
+ * checks or codes), one log line (`audit: "shadow"`: operation, request id, both outcomes with the
  * check and code) and `xs2a_shadow_differences_total{op,check,live,shadow}` say so. A refusal of
  * the live chain by a check the candidate does not run counts as a pass: the candidate did not
  * judge it.
@@ -137,7 +137,7 @@ export function loadShadow(
           });
           log.info({
             msg: "the shadow policy decides otherwise",
-            event: "shadow",
+            audit: "shadow",
             shadow: file,
             request_id: c.get("requestId") || undefined,
             op: operation.id,

@@ -42,7 +42,7 @@ operations:
 const READ = { "consent-id": "c-1", "psu-ip-address": "192.0.2.10" };
 
 function shadowLines(log: { lines: Record<string, unknown>[] }) {
-  return log.lines.filter((l) => l.event === "shadow");
+  return log.lines.filter((l) => l.audit === "shadow");
 }
 
 Deno.test("shadow: a request the candidate would refuse passes, and the difference is logged", async () => {
