@@ -6,6 +6,11 @@
  * with Retry-After without touching the core. After `open_for` one probe goes through: its
  * success closes the circuit, its failure opens it again.
  *
+ * The circuit opens on the core's failure, not one caller's: each caller (a TPP, or a client
+ * network without one) has a circuit of its own with these settings, which refuses only that
+ * caller's requests; the origin's opens for every caller when `failing_callers` callers' circuits
+ * opened within `window` (`src/upstream/caller_circuits.ts`).
+ *
  * Seen in `/readyz` (an open origin circuit: not ready), `/metrics` (`xs2a_circuit_*`) and the
  * access log (the refused request's finding, and a line at each change of state). Runs before
  * `upstream_limits`: an open circuit refuses at once instead of queuing.
@@ -16,6 +21,8 @@ import { GatewayError } from "../src/psd2/errors.ts";
 import { retryAfter } from "../src/psd2/retry_after.ts";
 import { duration, TIMER_MAX } from "../src/lib/fields.ts";
 import type { BreakerConfig } from "../src/upstream/breaker.ts";
+import { identifiers } from "../src/psd2/identifiers.ts";
+import { callerId } from "./_shared_state.ts";
 
 /** How the request ended: answered (success or 5xx), failed at the proxy, or never forwarded. */
 function outcome(c: GatewayContext): "ok" | "failed" | "not sent" {
@@ -45,6 +52,9 @@ export const upstreamCircuit = defineCheck({
     min_requests: z.int().min(1, "must be at least 1").default(10).describe(
       "Requests in the window before failure_ratio is judged",
     ),
+    failing_callers: z.int().min(1, "must be at least 1").default(2).describe(
+      "Callers (TPPs, or client networks without a TPP) whose own circuits must open within window before the circuit opens for every caller; until then only a failing caller's requests are refused. 1: one caller's failures open it for all",
+    ),
     open_for: duration({ max: TIMER_MAX }).prefault("5s").describe(
       "How long the circuit stays open before one probe is let through (Retry-After counts down to it)",
     ),
@@ -60,10 +70,15 @@ export const upstreamCircuit = defineCheck({
       minRequests: options.min_requests,
       openMs: options.open_for,
     };
-    const breaker = services.breakers.breaker(name, options.scope, config);
+    const breaker = services.breakers.callers(name, options.scope, {
+      ...config,
+      needed: options.failing_callers,
+    });
+    const ids = identifiers(sections.identifiers);
     const rejections = services.metrics.circuitRejections.cell({ circuit: name });
     return async (c, next) => {
-      const admitted = breaker.admit(services.now());
+      const caller = callerId(c, ids);
+      const admitted = breaker.admit(services.now(), caller);
       if ("retryMs" in admitted) {
         rejections.value++;
         throw new GatewayError(
@@ -75,8 +90,8 @@ export const upstreamCircuit = defineCheck({
       }
       await next();
       const ended = outcome(c);
-      if (ended === "not sent") breaker.cancel(admitted.probe);
-      else breaker.record(services.now(), ended === "failed", admitted.probe);
+      if (ended === "not sent") breaker.cancel(caller, admitted);
+      else breaker.record(services.now(), caller, ended === "failed", admitted);
     };
   },
 });

@@ -10,6 +10,11 @@
  * `pool` name) gets its own. Limits are per instance: N instances let N times as many requests
  * reach the core.
  *
+ * Under contention no caller (a TPP, or a client network without one) holds more than
+ * `caller_share` of a pool's slots or of its queue: one TPP's slow requests leave the other
+ * slots to the others, and a freed slot goes to the longest waiter whose caller is below its
+ * share.
+ *
  * With `adaptive`, the pool's limit follows the core's latency instead of staying at
  * `max_in_flight` (where it starts): Netflix's Gradient2 (`gradient`: the limit shrinks when the
  * core answers more than `tolerance` times slower than its long-term average) or AIMD (`aimd`:
@@ -23,6 +28,8 @@ import { GatewayError } from "../src/psd2/errors.ts";
 import { RETRY_AFTER_SECONDS } from "../src/psd2/retry_after.ts";
 import { duration, TIMER_MAX } from "../src/lib/fields.ts";
 import type { AdaptiveLimits, Limits, Outcome, Shed } from "../src/upstream/limiter.ts";
+import { identifiers } from "../src/psd2/identifiers.ts";
+import { callerId } from "./_shared_state.ts";
 
 const poolName = z.string().regex(/^[a-z][a-z0-9_]*$/, "must be a name in snake_case");
 
@@ -126,6 +133,10 @@ export const upstreamLimits = defineCheck({
     writes: writesSchema.optional().describe(
       "Limits of a separate pool for writes (POST, PUT, DELETE); unset: writes share the pool",
     ),
+    caller_share: z.number().gt(0, "must be more than 0").max(1, "must be at most 1").default(0.5)
+      .describe(
+        "The most of a pool's slots (rounded up) and of its queue one caller (a TPP, or a client network without one) holds at once; 1: no share",
+      ),
     adaptive: adaptiveSchema.optional().describe(
       "The pool's limit follows the core's latency within min_in_flight and max_in_flight (the writes pool stays fixed); unset: fixed at max_in_flight",
     ),
@@ -137,7 +148,7 @@ export const upstreamLimits = defineCheck({
       `adaptive.min_in_flight: must be at most adaptive.max_in_flight (${adaptive.max_in_flight}), got ${adaptive.min_in_flight}`,
     ];
   },
-  create(options, { operation, services }) {
+  create(options, { operation, services, sections }) {
     const write = isWrite(operation.method);
     const own = write ? options.writes : undefined;
     const adaptive = own || !options.adaptive
@@ -152,7 +163,9 @@ export const upstreamLimits = defineCheck({
       : limitsOf({ ...options, max_in_flight: options.max_in_flight });
     if (!limits) return undefined;
     const name = own ? `${options.pool}:writes` : options.pool;
-    const pool = services.limits.pool(name, limits);
+    const share = options.caller_share < 1 ? options.caller_share : undefined;
+    const pool = services.limits.pool(name, { ...limits, callerShare: share });
+    const ids = identifiers(sections.identifiers);
     const shedCells = {
       full: services.metrics.shed.cell({ pool: name, reason: "full" }),
       timeout: services.metrics.shed.cell({ pool: name, reason: "timeout" }),
@@ -169,7 +182,7 @@ export const upstreamLimits = defineCheck({
       );
     };
     return async (c, next) => {
-      const taken = pool.acquire();
+      const taken = pool.acquire(callerId(c, ids));
       const slot = taken instanceof Promise ? await taken : taken;
       if (typeof slot !== "function") throw busy(slot);
       try {

@@ -26,6 +26,8 @@
  * ```
  */
 
+import { CallerCircuits } from "./caller_circuits.ts";
+
 /** When a breaker opens and how long it stays open. */
 export interface BreakerConfig {
   /** Failures in a row that open the circuit (undefined: none). */
@@ -122,6 +124,14 @@ export class CircuitBreaker {
     }
   }
 
+  /**
+   * Opens a closed circuit at `now` for a cause found outside it (several callers' own circuits
+   * opened: `caller_circuits.ts`).
+   */
+  trip(now: number): void {
+    if (this.state(now) === "closed") this.#open(now);
+  }
+
   /** An admitted request that did not reach the core: it counts for nothing. */
   cancel(probe: boolean): void {
     if (probe) this.#probing = false;
@@ -164,6 +174,8 @@ export interface BreakerEntry {
   /** Whether it guards the whole origin (readiness) or one operation. */
   scope: "origin" | "operation";
   breaker: CircuitBreaker;
+  /** Each caller's own circuit, in front of `breaker` (made by {@link Breakers.callers}). */
+  callers?: CallerCircuits;
 }
 
 /**
@@ -187,6 +199,22 @@ export class Breakers {
       entry = made;
     }
     return entry.breaker;
+  }
+
+  /**
+   * The caller circuits in front of the breaker guarding `name` with `config`: the breaker opens
+   * when `needed` callers' own circuits opened within the window.
+   */
+  callers(
+    name: string,
+    scope: BreakerEntry["scope"],
+    config: BreakerConfig & { needed: number },
+  ): CallerCircuits {
+    // `needed` is part of the registry's key: another count makes another breaker.
+    const breaker = this.breaker(name, scope, config);
+    const entry = this.list().find((e) => e.breaker === breaker)!;
+    entry.callers ??= new CallerCircuits(breaker, { needed: config.needed });
+    return entry.callers;
   }
 
   /** Every breaker. */

@@ -5,6 +5,10 @@
  * already at its capacity (Envoy's circuit-breaking thresholds `max_requests` and
  * `max_pending_requests`, per instance).
  *
+ * With `callerShare`, no caller (a TPP, or a client network without one) holds more than that
+ * share of the slots or of the queue: one caller's slow requests cannot take every slot, and a
+ * slot that frees goes to the longest waiter whose caller is below its share.
+ *
  * With `adaptive`, the number of slots follows the core's latency (Gradient2 or AIMD, see
  * `adaptive_limit.ts`) within its bounds: each released slot reports how long the core took and
  * whether it dropped the request, and a slot freed by a lower limit is not handed on.
@@ -59,6 +63,11 @@ export interface Limits {
   queueTimeoutMs: number;
   /** The limit follows the core's latency, from `adaptive.initial` (`maxInFlight` is not read). */
   adaptive?: AdaptiveLimits;
+  /**
+   * The most of the slots (of the limit, rounded up) and of the queue one caller holds, above 0
+   * and at most 1; unset: no share.
+   */
+  callerShare?: number;
 }
 
 /**
@@ -74,8 +83,15 @@ export type Release = (outcome?: Outcome) => void;
 export type Shed = "full" | "timeout";
 
 interface Waiter {
+  caller: string;
   grant(release: Release): void;
   timer: ReturnType<typeof setTimeout>;
+}
+
+/** What one caller holds of a pool now. */
+interface Held {
+  inFlight: number;
+  queued: number;
 }
 
 /** One pool of slots with its wait queue. */
@@ -85,6 +101,8 @@ export class ConcurrencyLimiter {
   readonly #now: () => number;
   #inFlight = 0;
   readonly #queue: Waiter[] = [];
+  /** Callers holding a slot or a place in the queue (forgotten when they hold neither). */
+  readonly #callers = new Map<string, Held>();
   /** The most requests in flight at once since the pool was made. */
   peak = 0;
   /** Requests shed, by reason. */
@@ -125,21 +143,57 @@ export class ConcurrencyLimiter {
     return this.#queue.length;
   }
 
-  /** A slot's release, at once or after a wait, or why the request is shed. */
-  acquire(): Release | Shed | Promise<Release | Shed> {
-    if (this.#inFlight < this.limit && this.#queue.length === 0) {
-      return this.#take();
-    }
-    if (this.#queue.length >= this.#limits.maxQueue) {
+  /** The most slots one caller holds now. */
+  get callerSlots(): number {
+    const share = this.#limits.callerShare;
+    return share === undefined ? Infinity : Math.max(1, Math.ceil(this.limit * share));
+  }
+
+  /** The most places in the queue one caller holds. */
+  get callerQueue(): number {
+    const share = this.#limits.callerShare;
+    return share === undefined ? Infinity : Math.ceil(this.#limits.maxQueue * share);
+  }
+
+  /** What `caller` holds now. */
+  held(caller: string): Readonly<Held> {
+    return this.#callers.get(caller) ?? { inFlight: 0, queued: 0 };
+  }
+
+  #held(caller: string): Held {
+    let held = this.#callers.get(caller);
+    if (!held) this.#callers.set(caller, held = { inFlight: 0, queued: 0 });
+    return held;
+  }
+
+  #forget(caller: string, held: Held): void {
+    if (held.inFlight === 0 && held.queued === 0) this.#callers.delete(caller);
+  }
+
+  /**
+   * A slot's release for `caller`'s request, at once or after a wait, or why it is shed. The
+   * queue holds only callers below their share of slots when none is free, so a free slot with
+   * a caller below its share goes at once.
+   */
+  acquire(caller = ""): Release | Shed | Promise<Release | Shed> {
+    const held = this.#held(caller);
+    const below = held.inFlight < this.callerSlots;
+    if (below && this.#inFlight < this.limit && !this.#waiting()) return this.#take(caller);
+    if (this.#queue.length >= this.#limits.maxQueue || held.queued >= this.callerQueue) {
+      this.#forget(caller, held);
       this.shed.full++;
       return "full";
     }
+    held.queued++;
     return new Promise((resolve) => {
       const waiter: Waiter = {
+        caller,
         grant: resolve,
         timer: setTimeout(() => {
           const at = this.#queue.indexOf(waiter);
           if (at >= 0) this.#queue.splice(at, 1);
+          held.queued--;
+          this.#forget(caller, held);
           this.shed.timeout++;
           resolve("timeout");
         }, this.#limits.queueTimeoutMs),
@@ -148,7 +202,21 @@ export class ConcurrencyLimiter {
     });
   }
 
-  #take(): Release {
+  /** Whether a waiter could take a slot now (then a newcomer goes behind it). */
+  #waiting(): boolean {
+    return this.#queue.length > 0 && this.#eligible() >= 0;
+  }
+
+  /** The longest waiter whose caller is below its share of slots, or -1. */
+  #eligible(): number {
+    const most = this.callerSlots;
+    if (most === Infinity) return this.#queue.length > 0 ? 0 : -1;
+    return this.#queue.findIndex((w) => this.held(w.caller).inFlight < most);
+  }
+
+  #take(caller: string): Release {
+    const held = this.#held(caller);
+    held.inFlight++;
     const inFlight = ++this.#inFlight;
     if (inFlight > this.peak) this.peak = inFlight;
     const start = this.#adaptive ? this.#now() : 0;
@@ -157,6 +225,8 @@ export class ConcurrencyLimiter {
       if (released) return;
       released = true;
       this.#inFlight--;
+      held.inFlight--;
+      this.#forget(caller, held);
       if (this.#adaptive && outcome) {
         const rtt = this.#now() - start;
         this.#adaptive.sample({ start, rtt, inFlight, dropped: outcome === "dropped" });
@@ -167,10 +237,13 @@ export class ConcurrencyLimiter {
 
   /** Hands free slots to the longest waiters. */
   #drain(): void {
-    while (this.#inFlight < this.limit && this.#queue.length > 0) {
-      const waiter = this.#queue.shift()!;
+    while (this.#inFlight < this.limit) {
+      const at = this.#eligible();
+      if (at < 0) return;
+      const [waiter] = this.#queue.splice(at, 1);
       clearTimeout(waiter.timer);
-      waiter.grant(this.#take());
+      this.#held(waiter.caller).queued--;
+      waiter.grant(this.#take(waiter.caller));
     }
   }
 }
@@ -193,8 +266,9 @@ export class LimiterPools {
   /** The pool `name` with `limits`, made on first use. */
   pool(name: string, limits: Limits): ConcurrencyLimiter {
     const adaptive = limits.adaptive ? ` ${JSON.stringify(limits.adaptive)}` : "";
+    const share = limits.callerShare === undefined ? "" : ` share ${limits.callerShare}`;
     const key =
-      `${name} ${limits.maxInFlight}/${limits.maxQueue}/${limits.queueTimeoutMs}ms${adaptive}`;
+      `${name} ${limits.maxInFlight}/${limits.maxQueue}/${limits.queueTimeoutMs}ms${adaptive}${share}`;
     let pool = this.#pools.get(key);
     if (!pool) {
       pool = new ConcurrencyLimiter(limits, { now: this.#now });

@@ -34,7 +34,7 @@ Deno.test("catalogueCache() answers the catalogue from memory for its TTL, keyed
   assert.match(second.answer.headers.get("cache-control")!, /^public, max-age=(59|60)$/);
   assert.equal(second.answer.headers.get("etag"), first.answer.headers.get("etag"));
   assert.match(first.answer.headers.get("etag")!, /^"[A-Za-z0-9_-]{27}"$/);
-  assert.equal(second.answer.headers.get("vary"), "Accept-Language");
+  assert.equal(second.answer.headers.get("vary"), "Accept, Accept-Language");
   assert.equal(second.answer.headers.get("content-type"), "application/json");
   // Another language, another query, another path: each its own entry.
   await body(

@@ -20,7 +20,9 @@ function switchableUpstream() {
 
 function policy(circuit: Record<string, unknown>) {
   return passthroughPolicy({
-    defaults: { upstream_circuit: { mode: "enforce", ...circuit } },
+    // One caller here: its failures open the origin's circuit (tests/security/
+    // upstream_fair_shares_test.ts has callers that fail apart).
+    defaults: { upstream_circuit: { mode: "enforce", failing_callers: 1, ...circuit } },
     metrics: { token: TOKEN },
     readiness: { interval: "100ms" },
   });

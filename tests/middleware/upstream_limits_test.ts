@@ -78,6 +78,7 @@ Deno.test("upstreamLimits() never lets more than max_in_flight reach the core; t
     policy: passthroughPolicy({
       defaults: {
         upstream_limits: {
+          caller_share: 1, // one caller here (shares: tests/security/upstream_fair_shares_test.ts)
           mode: "enforce",
           max_in_flight: 3,
           max_queue: 20,
@@ -101,6 +102,7 @@ Deno.test("upstreamLimits() sheds with 503 and Retry-After when the queue is ful
     policy: passthroughPolicy({
       defaults: {
         upstream_limits: {
+          caller_share: 1, // one caller here (shares: tests/security/upstream_fair_shares_test.ts)
           mode: "enforce",
           max_in_flight: 2,
           max_queue: 2,
@@ -136,6 +138,7 @@ Deno.test("upstreamLimits() keeps a pool for writes that a storm of reads cannot
     policy: passthroughPolicy({
       defaults: {
         upstream_limits: {
+          caller_share: 1, // one caller here (shares: tests/security/upstream_fair_shares_test.ts)
           mode: "enforce",
           max_in_flight: 2,
           max_queue: 0,
@@ -214,7 +217,8 @@ async function drive(gateway: { fetch(path: string): Promise<Response> }, n: num
 
 function limitsPolicy(limits: Record<string, unknown>) {
   return passthroughPolicy({
-    defaults: { upstream_limits: { mode: "enforce", ...limits } },
+    // One caller here (shares: tests/security/upstream_fair_shares_test.ts).
+    defaults: { upstream_limits: { mode: "enforce", caller_share: 1, ...limits } },
     metrics: { token: TOKEN },
   });
 }
@@ -338,6 +342,7 @@ Deno.test("upstreamLimits() with adaptive aimd backs off once at the proxy's fir
       defaults: {
         proxy: { timeout: "100ms" },
         upstream_limits: {
+          caller_share: 1, // one caller here (shares: tests/security/upstream_fair_shares_test.ts)
           mode: "enforce",
           max_in_flight: 8,
           max_queue: 0,

@@ -173,3 +173,37 @@ Deno.test("LimiterPools reports per pool name the newest pool's limit and every 
     }),
   );
 });
+
+Deno.test("ConcurrencyLimiter with callerShare holds one caller to its share of slots and queue, and hands a freed slot to a caller below its share", async () => {
+  const pool = new ConcurrencyLimiter({
+    maxInFlight: 4,
+    maxQueue: 4,
+    queueTimeoutMs: 60_000,
+    callerShare: 0.5,
+  });
+  assert.equal(pool.callerSlots, 2);
+  assert.equal(pool.callerQueue, 2);
+  const a1 = pool.acquire("A") as Release;
+  const a2 = pool.acquire("A") as Release;
+  const a3 = pool.acquire("A");
+  const a4 = pool.acquire("A");
+  assert.ok(a3 instanceof Promise && a4 instanceof Promise, "A waits past its slots");
+  assert.equal(pool.acquire("A"), "full", "and is shed past its places in the queue");
+  const b1 = pool.acquire("B");
+  assert.equal(typeof b1, "function", "B takes a free slot at once, ahead of A's waiters");
+  const b2 = pool.acquire("B") as Release;
+  const b3 = pool.acquire("B");
+  assert.ok(b3 instanceof Promise);
+  assert.equal(pool.inFlight, 4);
+  b2();
+  // The freed slot is B's: A is at its share, B is below it.
+  assert.equal(typeof await b3, "function");
+  assert.deepEqual(pool.held("A"), { inFlight: 2, queued: 2 });
+  a1();
+  assert.equal(typeof await a3, "function");
+  for (const release of [a2, b1 as Release, await b3 as Release, await a3 as Release]) release();
+  assert.equal(typeof await a4, "function");
+  (await a4 as Release)();
+  assert.equal(pool.inFlight, 0);
+  assert.deepEqual(pool.held("A"), { inFlight: 0, queued: 0 });
+});
