@@ -31,24 +31,27 @@ function own(id: string, echo: boolean, extra: Record<string, unknown> = {}): st
 }
 
 /**
- * A core that answers the first request, then writes a second answer for it (without an echo,
- * as a core's error page would come) while the next request is already on its way.
+ * A core that, for a request on a connection that carried one before, first writes a second
+ * answer to that earlier request (without an echo, as a core's error page would come) and then
+ * the request's own: the late answer arrives just after the next request was written, whatever
+ * the load.
  */
 function lateAnswering(echo: boolean) {
-  let first: string | undefined;
+  const firstOn = new Map<number, string>();
   return startFaultyUpstream((request) => {
     const id = request.headers.get("x-request-id")!;
-    if (first === undefined) {
-      first = id;
-      return {
-        kind: "raw",
-        parts: [
-          { bytes: own(id, echo) },
-          { bytes: own(id, false, { secret: "the first request's" }), delayMs: 60 },
-        ],
-      };
+    const earlier = firstOn.get(request.connection);
+    if (earlier === undefined) {
+      firstOn.set(request.connection, id);
+      return { kind: "raw", parts: [{ bytes: own(id, echo) }] };
     }
-    return { kind: "raw", parts: [{ bytes: own(id, echo), delayMs: 150 }] };
+    return {
+      kind: "raw",
+      parts: [
+        { bytes: own(earlier, false, { secret: "the first request's" }) },
+        { bytes: own(id, echo), delayMs: 50 },
+      ],
+    };
   });
 }
 
@@ -76,8 +79,15 @@ for (const client of CLIENTS) {
     const second = await read(gateway, next);
     const text = await second.text();
     assert.doesNotMatch(text, /the first request's/, client);
-    assert.equal(second.status, 503, client);
-    assert.equal(JSON.parse(text).tppMessages[0].code, "UPSTREAM_UNAVAILABLE");
+    if (client === "http1" || core.requests[1].connection === core.requests[0].connection) {
+      assert.equal(core.requests[1].connection, core.requests[0].connection, "reused");
+      assert.equal(second.status, 503, client);
+      assert.equal(JSON.parse(text).tppMessages[0].code, "UPSTREAM_UNAVAILABLE");
+    } else {
+      // fetch's pool (hyper's) may open another connection when the next request comes before
+      // the first one is back in the pool: there the answer is the request's own.
+      assert.deepEqual(JSON.parse(text), { for: next });
+    }
     const third = crypto.randomUUID();
     assert.deepEqual(await (await read(gateway, third)).json(), { for: third }, client);
   });
@@ -97,7 +107,10 @@ for (const client of CLIENTS) {
         assert.deepEqual(await (await read(gateway, id)).json(), { for: id });
       }
       const used = new Set(core.requests.map((r) => r.connection)).size;
-      assert.equal(used, connections, `${client} ${reuse}`);
+      if (client === "fetch" && reuse === "echoed") {
+        // hyper's pool may open a second one when a request comes before the first is back.
+        assert.ok(used < 3, `${client} ${reuse}: ${used} connections`);
+      } else assert.equal(used, connections, `${client} ${reuse}`);
     }
   });
 }
