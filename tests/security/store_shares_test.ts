@@ -6,11 +6,11 @@
  * under `noeviction`, see docs/shared_state.md).
  */
 import assert from "node:assert/strict";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import type { TestGateway } from "../support/gateway.ts";
 import { passthroughPolicy, type PolicyInput } from "../support/policies.ts";
 import { startUpstream, type TestUpstream } from "../support/upstream.ts";
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
-import { storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
+import { gatewayOn, onEachStore, type StoreKind } from "../support/each_store.ts";
 import { tokenIssuer } from "../support/tpp_tokens.ts";
 
 const issuer = await tokenIssuer();
@@ -26,25 +26,14 @@ const ACCOUNTS = [
 function onBoundedStores(
   title: string,
   setup: { core: () => TestUpstream; policy: PolicyInput },
-  fn: (gateway: TestGateway, core: TestUpstream, kind: "memory" | "redis") => Promise<void>,
+  fn: (gateway: TestGateway, core: TestUpstream, kind: StoreKind) => Promise<void>,
 ) {
-  for (const kind of ["memory", "redis"] as const) {
-    Deno.test({
-      name: `${title} (${kind} store)`,
-      ignore: kind === "redis" && WITHOUT_REDIS,
-      async fn() {
-        await using store = await storeSetup(kind);
-        const bounded = kind === "memory" ? { store: { kind: "memory", max_entries: 60 } } : {};
-        await using core = setup.core();
-        await using gateway = await startGateway({
-          policy: passthroughPolicy(store.policy, bounded, setup.policy),
-          upstream: core.url,
-          env: store.env,
-        });
-        await fn(gateway, core, kind);
-      },
-    });
-  }
+  onEachStore(title, async (store, kind) => {
+    const bounded = kind === "memory" ? { store: { kind: "memory", max_entries: 60 } } : {};
+    await using core = setup.core();
+    await using gateway = await gatewayOn(store, core, passthroughPolicy(bounded, setup.policy));
+    await fn(gateway, core, kind);
+  });
 }
 
 /** A core that serves every account read whatever the consent grants, and creates payments. */

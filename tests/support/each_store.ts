@@ -7,15 +7,21 @@ import { passthroughPolicy, type PolicyInput } from "./policies.ts";
 import { type StoreSetup, storeSetup, WITHOUT_REDIS } from "./redis.ts";
 import type { TestUpstream } from "./upstream.ts";
 
+/** The backends {@link onEachStore} runs a test on. */
+export type StoreKind = "memory" | "redis";
+
 /** Registers `title` once per backend, named `<title> (<kind> store)`; `fn` gets the store. */
-export function onEachStore(title: string, fn: (store: StoreSetup) => Promise<void>): void {
+export function onEachStore(
+  title: string,
+  fn: (store: StoreSetup, kind: StoreKind) => Promise<void>,
+): void {
   for (const kind of ["memory", "redis"] as const) {
     Deno.test({
       name: `${title} (${kind} store)`,
       ignore: kind === "redis" && WITHOUT_REDIS,
       async fn() {
         await using store = await storeSetup(kind);
-        await fn(store);
+        await fn(store, kind);
       },
     });
   }
