@@ -3,23 +3,16 @@ import { startGateway } from "../../support/gateway.ts";
 import { passthroughPolicy } from "../../support/policies.ts";
 import { closedPort, startUpstream } from "../../support/upstream.ts";
 import { WITHOUT_REDIS } from "../../support/redis.ts";
+import { emptyPayment, idempotentGateway, readyz } from "../../support/readiness.ts";
 
 /** A Redis store nothing answers on (connection refused). */
 function deadRedis() {
   return { kind: "redis" as const, url: `redis://127.0.0.1:${closedPort()}`, timeout: "200ms" };
 }
 
-async function readyz(gateway: { fetch(path: string): Promise<Response> }) {
-  const response = await gateway.fetch("/readyz");
-  return { status: response.status, body: await response.json() };
-}
-
 Deno.test("/readyz names each dependency's state when all are up", async () => {
   await using upstream = startUpstream();
-  await using gateway = await startGateway({
-    policy: passthroughPolicy({ defaults: { idempotency: { mode: "enforce", fail: "closed" } } }),
-    upstream: upstream.url,
-  });
+  await using gateway = await idempotentGateway(upstream.url);
   const { status, body } = await readyz(gateway);
   assert.equal(status, 200);
   assert.equal(body.status, "ready");
@@ -37,12 +30,8 @@ Deno.test({
   ignore: WITHOUT_REDIS,
   async fn() {
     await using upstream = startUpstream();
-    await using gateway = await startGateway({
-      policy: passthroughPolicy({
-        store: deadRedis(),
-        defaults: { idempotency: { mode: "enforce", fail: "closed" } },
-      }),
-      upstream: upstream.url,
+    await using gateway = await idempotentGateway(upstream.url, {
+      sections: { store: deadRedis() },
     });
     const { status, body } = await readyz(gateway);
     assert.equal(status, 503);
@@ -53,15 +42,7 @@ Deno.test({
     assert.deepEqual(body.dependencies.store.required_by, ["idempotency"]);
     assert.ok(body.dependencies.store.error);
     // What a TPP gets meanwhile: the 503 that readiness now announces.
-    const payment = await gateway.fetch("/v1/payments/sepa-credit-transfers", {
-      method: "POST",
-      headers: {
-        "x-request-id": crypto.randomUUID(),
-        "content-type": "application/json",
-        "psu-ip-address": "192.168.8.78",
-      },
-      body: "{}",
-    });
+    const payment = await emptyPayment(gateway);
     assert.equal(payment.status, 503);
     assert.equal((await payment.json()).tppMessages[0].code, "STORE_UNAVAILABLE");
   },
@@ -72,12 +53,9 @@ Deno.test({
   ignore: WITHOUT_REDIS,
   async fn() {
     await using upstream = startUpstream();
-    await using gateway = await startGateway({
-      policy: passthroughPolicy({
-        store: deadRedis(),
-        defaults: { idempotency: { mode: "enforce", fail: "open" } },
-      }),
-      upstream: upstream.url,
+    await using gateway = await idempotentGateway(upstream.url, {
+      sections: { store: deadRedis() },
+      fail: "open",
     });
     const { status, body } = await readyz(gateway);
     assert.equal(status, 200);

@@ -5,62 +5,37 @@
  */
 import assert from "node:assert/strict";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
-import { startGateway, type TestGateway } from "../../support/gateway.ts";
+import { startGateway } from "../../support/gateway.ts";
 import { passthroughPolicy } from "../../support/policies.ts";
 import { closedPort, startUpstream } from "../../support/upstream.ts";
 import { startRedisServer, WITHOUT_REDIS } from "../../support/redis.ts";
 import { retryUntil } from "../../support/wait.ts";
+import { emptyPayment, idempotentGateway, readyz } from "../../support/readiness.ts";
 import { MemoryStore } from "../../../src/store/memory.ts";
 import { memoryLogger } from "../../../src/lib/log.ts";
-
-async function readyz(gateway: TestGateway) {
-  const response = await gateway.fetch("/readyz");
-  return { status: response.status, body: await response.json() };
-}
-
-const PAYMENTS = "/v1/payments/sepa-credit-transfers";
-
-function pay(gateway: TestGateway) {
-  return gateway.fetch(PAYMENTS, {
-    method: "POST",
-    headers: {
-      "x-request-id": crypto.randomUUID(),
-      "content-type": "application/json",
-      "psu-ip-address": "192.168.8.78",
-    },
-    body: "{}",
-  });
-}
 
 Deno.test("/readyz is degraded while the memory store refuses writes, with its cause and capacity; /metrics counts the refusals", async () => {
   await using upstream = startUpstream(() => Response.json({ ok: true }, { status: 201 }));
   const log = memoryLogger();
   const store = new MemoryStore({ maxEntries: 3, log });
-  await using gateway = await startGateway({
-    policy: passthroughPolicy({
-      metrics: { token: "metrics-token-for-tests" },
-      defaults: { idempotency: { mode: "enforce", fail: "closed" } },
-    }),
-    upstream: upstream.url,
+  const scraped = { metrics: { token: "metrics-token-for-tests" } };
+  await using gateway = await idempotentGateway(upstream.url, {
+    sections: scraped,
     services: { store, log },
   });
   const before = await readyz(gateway);
   assert.equal(before.body.status, "ready");
   assert.equal(before.body.dependencies.store.capacity.max_entries, 3);
   const statuses = [];
-  for (let i = 0; i < 5; i++) statuses.push((await pay(gateway)).status);
+  for (let i = 0; i < 5; i++) statuses.push((await emptyPayment(gateway)).status);
   assert.deepEqual(statuses.filter((s) => s === 503).length, 2, String(statuses));
   const full = log.lines.filter((line) => line.msg === "store full, writes refused");
   assert.equal(full.length, 1, "logged once, with the cause");
   assert.match(String(full[0].cause), /max_entries 3 reached/);
 
   // A new app on the same store: the first one's readiness is kept for the interval (5 s).
-  await using later = await startGateway({
-    policy: passthroughPolicy({
-      metrics: { token: "metrics-token-for-tests" },
-      defaults: { idempotency: { mode: "enforce", fail: "closed" } },
-    }),
-    upstream: upstream.url,
+  await using later = await idempotentGateway(upstream.url, {
+    sections: scraped,
     services: { store, log },
   });
   const { status, body } = await readyz(later);
@@ -169,12 +144,8 @@ Deno.test({
   async fn() {
     await using upstream = startUpstream();
     await using redis = await startRedisServer();
-    await using gateway = await startGateway({
-      policy: passthroughPolicy({
-        store: { kind: "redis", url: redis.url },
-        defaults: { idempotency: { mode: "enforce", fail: "closed" } },
-      }),
-      upstream: upstream.url,
+    await using gateway = await idempotentGateway(upstream.url, {
+      sections: { store: { kind: "redis", url: redis.url } },
     });
     const { status, body } = await readyz(gateway);
     assert.equal(status, 200);
@@ -191,12 +162,8 @@ Deno.test({
   async fn() {
     await using upstream = startUpstream();
     await using redis = await startRedisServer({ durable: true });
-    await using gateway = await startGateway({
-      policy: passthroughPolicy({
-        store: { kind: "redis", url: redis.url },
-        defaults: { idempotency: { mode: "enforce", fail: "closed" } },
-      }),
-      upstream: upstream.url,
+    await using gateway = await idempotentGateway(upstream.url, {
+      sections: { store: { kind: "redis", url: redis.url } },
     });
     const { status, body } = await readyz(gateway);
     assert.equal(status, 200);
