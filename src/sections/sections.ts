@@ -147,11 +147,15 @@ export const storeSection = z.object({
     "redis: how long a write waits for its replicas (WAIT's timeout), below timeout, for example 100ms",
   ),
   max_entries: z.number().int().positive().default(100_000).describe(
-    "memory: most entries kept; past it the oldest rate-limit counters and learnt consents are evicted, never an X-Request-ID inside its retention: when only those are left, new writes fail like a store outage (each check's fail applies)",
+    "memory: most entries kept; past it the oldest rate-limit counters are evicted, never a decision inside its retention (an X-Request-ID, a consent's day counter, a learnt consent or scope): when only those are left, new writes fail like a store outage (each check's fail applies)",
   ),
   max_bytes: z.number().int().positive().default(67_108_864).describe(
     "memory: most bytes kept (an estimate of keys, values and stored answers), bounded like max_entries; default 64 MiB",
   ),
+  owner_share: z.number().gt(0, "must be more than 0").max(1, "must be at most 1").default(0.25)
+    .describe(
+      "memory: the most of max_entries and of max_bytes one caller (a TPP, or ip:<network> without one) holds in decisions (X-Request-IDs, consent counters, learnt consents and scopes); a caller past it is refused like a store outage, not the others; 1: no share",
+    ),
   allow_per_instance: z.boolean().default(false).describe(
     "memory: allow a store per instance where there are several (deno serve --parallel workers, Deno Deploy isolates); each then holds its own X-Request-IDs and counts, so a repeat or a limit is only seen by the instance that saw the first",
   ),

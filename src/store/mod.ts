@@ -40,6 +40,7 @@ export async function createStore(
       return new MemoryStore({
         maxEntries: section.max_entries,
         maxBytes: section.max_bytes,
+        ownerShare: section.owner_share,
         now: options.now,
         log: options.log,
       });
