@@ -20,6 +20,7 @@
  */
 import { Hono } from "hono";
 import { mountAccounts } from "./accounts.ts";
+import { DEFAULT_CA_DIR, mountCa } from "./ca.ts";
 import { BANK_SCA_ORIGIN } from "./authorisations.ts";
 import { mountCheckout } from "./checkout.ts";
 import { mountConsents } from "./consents.ts";
@@ -53,6 +54,8 @@ export interface SandboxOptions {
   scaOrigin?: string | (() => string);
   /** Decoupled SCA: delay until the PSU's app answers (default 5000 ms). */
   decoupledDelayMs?: number;
+  /** Directory of the sandbox CA whose certificate and CRL `/sandbox/ca/` serves (default `data/sandbox-ca`). */
+  caDir?: string;
 }
 
 /** Builds a sandbox bank with its own empty state. */
@@ -88,5 +91,6 @@ export function createSandbox(options: SandboxOptions = {}): Hono {
   mountProducts(app);
   mountScaPages(app, state);
   mountControls(app, state);
+  mountCa(app, options.caDir ?? DEFAULT_CA_DIR);
   return app;
 }

@@ -6,7 +6,9 @@
  * - `SANDBOX_SCA_ORIGIN`: origin of the SCA pages in `scaRedirect` links (default
  *   `http://localhost:<port>`: the sandbox itself, named otherwise than the gateway's upstream URL
  *   `http://127.0.0.1:<port>`, whose links the gateway makes relative);
- * - `SANDBOX_DECOUPLED_DELAY_MS`: delay of decoupled SCA (default 5000).
+ * - `SANDBOX_DECOUPLED_DELAY_MS`: delay of decoupled SCA (default 5000);
+ * - `SANDBOX_CA_DIR`: the sandbox CA's directory, whose certificate and CRL `/sandbox/ca/` serves
+ *   (default `data/sandbox-ca`, where `deno task tpp:certificate` makes it).
  */
 import { z } from "zod";
 import { createSandbox, type SandboxOptions } from "./mod.ts";
@@ -50,6 +52,7 @@ const SANDBOX_ENV = z.object({
   SANDBOX_DECOUPLED_DELAY_MS: unsetWhenEmpty(
     z.string().regex(/^[0-9]{1,8}$/, "must be an integer from 0 to 86400000").default("5000"),
   ).transform(Number).pipe(z.int().max(86_400_000, "must be an integer from 0 to 86400000")),
+  SANDBOX_CA_DIR: unsetWhenEmpty(z.string().optional()),
 });
 
 /** The port and options the environment asks for; throws `EnvError` naming a malformed value. */
@@ -61,6 +64,7 @@ export function sandboxEnv(
     port: values.SANDBOX_PORT,
     scaOrigin: values.SANDBOX_SCA_ORIGIN ?? localOrigin,
     decoupledDelayMs: values.SANDBOX_DECOUPLED_DELAY_MS,
+    ...(values.SANDBOX_CA_DIR ? { caDir: values.SANDBOX_CA_DIR } : {}),
   };
 }
 
