@@ -11,6 +11,7 @@ import { GatewayError } from "../../../src/psd2/errors.ts";
 import { createMetrics } from "../../../src/lib/metrics.ts";
 import { memoryLogger } from "../../../src/lib/log.ts";
 import { startUpstream } from "../../support/upstream.ts";
+import { waitFor } from "../../support/wait.ts";
 import { startFaultyUpstream } from "../../support/faulty_upstream.ts";
 import { withoutSyncFs } from "../../support/no_sync_fs.ts";
 import { readPolicyFiles } from "../../../src/lib/policy_files.ts";
@@ -100,10 +101,7 @@ Deno.test("TppRegister.check() fetches a register URL once, refreshes it after t
   body = entries([{ ...PIS_AND_AIS, status: "withdrawn" }]);
   now += 11 * 60_000;
   await register.check("PSDGE-NBG-123456", "pis", "h"); // starts the refresh
-  for (let i = 0; i < 50 && server.received.length < 2; i++) {
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  await new Promise((r) => setTimeout(r, 20));
+  assert.ok(await waitFor(() => deps.metrics.register.value({ outcome: "loaded" }) === 2));
   assert.equal(
     await code(register.check("PSDGE-NBG-123456", "pis", "h")),
     "401 CERTIFICATE_BLOCKED",
@@ -112,10 +110,7 @@ Deno.test("TppRegister.check() fetches a register URL once, refreshes it after t
   status = 500;
   now += 11 * 60_000;
   await code(register.check("PSDGE-NBG-123456", "pis", "h")); // starts the refresh
-  for (let i = 0; i < 50 && server.received.length < 3; i++) {
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  await new Promise((r) => setTimeout(r, 20));
+  assert.ok(await waitFor(() => deps.metrics.register.value({ outcome: "failed" }) === 1));
   assert.equal(
     await code(register.check("PSDGE-NBG-123456", "pis", "h")),
     "401 CERTIFICATE_BLOCKED",
@@ -283,9 +278,7 @@ Deno.test("TppRegister.check() reads a register file again after the interval, n
     assert.equal(deps.metrics.register.value({ outcome: "loaded" }), 0);
     now += 1;
     await register.check("PSDGE-NBG-123456", "pis", "h"); // starts the refresh
-    for (let i = 0; i < 50 && deps.metrics.register.value({ outcome: "loaded" }) < 1; i++) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    assert.ok(await waitFor(() => deps.metrics.register.value({ outcome: "loaded" }) === 1));
     assert.equal(
       await code(register.check("PSDGE-NBG-123456", "pis", "h")),
       "401 CERTIFICATE_BLOCKED",
@@ -421,9 +414,7 @@ Deno.test("TppRegister.check() keeps the entries when a refresh brings a bad reg
   });
   now += 60_000;
   await register.check("PSDGE-NBG-123456", "pis", "h");
-  for (let i = 0; i < 50 && deps.log.lines.length === 0; i++) {
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  assert.ok(await waitFor(() => deps.log.lines.length > 0), "the failed refresh is logged");
   assert.equal(await code(register.check("PSDGE-NBG-123456", "pis", "h")), "passed");
   const [line] = deps.log.lines;
   assert.equal(line.msg, "tpp register refresh failed; the entries loaded before stay in force");
@@ -572,9 +563,7 @@ Deno.test("trust.register: a file path that holds http:// is a file, at load and
     await Deno.writeTextFile(source, entries([{ ...PIS_AND_AIS, status: "suspended" }]));
     now += 60_000;
     await register.check("PSDGE-NBG-123456", "pis", "h"); // starts the refresh
-    for (let i = 0; i < 50 && deps.metrics.register.value({ outcome: "loaded" }) < 1; i++) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    assert.ok(await waitFor(() => deps.metrics.register.value({ outcome: "loaded" }) === 1));
     assert.equal(
       await code(register.check("PSDGE-NBG-123456", "pis", "h")),
       "401 CERTIFICATE_BLOCKED",

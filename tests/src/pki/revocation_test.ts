@@ -9,6 +9,7 @@ import { memoryLogger } from "../../../src/lib/log.ts";
 import { createCa, issue, type Issued } from "../../support/pki.ts";
 import { ocspRequest } from "../../../src/pki/ocsp.ts";
 import { countingProxy, freePort, opensslCa, serveBytes } from "../../support/openssl_ca.ts";
+import { waitFor } from "../../support/wait.ts";
 
 const HOUR = 3_600_000;
 const ca = await opensslCa();
@@ -112,7 +113,7 @@ Deno.test("RevocationChecker.check() asks once per certificate while the status 
   now += 1;
   assert.equal((await outcome(check, good)).kind, "good");
   await outcome(check, good);
-  for (let i = 0; i < 50 && proxy.hits < 2; i++) await new Promise((r) => setTimeout(r, 20));
+  await settle(() => proxy.hits >= 2);
   assert.equal(proxy.hits, 2);
 });
 
@@ -130,8 +131,7 @@ Deno.test("RevocationChecker.check() keeps a valid status when a refresh fails",
   target = `http://127.0.0.1:${freePort()}`;
   now += 11 * 60_000;
   assert.equal((await outcome(check, revoked)).kind, "revoked");
-  for (let i = 0; i < 50 && proxy.hits < 2; i++) await new Promise((r) => setTimeout(r, 20));
-  await new Promise((r) => setTimeout(r, 100));
+  await settle(() => proxy.hits >= 2);
   assert.equal((await outcome(check, revoked)).kind, "revoked", "still revoked after the failure");
 });
 
@@ -305,8 +305,12 @@ async function pause(): Promise<void> {
   await new Promise((r) => setTimeout(r, 150));
 }
 
+/**
+ * Waits until `until()` holds (10 s at the most: a bound, no verdict), then a moment for the
+ * request it counts to be answered and taken in.
+ */
 async function settle(until: () => boolean): Promise<void> {
-  for (let i = 0; i < 100 && !until(); i++) await new Promise((r) => setTimeout(r, 20));
+  await waitFor(until, 10_000, 20);
   await new Promise((r) => setTimeout(r, 50));
 }
 
