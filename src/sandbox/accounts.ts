@@ -6,7 +6,8 @@ import type { Context, Hono } from "hono";
 import { type Grants, grantsOf, requireConsent, requireGrant } from "./consent_access.ts";
 import { accountBalances, ACCOUNTS, findAccount, type SeedAccount } from "./data.ts";
 import { resourceUnknown } from "./errors.ts";
-import type { SandboxState } from "./state.ts";
+import { queryIsTrue } from "./report_pages.ts";
+import type { Consent, SandboxState } from "./state.ts";
 
 /** Relative href of an account. */
 export function accountHref(account: SeedAccount): string {
@@ -21,25 +22,25 @@ export function accountHref(account: SeedAccount): string {
 export function readableAccount(
   c: Context,
   options: { state: SandboxState; what: keyof Grants },
-): { account: SeedAccount; grants: Grants } {
+): { account: SeedAccount; grants: Grants; consent: Consent } {
   const consent = requireConsent(c, options.state);
   const account = findAccount(c.req.param("accountId") ?? "");
   if (!account) throw resourceUnknown("Account", "account-id");
   const grants = grantsOf(consent, account);
   requireGrant(grants, options.what);
-  return { account, grants };
+  return { account, grants, consent };
 }
 
 /** Mounts the account list, details and balances routes on the app. */
 export function mountAccounts(app: Hono, state: SandboxState) {
   app.get("/psd2/v1/accounts", (c) => {
     const consent = requireConsent(c, state);
-    const withBalance = c.req.query("withBalance") === "true";
+    const withBalance = queryIsTrue(c, "withBalance");
     const accounts = ACCOUNTS.flatMap((account) => {
       const grants = grantsOf(consent, account);
       if (!grants.list) return [];
       const view: Record<string, unknown> = accountView(account, grants);
-      delete view.ownerName;
+      if (!grants.ownerName) delete view.ownerName;
       if (withBalance && grants.listBalances) view.balances = accountBalances(account);
       return [view];
     });
@@ -48,7 +49,7 @@ export function mountAccounts(app: Hono, state: SandboxState) {
   app.get("/psd2/v1/accounts/:accountId", (c) => {
     const { account, grants } = readableAccount(c, { state, what: "details" });
     const view: Record<string, unknown> = accountView(account, grants);
-    if (c.req.query("withBalance") === "true" && grants.balances) {
+    if (queryIsTrue(c, "withBalance") && grants.balances) {
       view.balances = accountBalances(account);
     }
     return c.json({ account: view });

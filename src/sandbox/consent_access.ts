@@ -4,7 +4,10 @@
  * Grants come from `access.accounts`, `access.balances` and `access.transactions` (account
  * references by iban; balances and transactions imply details), or from the extensions
  * `allPsd2: "allAccounts"` (everything), `availableAccounts: "allAccounts"` (the list only) and
- * `availableAccountsWithBalance: "allAccounts"` (the list with balances).
+ * `availableAccountsWithBalance: "allAccounts"` (the list with balances). The account list shows
+ * an account's `ownerName` when the consent asks for it: `access.additionalInformation.ownerName`
+ * names the account (an empty array: every account of the consent), or an extension's value is
+ * `allAccountsWithOwnerName`.
  */
 import type { Context } from "hono";
 import { effectiveStatus } from "./consent_rules.ts";
@@ -21,6 +24,8 @@ export interface Grants {
   details: boolean;
   balances: boolean;
   transactions: boolean;
+  /** The account list shows the account's `ownerName`. */
+  ownerName: boolean;
 }
 
 const ALL = ["allAccounts", "allAccountsWithOwnerName"];
@@ -53,8 +58,17 @@ export function requireConsent(c: Context, state: SandboxState): Consent {
 /** What the consent grants on the account. */
 export function grantsOf(consent: Consent, account: SeedAccount): Grants {
   const access = consent.access;
+  const withOwner = [access.allPsd2, access.availableAccounts, access.availableAccountsWithBalance]
+    .includes("allAccountsWithOwnerName");
   if (ALL.includes(String(access.allPsd2))) {
-    return { list: true, listBalances: true, details: true, balances: true, transactions: true };
+    return {
+      list: true,
+      listBalances: true,
+      details: true,
+      balances: true,
+      transactions: true,
+      ownerName: withOwner,
+    };
   }
   const balances = names(access.balances, account);
   const transactions = names(access.transactions, account);
@@ -62,7 +76,11 @@ export function grantsOf(consent: Consent, account: SeedAccount): Grants {
   const list = details || ALL.includes(String(access.availableAccounts)) ||
     ALL.includes(String(access.availableAccountsWithBalance));
   const listBalances = balances || ALL.includes(String(access.availableAccountsWithBalance));
-  return { list, listBalances, details, balances, transactions };
+  const extra = isObject(access.additionalInformation) ? access.additionalInformation : {};
+  const owners = extra.ownerName;
+  const ownerName = withOwner ||
+    (Array.isArray(owners) && (owners.length === 0 ? details : names(owners, account)));
+  return { list, listBalances, details, balances, transactions, ownerName: list && ownerName };
 }
 
 /** Throws 401 CONSENT_INVALID when the consent does not grant `what` on the account. */

@@ -19,7 +19,14 @@ import {
   tppPreferences,
 } from "./authorisations.ts";
 import { formatError, resourceUnknown, SandboxError } from "./errors.ts";
-import { headerIsTrue, headerValue, type JsonObject, readJsonObject, readText } from "./request.ts";
+import {
+  headerIsTrue,
+  headerValue,
+  isObject,
+  type JsonObject,
+  readJsonObject,
+  readText,
+} from "./request.ts";
 import type { AuthorisationHost, Payment, SandboxState } from "./state.ts";
 import { anyHas, behaviourOf } from "./test_users.ts";
 
@@ -173,9 +180,13 @@ export function mountPayments(app: Hono, state: SandboxState) {
 }
 
 async function createPayment(c: Context): Promise<Payment> {
-  const xml = (c.req.header("content-type") ?? "").toLowerCase().includes("xml");
+  const type = (c.req.header("content-type") ?? "").toLowerCase();
+  const xml = type.includes("xml");
   let body: Payment["body"];
-  if (xml) {
+  let schedule: JsonObject | undefined;
+  if (type.startsWith("multipart/form-data")) {
+    ({ xml: body, schedule } = await readPeriodicForm(c));
+  } else if (xml) {
     body = await readText(c);
     if (body.trim() === "") throw formatError("Request body must not be empty");
   } else {
@@ -193,9 +204,49 @@ async function createPayment(c: Context): Promise<Payment> {
     psuId,
     tpp: tppPreferences(c),
     requiredAuthorisations: multilevel ? 2 : 1,
+    ...(schedule ? { schedule } : {}),
     authorisations: new Map(),
     cancellationAuthorisations: new Map(),
   };
+}
+
+/**
+ * The periodic pain.001 form: part `xml_sct` (the pain.001 document) and part
+ * `json_standingorderType` (the schedule, a JSON object); a missing or unreadable part is 400.
+ */
+async function readPeriodicForm(c: Context): Promise<{ xml: string; schedule: JsonObject }> {
+  let form: FormData;
+  try {
+    // The request log has read the body as text already; the form is parsed from that text.
+    const type = c.req.header("content-type") ?? "";
+    form = await new Response(await readText(c), { headers: { "content-type": type } }).formData();
+  } catch {
+    throw formatError("Request body is not a valid multipart/form-data form");
+  }
+  const text = async (name: string) => {
+    const part = form.get(name);
+    const value = typeof part === "string" ? part : part ? await part.text() : "";
+    if (value.trim() === "") throw formatError(`Form part "${name}" is missing`, name);
+    return value;
+  };
+  const xml = await text("xml_sct");
+  let schedule: unknown;
+  try {
+    schedule = JSON.parse(await text("json_standingorderType"));
+  } catch (error) {
+    if (error instanceof SandboxError) throw error;
+    throw formatError(
+      'Form part "json_standingorderType" is not valid JSON',
+      "json_standingorderType",
+    );
+  }
+  if (!isObject(schedule)) {
+    throw formatError(
+      'Form part "json_standingorderType" must be a JSON object',
+      "json_standingorderType",
+    );
+  }
+  return { xml, schedule };
 }
 
 function findPayment(state: SandboxState, c: Context): Payment {

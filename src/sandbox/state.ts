@@ -74,6 +74,8 @@ export interface Payment {
   product: string;
   /** The JSON body as given, or the XML text of a `pain.001-*` product. */
   body: Record<string, unknown> | string;
+  /** The standing order of a periodic `pain.001-*` payment (the form's JSON part). */
+  schedule?: Record<string, unknown>;
   transactionStatus: string;
   /** The PSU-ID the payment was initiated with. */
   psuId?: string;
@@ -106,6 +108,8 @@ export interface Consent {
   lastActionDate: string;
   tpp: TppPreferences;
   authorisations: Map<string, Authorisation>;
+  /** Per account: the last booked entry a report of this consent showed (`deltaList`). */
+  delivered?: Map<string, string>;
 }
 
 /** A merchant checkout order. */
