@@ -133,6 +133,7 @@ async function learn(
       consentKey(c, config, id),
       `${terms.recurring ? 1 : 0}|${terms.frequencyPerDay}`,
       ttl,
+      callerId(c, config.ids), // its share of a bounded store
     );
   } catch (error) {
     services.log.error({
@@ -378,6 +379,7 @@ export const consentFrequency = defineCheck({
     if (context.operation.group !== "ais") return undefined;
     const plan = context.decisions;
     plan.frequency = (c) => frequencyPart(c, config);
+    plan.owner ??= (c) => callerId(c, config.ids);
     return {
       request: (c, next) => countRead(c, next, config, plan),
       answer: (c, answer) => settle(c, answer, config),
