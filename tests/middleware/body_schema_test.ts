@@ -889,6 +889,15 @@ Deno.test("bodySchema() refuses a body where the operation takes none", async ()
     { status: 400, code: "FORMAT_ERROR", path: "body", text: /takes no request body/ },
     t.upstream,
   );
+  // No body, and an empty one declared as Content-Length: 0, are no body.
+  for (const body of [undefined, ""]) {
+    const outcome = await t.call("/v1/consents/c-1", {
+      method: "DELETE",
+      headers: { "x-request-id": crypto.randomUUID() },
+      body,
+    });
+    assertForwarded(outcome, t.upstream, body === undefined ? 1 : 2);
+  }
 });
 
 Deno.test("bodySchema() refuses malformed JSON, duplicate keys, deep nesting, controls and non-UTF-8", async () => {
