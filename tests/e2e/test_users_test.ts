@@ -66,11 +66,12 @@ Deno.test("e2e test user PSU-NO-FUNDS: SCA succeeds, then the payment is RJCT wi
   assert.equal(status.body.transactionStatus, "RJCT");
   assert.equal(status.body.fundsAvailable, false);
   assert.match(status.body.psuMessage, /insufficient funds/);
-  assert.equal(status.body.tppMessages[0].code, "FUNDS_NOT_AVAILABLE");
-  assert.match(status.body.tppMessages[0].text, /AM04/);
+  // The official OpenAPI file's form (accept.success_messages): the code leads the text.
+  assert.equal(status.body.tppMessages[0].code, "ERROR");
+  assert.match(status.body.tppMessages[0].text, /^FUNDS_NOT_AVAILABLE: .*AM04/);
   const read = await call(bank.gateway, "GET", payment.body._links.self.href);
   assert.equal(read.body.transactionStatus, "RJCT");
-  assert.equal(read.body.tppMessages[0].code, "FUNDS_NOT_AVAILABLE");
+  assert.match(read.body.tppMessages[0].text, /^FUNDS_NOT_AVAILABLE: /);
 });
 
 Deno.test("e2e test user PSU-MULTI: the payment needs two authorisations (multilevel SCA): PATC after the first, ACCP after the second", async () => {
