@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { gatewayApp as startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
 import { passthroughPolicy } from "../support/policies.ts";
+import { deprecation } from "../../middleware/deprecation.ts";
 
 const ID = "0d9e7f6a-5b4c-4d3e-8f2a-1b0c9d8e7f6a";
 const POLICY = passthroughPolicy({
@@ -36,4 +37,13 @@ Deno.test("deprecation() marks deprecated operations only, with Sunset and Link 
   const products = await gateway.fetch("/v1/products/en");
   await products.body?.cancel();
   assert.equal(products.headers.get("deprecation"), null);
+});
+
+Deno.test("deprecation() refuses a sunset before since, and takes one on the same day", () => {
+  const check = (since: string, sunset: string) =>
+    deprecation.validate!(deprecation.options.parse({ since, sunset }), {} as never);
+  assert.deepEqual(check("2025-01-01", "2024-12-31"), [
+    'sunset "2024-12-31" is before since "2025-01-01"',
+  ]);
+  assert.deepEqual(check("2025-01-01", "2025-01-01"), []);
 });
