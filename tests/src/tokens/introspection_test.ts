@@ -362,3 +362,16 @@ Deno.test("introspectionOptions bounds its cache lifetimes and timeout", () => {
   assert.equal(problem({ negative_cache_ttl: "301s" }), 'must be at most 5m, got "301s"');
   assert.equal(problem({ timeout: "25d" }), 'must be at most 24d, got "25d"');
 });
+
+Deno.test("Introspector.health() takes a token's answer younger than recentMs, and probes at recentMs", async () => {
+  await using endpoint = endpointFor({ t: ACTIVE });
+  const { introspector, clock } = clocked(endpoint.url);
+  await introspector.claims("t");
+  clock.now += 999;
+  assert.deepEqual(await introspector.health(1000), { source: endpoint.url, state: "up" });
+  assert.equal(endpoint.received.length, 1, "the answer a millisecond younger stands");
+  clock.now += 1;
+  assert.deepEqual(await introspector.health(1000), { source: endpoint.url, state: "up" });
+  assert.equal(endpoint.received.length, 2, "at recentMs: a probe");
+  assert.match(new URLSearchParams(endpoint.received[1].body).get("token")!, /^readyz-/);
+});
