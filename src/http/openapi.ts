@@ -443,7 +443,7 @@ function addSchemes(o: Options, schemes: Record<string, JsonSchema>, token: bool
       in: "header",
       name: "x-jws-signature",
       description:
-        "Detached JWS (JAdES) over (request-target), digest, x-request-id and the PSU headers sent; with a Digest header of the body",
+        "Detached JWS (JAdES HttpHeaders) whose sigD.pars cover digest and x-request-id, and psu-id, psu-corporate-id and tpp-redirect-uri when sent (a bank's policy may ask for more, such as (request-target)); with a Digest header of the body",
     };
   }
   if (on(o, "http_signature")) {
