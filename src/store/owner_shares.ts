@@ -58,7 +58,8 @@ export class OwnerShares {
    * the empty owner (state of no caller) has no share.
    */
   over(owner: string, entries: number, bytes: number): "entries" | "bytes" | undefined {
-    if (owner === "") return undefined;
+    // Nothing more (a rate-limit counter, a rewrite in place): no look-up on the hot path.
+    if (owner === "" || (entries <= 0 && bytes <= 0)) return undefined;
     const held = this.#held.get(owner);
     if ((held?.entries ?? 0) + entries > this.maxEntries) return "entries";
     if ((held?.bytes ?? 0) + bytes > this.maxBytes) return "bytes";
