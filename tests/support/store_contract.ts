@@ -34,6 +34,25 @@ export async function assertNoDecision(
   }
 }
 
+/** Claims `part` on `store` and completes it with `response`: an answer kept for a replay. */
+export async function keepAnswer(
+  store: Store,
+  part: IdempotencyPart,
+  response: StoredResponse,
+): Promise<void> {
+  assert.equal(
+    (await store.decide({ idempotency: part, limits: [] })).idempotency?.outcome,
+    "claimed",
+  );
+  await store.complete({
+    key: part.key,
+    token: part.token,
+    action: "done",
+    response,
+    retentionMs: part.retentionMs,
+  });
+}
+
 /**
  * Claims an X-Request-ID on the store `open()` makes, completes it with `response`, closes it and
  * opens the store again: the new one must replay the answer whole (a store that keeps its state
@@ -44,18 +63,7 @@ export async function assertReplayAfterReopen(
   response: StoredResponse,
 ): Promise<void> {
   const first = await open();
-  const part = idem();
-  assert.equal(
-    (await first.decide({ idempotency: part, limits: [] })).idempotency?.outcome,
-    "claimed",
-  );
-  await first.complete({
-    key: part.key,
-    token: part.token,
-    action: "done",
-    response,
-    retentionMs: 60_000,
-  });
+  await keepAnswer(first, idem(), response);
   await first.close();
   const second = await open();
   try {

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { MemoryStore } from "../../../src/store/memory.ts";
 import { StoreUnavailableError } from "../../../src/store/types.ts";
 import { memoryLogger } from "../../../src/lib/log.ts";
-import { idem, limit } from "../../support/store_contract.ts";
+import { idem, keepAnswer, limit } from "../../support/store_contract.ts";
 
 const DAY = 86_400_000;
 
@@ -57,15 +57,7 @@ Deno.test("MemoryStore names max_bytes as the cause when the bytes run out", asy
   const log = memoryLogger();
   const store = new MemoryStore({ maxBytes: 2000, log });
   const answer = { status: 201, headers: [], body: "x".repeat(1200) };
-  const first = fresh();
-  await store.decide({ idempotency: first, limits: [] });
-  await store.complete({
-    key: first.key,
-    token: first.token,
-    action: "done",
-    response: answer,
-    retentionMs: DAY,
-  });
+  await keepAnswer(store, fresh(), answer);
   const second = fresh();
   await store.decide({ idempotency: second, limits: [] });
   await assert.rejects(

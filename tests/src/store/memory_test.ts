@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { MemoryStore } from "../../../src/store/memory.ts";
 import { StoreUnavailableError } from "../../../src/store/types.ts";
 import { storeContract } from "../../support/store_contract.ts";
-import { idem, limit } from "../../support/store_contract.ts";
+import { idem, keepAnswer, limit } from "../../support/store_contract.ts";
 
 storeContract("MemoryStore", () => Promise.resolve(new MemoryStore()));
 
@@ -42,17 +42,10 @@ Deno.test("MemoryStore forgets expired entries", async () => {
 Deno.test("MemoryStore counts only live entries against maxEntries (an expiring rate-limit key does not evict a kept answer)", async () => {
   let now = 1_000_000;
   const store = new MemoryStore({ maxEntries: 10, now: () => now });
-  const payment = idem({ retentionMs: 86_400_000 });
-  assert.equal(
-    (await store.decide({ idempotency: payment, limits: [] })).idempotency?.outcome,
-    "claimed",
-  );
-  await store.complete({
-    key: payment.key,
-    token: payment.token,
-    action: "done",
-    response: { status: 201, headers: [], body: "" },
-    retentionMs: payment.retentionMs,
+  await keepAnswer(store, idem({ retentionMs: 86_400_000 }), {
+    status: 201,
+    headers: [],
+    body: "",
   });
   // One caller, one request a second, 100 a minute: its limit's key expires before the next
   // request and is set anew each time; two keys at most are ever alive.
@@ -293,16 +286,9 @@ Deno.test("MemoryStore takes a marker for unknown from the end of its in-flight 
 Deno.test("MemoryStore keeps a completed answer that needed room pinned: later writes never evict it", async () => {
   const store = new MemoryStore({ maxBytes: 20_000 });
   for (let i = 0; i < 100; i++) await store.decide({ limits: [limit({ key: `rl:a${i}` })] });
-  const part = idem();
-  await store.decide({ idempotency: part, limits: [] });
   // The answer grows the record past maxBytes: it is written again, after evicting counters.
-  await store.complete({
-    key: part.key,
-    token: part.token,
-    action: "done",
-    response: { status: 201, headers: [], body: "A".repeat(8_000) },
-    retentionMs: 60_000,
-  });
+  const part = idem();
+  await keepAnswer(store, part, { status: 201, headers: [], body: "A".repeat(8_000) });
   for (let i = 0; i < 300; i++) await store.decide({ limits: [limit({ key: `rl:b${i}` })] });
   const again = await store.decide({ idempotency: idem({ key: part.key }), limits: [] });
   assert.equal(again.idempotency?.outcome, "replay");
