@@ -6,14 +6,18 @@
  * The body of a POST or PUT is one step of the standard (src/sandbox/sca_flow.ts): empty (update
  * PSU identification), `psuData` (answered with `scaMethods`), `authenticationMethodId` (answered
  * with `chosenScaMethod` and `challengeData`), `scaAuthenticationData` or `confirmationCode`.
+ * An `unconfirmed` authorisation (redirect SCA with the setting `redirectConfirmation`) takes only
+ * the `confirmationCode` the redirect to the TPP carried; its links name it `confirmation`.
  */
 import type { Context, Hono } from "hono";
-import { resourceUnknown } from "./errors.ts";
+import { resourceUnknown, SandboxError } from "./errors.ts";
 import { headerIsTrue, headerValue, isObject, type JsonObject, readJsonObject } from "./request.ts";
 import {
   assertOpen,
   authenticate,
   authorise,
+  awaitsConfirmation,
+  confirm,
   identify,
   selectMethod,
   wrongOtp,
@@ -74,6 +78,8 @@ export function psuMessage(auth: Authorisation): string {
       return "Please select an authentication method";
     case "scaMethodSelected":
       return "Please enter the one-time password";
+    case "unconfirmed":
+      return "The PSU has authorised; the TPP confirms with the confirmation code";
     case "finalised":
       return "The authorisation is finalised";
     case "failed":
@@ -96,8 +102,11 @@ export function scaLinks(state: SandboxState, auth: Authorisation): Links {
   const href = authorisationHref(auth);
   const links: Links = { scaStatus: { href } };
   if (auth.scaStatus === "finalised" || auth.scaStatus === "failed") return links;
-  if (auth.approach === "REDIRECT") {
+  if (awaitsConfirmation(auth)) {
+    links.confirmation = { href };
+  } else if (auth.approach === "REDIRECT") {
     links.scaRedirect = { href: scaRedirectHref(state, auth) };
+    if (state.settings.redirectConfirmation) links.confirmation = { href };
   } else if (auth.approach === "DECOUPLED") {
     if (auth.scaStatus === "received") links.updatePsuIdentification = { href };
   } else if (auth.scaStatus === "psuAuthenticated") {
@@ -205,6 +214,17 @@ function runStep(
 ) {
   const { c, body } = options;
   const psuId = headerValue(c, "PSU-ID");
+  if (awaitsConfirmation(auth)) {
+    const confirmation = textOf(body.confirmationCode);
+    if (confirmation === undefined) {
+      throw new SandboxError(400, "FORMAT_ERROR", {
+        text: 'The authorisation is unconfirmed; the body must carry "confirmationCode"',
+        path: "confirmationCode",
+      });
+    }
+    confirm(state, auth, confirmation);
+    return;
+  }
   const code = textOf(body.scaAuthenticationData) ?? textOf(body.confirmationCode);
   if (code !== undefined) {
     auth.psuId = psuId ?? auth.psuId;

@@ -6,7 +6,7 @@
  * - `GET|PUT /sandbox/clock`: read or move the clock (`{"now": "2026-01-01T10:00:00Z"}`,
  *   `{"advanceSeconds": 86400}`, `{"now": null}` for the real time).
  * - `GET /sandbox/requests?limit=N`: the last requests received, newest first.
- * - `GET|PUT /sandbox/settings`: `{"decoupledDelayMs": 5000}`.
+ * - `GET|PUT /sandbox/settings`: `{"decoupledDelayMs": 5000, "redirectConfirmation": false}`.
  * - `POST /sandbox/authorisations/{authorisationId}/approve|deny`: the PSU's answer, now.
  * - `GET /sandbox/users`: the test users.
  *
@@ -63,10 +63,24 @@ export function mountControls(app: Hono, state: SandboxState) {
   app.put("/sandbox/settings", async (c) => {
     const body = await readJsonObject(c);
     const delay = body.decoupledDelayMs;
-    if (!Number.isInteger(delay) || (delay as number) < 0 || (delay as number) > MAX_MS) {
+    const confirmation = body.redirectConfirmation;
+    if (delay === undefined && confirmation === undefined) {
+      throw formatError('Give "decoupledDelayMs" or "redirectConfirmation"');
+    }
+    if (
+      delay !== undefined &&
+      (!Number.isInteger(delay) || (delay as number) < 0 || (delay as number) > MAX_MS)
+    ) {
       throw formatError('Field "decoupledDelayMs" must be an integer >= 0', "decoupledDelayMs");
     }
-    state.settings.decoupledDelayMs = delay as number;
+    if (confirmation !== undefined && typeof confirmation !== "boolean") {
+      throw formatError(
+        'Field "redirectConfirmation" must be true or false',
+        "redirectConfirmation",
+      );
+    }
+    if (typeof delay === "number") state.settings.decoupledDelayMs = delay;
+    if (typeof confirmation === "boolean") state.settings.redirectConfirmation = confirmation;
     return c.json(settingsView(state));
   });
   app.post("/sandbox/authorisations/:authorisationId/:answer{approve|deny}", (c) => {
@@ -89,6 +103,7 @@ function clockView(state: SandboxState) {
 function settingsView(state: SandboxState) {
   return {
     decoupledDelayMs: state.settings.decoupledDelayMs,
+    redirectConfirmation: state.settings.redirectConfirmation === true,
     scaOrigin: state.settings.scaOrigin(),
   };
 }

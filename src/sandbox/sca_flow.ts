@@ -5,7 +5,9 @@
  *
  * The OTP is 123456 once a method is chosen (a challenge was sent). A code sent before any method
  * was chosen is taken as it is: a shortcut for quick tests, as the sandbox always allowed. The
- * test user PSU-SCA-FAIL never passes; the third wrong OTP fails the authorisation.
+ * test user PSU-SCA-FAIL never passes; the third wrong OTP fails the authorisation. With the
+ * setting `redirectConfirmation`, a right OTP on the SCA page leaves the authorisation
+ * `unconfirmed` until the TPP sends the confirmation code the redirect carried.
  */
 import { SandboxError } from "./errors.ts";
 import { findScaMethod, SCA_METHODS } from "./sca_methods.ts";
@@ -89,17 +91,45 @@ export function selectMethod(auth: Authorisation, methodId: string) {
  * Checks an OTP (or a confirmation code): right, the authorisation is finalised; wrong, the count
  * goes up and the third wrong one fails the authorisation.
  */
-export function authorise(state: SandboxState, auth: Authorisation, otp: string): OtpResult {
+export function authorise(
+  state: SandboxState,
+  auth: Authorisation,
+  otp: string,
+  options: { confirmLater?: boolean } = {},
+): OtpResult {
   const failsAlways = behaviourOf(auth.psuId) === "failsSca";
   const right = !failsAlways && (auth.chosenMethodId === undefined || otp === SANDBOX_OTP);
   if (right) {
-    finalise(state, auth);
+    if (options.confirmLater) leaveUnconfirmed(auth);
+    else finalise(state, auth);
     return { ok: true };
   }
   auth.failedOtps += 1;
   const attemptsLeft = MAX_OTP_ATTEMPTS - auth.failedOtps;
   if (attemptsLeft <= 0) fail(state, auth);
   return { ok: false, attemptsLeft: Math.max(0, attemptsLeft) };
+}
+
+/** Whether the authorisation waits for the TPP's confirmation code. */
+export function awaitsConfirmation(auth: Authorisation): boolean {
+  return auth.scaStatus === "unconfirmed";
+}
+
+/** SCA is done, the TPP confirms: `unconfirmed`, with a fresh confirmation code. */
+export function leaveUnconfirmed(auth: Authorisation) {
+  if (isFinal(auth)) return;
+  auth.scaStatus = "unconfirmed";
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  auth.confirmationCode = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * The TPP's confirmation of an `unconfirmed` authorisation: the right code finalises it, a wrong
+ * one fails it (the standard's confirmation answers only `finalised` or `failed`).
+ */
+export function confirm(state: SandboxState, auth: Authorisation, code: string) {
+  if (code === auth.confirmationCode) finalise(state, auth);
+  else fail(state, auth);
 }
 
 /** The 401 PSU_CREDENTIALS_INVALID of a wrong OTP. */

@@ -20,6 +20,8 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:6px 16px;margin:0}
 dt{color:var(--muted)}
 dd{margin:0;white-space:pre-line;overflow-wrap:anywhere}
 label{display:block;margin:12px 0 4px}
+.account input{width:auto;margin-right:8px}
+fieldset{border:1px solid var(--line);border-radius:4px;margin:12px 0}
 input{width:100%;padding:8px;font:inherit;border:1px solid var(--line);border-radius:4px}
 .actions{display:flex;gap:12px;margin-top:20px}
 button{padding:10px 18px;font:inherit;border-radius:4px;border:1px solid var(--brand);background:var(--brand);color:#fff;cursor:pointer}
@@ -51,7 +53,7 @@ export interface PageContent {
   /** The form of the current step, or a closing message. */
   step:
     | { kind: "login"; csrf: string; psuId?: string }
-    | { kind: "otp"; csrf: string }
+    | { kind: "otp"; csrf: string; accounts?: { iban: string; name: string }[] }
     | { kind: "message"; text: string };
 }
 
@@ -116,12 +118,25 @@ ${testUsers(t)}`;
   return `<h2>${escapeHtml(t.otpHeading)}</h2>
 <p>${escapeHtml(t.otpSent)}</p>
 <form method="post" id="otp-form">${csrf}
-<label for="otp">${escapeHtml(t.otp)}</label>
+${s.accounts ? accountPicker(t, s.accounts) : ""}<label for="otp">${escapeHtml(t.otp)}</label>
 <input id="otp" name="otp" required inputmode="numeric" autocomplete="one-time-code" maxlength="6">
 <div class="actions"><button type="submit" name="action" value="approve">${
     escapeHtml(t.approve)
   }</button>${deny}</div>
 </form>`;
+}
+
+/** The checkboxes of a bank-offered consent: the PSU picks the accounts to share. */
+function accountPicker(t: Texts, accounts: { iban: string; name: string }[]): string {
+  const boxes = accounts.map((account) =>
+    `<label class="account"><input type="checkbox" name="account" value="${
+      escapeHtml(account.iban)
+    }"> ${escapeHtml(account.name)} <code>${escapeHtml(account.iban)}</code></label>`
+  );
+  return `<fieldset id="accounts"><legend>${escapeHtml(t.chooseAccounts)}</legend>
+${boxes.join("\n")}
+</fieldset>
+`;
 }
 
 function testUsers(t: Texts): string {

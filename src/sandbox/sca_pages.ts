@@ -3,13 +3,23 @@
  * the summary of what is authorised, a login (any password), an OTP step (123456), Approve and
  * Deny. Approve finalises the authorisation and sends the browser to TPP-Redirect-URI; Deny (or a
  * third wrong OTP) fails it and sends the browser to TPP-Nok-Redirect-URI, or to TPP-Redirect-URI
- * with `error=access_denied` (`error=sca_failed`).
+ * with `error=access_denied` (`error=sca_failed`). With the setting `redirectConfirmation`,
+ * Approve leaves the authorisation `unconfirmed` and the redirect carries a `confirmationCode`
+ * for the TPP to confirm with. For a bank-offered consent the PSU picks the accounts to share.
  *
  * Every form carries a CSRF token bound to a session cookie (HttpOnly, SameSite=Lax); answers are
  * never cached, never framed and send no referrer.
  */
 import type { Context, Hono } from "hono";
-import { authenticate, authorise, fail, isFinal, selectMethod } from "./sca_flow.ts";
+import { nameAccounts, offeredAccounts } from "./bank_offered.ts";
+import {
+  authenticate,
+  authorise,
+  awaitsConfirmation,
+  fail,
+  isFinal,
+  selectMethod,
+} from "./sca_flow.ts";
 import { type PageContent, renderPage, styleSource } from "./sca_html.ts";
 import { summaryRows } from "./sca_summary.ts";
 import { type Lang, langOf, pickLanguage, type Texts, textsOf } from "./sca_texts.ts";
@@ -24,7 +34,7 @@ export function mountScaPages(app: Hono, state: SandboxState) {
     const chosen = langOf(c.req.query("lang"));
     const lang = chosen ?? pickLanguage(c.req.header("accept-language"));
     if (!auth) return page({ status: 404, content: notFound(lang) });
-    if (isFinal(auth)) return page({ auth, content: closing(auth, lang) });
+    if (isDone(auth)) return page({ auth, content: closing(auth, lang) });
     let session = state.pageSessions.get(auth.redirectToken);
     let setCookie: string | undefined;
     if (!session || session.id !== cookie(c)) {
@@ -38,7 +48,7 @@ export function mountScaPages(app: Hono, state: SandboxState) {
     const t = textsOf(session.lang);
     const step: PageContent["step"] = session.step === "login"
       ? { kind: "login", csrf: session.csrf, psuId: auth.psuId }
-      : { kind: "otp", csrf: session.csrf };
+      : { kind: "otp", csrf: session.csrf, accounts: offeredAccounts(auth.host.subject) };
     const summary = summaryRows(auth.host.subject, t);
     const content = { lang: session.lang, t, title: titleOf(auth, t), summary, notice, step };
     return page({ auth, content, setCookie });
@@ -55,7 +65,7 @@ export function mountScaPages(app: Hono, state: SandboxState) {
       const t = textsOf(lang);
       return page({ status: 403, auth, content: message({ lang, t, text: t.expiredForm }) });
     }
-    if (isFinal(auth)) return page({ auth, content: closing(auth, session.lang) });
+    if (isDone(auth)) return page({ auth, content: closing(auth, session.lang) });
     const t = textsOf(session.lang);
     const action = form.get("action");
     if (action === "deny") {
@@ -73,8 +83,22 @@ export function mountScaPages(app: Hono, state: SandboxState) {
         session.step = "otp";
       }
     } else if (session.step === "otp" && action === "approve") {
-      const result = authorise(state, auth, (form.get("otp") ?? "").trim());
-      if (result.ok) return finish({ state, auth, session });
+      const subject = auth.host.subject;
+      const chosen = form.getAll("account");
+      if (offeredAccounts(subject) && chosen.length === 0) {
+        session.notice = t.noAccountChosen;
+        return redirect(c.req.param("token"));
+      }
+      const confirmLater = auth.approach === "REDIRECT" && state.settings.redirectConfirmation;
+      const result = authorise(state, auth, (form.get("otp") ?? "").trim(), {
+        confirmLater: confirmLater === true,
+      });
+      if (result.ok) {
+        if (subject.kind === "consent" && offeredAccounts(subject)) {
+          nameAccounts(subject.consent, chosen);
+        }
+        return finish({ state, auth, session });
+      }
       if (result.attemptsLeft === 0) return finish({ state, auth, session, error: "sca_failed" });
       session.notice = t.wrongOtp(result.attemptsLeft);
     }
@@ -89,9 +113,23 @@ function finish(
 ): Promise<Response> | Response {
   const { state, auth, session, error } = options;
   state.pageSessions.delete(auth.redirectToken);
-  const target = error ? nokTarget(auth, error) : auth.redirectUri;
+  const target = error ? nokTarget(auth, error) : okTarget(auth);
   if (!target) return page({ auth, content: closing(auth, session.lang) });
   return redirect(target);
+}
+
+/** Whether the page has nothing more to ask: the authorisation is final or awaits the TPP. */
+function isDone(auth: Authorisation): boolean {
+  return isFinal(auth) || awaitsConfirmation(auth);
+}
+
+/** TPP-Redirect-URI, with the `confirmationCode` when the TPP is to confirm. */
+function okTarget(auth: Authorisation): string | undefined {
+  if (!awaitsConfirmation(auth) || !auth.redirectUri) return auth.redirectUri;
+  const url = URL.parse(auth.redirectUri);
+  if (!url) return auth.redirectUri;
+  url.searchParams.set("confirmationCode", auth.confirmationCode ?? "");
+  return url.href;
 }
 
 /** TPP-Nok-Redirect-URI, else TPP-Redirect-URI with an `error` parameter. */
@@ -175,8 +213,12 @@ function titleOf(auth: Authorisation, t: Texts): string {
 
 function closing(auth: Authorisation, lang: Lang): PageContent {
   const t = textsOf(lang);
-  const outcome = auth.scaStatus === "finalised" ? t.finalised : t.failed;
-  return { ...message({ lang, t, text: `${outcome} ${t.closeWindow}` }), title: titleOf(auth, t) };
+  const outcome = auth.scaStatus === "failed" ? t.failed : t.finalised;
+  const code = awaitsConfirmation(auth) ? ` ${t.confirmationCode}: ${auth.confirmationCode}.` : "";
+  return {
+    ...message({ lang, t, text: `${outcome}${code} ${t.closeWindow}` }),
+    title: titleOf(auth, t),
+  };
 }
 
 function notFound(lang: Lang): PageContent {

@@ -47,6 +47,10 @@ export interface Texts {
   otp: string;
   approve: string;
   deny: string;
+  /** The account picker of a bank-offered consent. */
+  chooseAccounts: string;
+  noAccountChosen: string;
+  confirmationCode: string;
   wrongOtp: (attemptsLeft: number) => string;
   testUsers: string;
   testUsersHint: string;
@@ -97,6 +101,9 @@ const EN: Texts = {
   otp: "One-time code",
   approve: "Approve",
   deny: "Deny",
+  chooseAccounts: "Accounts to share with the provider",
+  noAccountChosen: "Choose at least one account",
+  confirmationCode: "The provider confirms with the code",
   wrongOtp: (n) => `The code is wrong. Attempts left: ${n}`,
   testUsers: "Test users",
   testUsersHint: "Any password works. Any other user ID behaves like PSU-OK.",
@@ -153,6 +160,9 @@ const KA: Texts = {
   otp: "ერთჯერადი კოდი",
   approve: "დადასტურება",
   deny: "უარყოფა",
+  chooseAccounts: "ანგარიშები, რომლებსაც პროვაიდერს უზიარებთ",
+  noAccountChosen: "აირჩიეთ მინიმუმ ერთი ანგარიში",
+  confirmationCode: "პროვაიდერი ადასტურებს კოდით",
   wrongOtp: (n) => `კოდი არასწორია. დარჩენილი მცდელობა: ${n}`,
   testUsers: "სატესტო მომხმარებლები",
   testUsersHint: "ნებისმიერი პაროლი მიიღება. სხვა ID იქცევა ისე, როგორც PSU-OK.",

@@ -12,6 +12,7 @@ export type ScaStatus =
   | "psuIdentified"
   | "psuAuthenticated"
   | "scaMethodSelected"
+  | "unconfirmed"
   | "finalised"
   | "failed";
 
@@ -65,6 +66,8 @@ export interface Authorisation {
   failedOtps: number;
   /** Decoupled approach: when (sandbox clock, ms) the PSU's app answers by itself. */
   decoupledDueAt?: number;
+  /** The code the TPP confirms an `unconfirmed` authorisation with (redirect approach). */
+  confirmationCode?: string;
 }
 
 /** A payment resource (single, bulk or periodic). */
@@ -143,6 +146,11 @@ export interface SandboxSettings {
   scaOrigin: () => string;
   /** Decoupled SCA: milliseconds (sandbox clock) until the PSU's app answers by itself. */
   decoupledDelayMs: number;
+  /**
+   * Redirect SCA ends `unconfirmed`: the browser returns to TPP-Redirect-URI with a
+   * `confirmationCode`, which the TPP sends in a PUT to finalise (default off).
+   */
+  redirectConfirmation?: boolean;
 }
 
 /** A browser's progress on one authorisation's SCA page. */
