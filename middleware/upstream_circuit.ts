@@ -75,6 +75,14 @@ export const upstreamCircuit = defineCheck({
       needed: options.failing_callers,
     });
     const ids = identifiers(sections.identifiers);
+    breaker.onCallerOpen ??= (caller, originOpened) =>
+      services.log.info({
+        level: "warn",
+        msg: "circuit of one caller opened",
+        circuit: name,
+        caller,
+        origin_opened: originOpened,
+      });
     const rejections = services.metrics.circuitRejections.cell({ circuit: name });
     return async (c, next) => {
       const caller = callerId(c, ids);

@@ -40,6 +40,8 @@ export class CallerCircuits {
   readonly #circuits = new Map<string, CircuitBreaker>();
   /** Callers whose circuit opened within the window, oldest first, with when. */
   readonly #opened = new Map<string, number>();
+  /** Hears of each caller's circuit that opens (the log), and whether the origin's opened with it. */
+  onCallerOpen?: (caller: string, originOpened: boolean) => void;
 
   /** `needed`: callers whose circuits open within the window to open the origin's. */
   constructor(origin: CircuitBreaker, options: { needed: number }) {
@@ -109,9 +111,11 @@ export class CallerCircuits {
       if (now - at < windowMs) break;
       this.#opened.delete(other);
     }
-    if (this.#opened.size >= this.#needed) {
+    const originOpens = this.#opened.size >= this.#needed;
+    if (originOpens) {
       this.#origin.trip(now);
       this.#opened.clear();
     }
+    this.onCallerOpen?.(caller, originOpens);
   }
 }

@@ -83,6 +83,8 @@ Deno.test("upstreamCircuit() opens on the core's failure, not one TPP's: TPP A's
   // A second TPP failing as well is the core failing: the circuit opens for every TPP.
   for (let i = 0; i < 3; i++) assert.equal(await read(gateway, TPP_B, "broken-b"), 500);
   assert.equal(await pay(gateway, TPP_C), 503, "the origin's circuit is open for C too");
+  const opened = gateway.log.lines.filter((l) => l.msg === "circuit of one caller opened");
+  assert.deepEqual(opened.map((l) => [l.caller, l.origin_opened]), [[TPP_A, false], [TPP_B, true]]);
   assert.equal(core.received.length, reached + 4, "C's payment never reached the core");
 });
 
