@@ -53,6 +53,8 @@ Deno.test("mountControls() refuses malformed control bodies and queries with 400
     ["PUT", "/sandbox/clock", {}],
     ["PUT", "/sandbox/settings", { decoupledDelayMs: -1 }],
     ["PUT", "/sandbox/settings", { decoupledDelayMs: 1.5 }],
+    ["PUT", "/sandbox/settings", {}],
+    ["PUT", "/sandbox/settings", { redirectConfirmation: "yes" }],
     ["GET", "/sandbox/requests?limit=0", undefined],
     ["GET", "/sandbox/requests?limit=abc", undefined],
   ];

@@ -260,3 +260,37 @@ Deno.test("mountScaPages() a payment cancellation is authorised on the page and 
   assert.equal(approved.headers.get("location"), "https://tpp.example/cancelled");
   assert.equal((await sendJson(app, payment.status)).body.transactionStatus, "CANC");
 });
+
+Deno.test("mountScaPages() with redirectConfirmation: unconfirmed, the code on the redirect; a wrong code fails", async () => {
+  const app = createSandbox();
+  const setting = await sendJson(app, "/sandbox/settings", {
+    method: "PUT",
+    body: { redirectConfirmation: true },
+  });
+  assert.equal(setting.body.redirectConfirmation, true);
+  for (const [sent, outcome] of [["right", "finalised"], ["wrong", "failed"]] as const) {
+    const payment = await redirectPayment(app);
+    const page = browser(app, payment.link);
+    const csrf = csrfOf((await page.get()).html);
+    await page.post({ csrf, action: "login", psuId: "PSU-OK", password: "x" });
+    const approved = await page.post({ csrf, action: "approve", otp: "123456" });
+    assert.equal(approved.status, 303);
+    const target = new URL(approved.headers.get("location") ?? "");
+    assert.equal(`${target.origin}${target.pathname}`, TPP_OK);
+    const code = target.searchParams.get("confirmationCode") ?? "";
+    assert.match(code, /^[0-9a-f]{24}$/);
+    assert.equal(await scaStatusOf(app, payment.scaStatus), "unconfirmed");
+    assert.match((await page.get()).html, new RegExp(code), "the page names the code, no form");
+    const bare = await sendJson(app, payment.scaStatus, { method: "PUT", body: {} });
+    assert.equal(bare.status, 400, "an unconfirmed authorisation takes only the code");
+    assert.equal(bare.body.tppMessages[0].path, "confirmationCode");
+    const confirmed = await sendJson(app, payment.scaStatus, {
+      method: "PUT",
+      body: { confirmationCode: sent === "right" ? code : "0".repeat(24) },
+    });
+    assert.equal(confirmed.status, 200);
+    assert.equal(confirmed.body.scaStatus, outcome);
+    const status = (await sendJson(app, payment.status)).body.transactionStatus;
+    assert.equal(status, outcome === "finalised" ? "ACCP" : "RJCT");
+  }
+});
