@@ -147,24 +147,28 @@ export async function signJwsRequest(
 
 /**
  * The headers to send for an HTTP-signed request (Berlin Group 1.3, draft-cavage): the request's
- * own (lower case), `date` (now, unless given), `digest`, `signature` (rsa-sha256 for an RSA
- * key, hs2019 with ES256 for EC; keyId `SN=<serial>,CA=<issuer DN>`) and
- * `tpp-signature-certificate`.
+ * own (lower case), `date` (now, unless given), `digest`, `signature` (rsa-sha256, the
+ * algorithm every Berlin Group verifier takes, so an RSA key only; keyId
+ * `SN=<serial>,CA=<issuer DN>`) and `tpp-signature-certificate`.
  */
 export async function signHttpRequest(
   signer: TppSigner,
   request: RequestToSign,
 ): Promise<Record<string, string>> {
+  if (signer.keyType !== "RSA") {
+    throw new Error(
+      "An HTTP signature (rsa-sha256) needs an RSA key: sign with JWS (ES256) or mint the certificate with --key rsa",
+    );
+  }
   const headers = await withDigest(request);
   headers.date ??= new Date(request.now ?? Date.now()).toUTCString();
   const names = request.cover ?? covered(headers, ["date"]);
-  const ec = signer.keyType === "EC";
   const lines = signedBytes(names, { ...request, headers: new Headers(headers) });
-  const signature = await sign(signer, ec ? "ES256" : "RS256", lines);
+  const signature = await sign(signer, "RS256", lines);
   const keyId = `SN=${signer.serial.toUpperCase()},CA=${signer.issuer}`;
   return {
     ...headers,
-    signature: `keyId="${keyId}",algorithm="${ec ? "hs2019" : "rsa-sha256"}",headers="${
+    signature: `keyId="${keyId}",algorithm="rsa-sha256",headers="${
       names.join(" ")
     }",signature="${signature.toBase64()}"`,
     "tpp-signature-certificate": signer.certificate.toBase64(),
