@@ -1,12 +1,32 @@
 /**
  * The `tppMessages` of a success answer as the official Berlin Group OpenAPI file (1.3.11, the
- * file adorsys XS2A ships) types them: its `tppMessageGeneric`, used by every 2xx answer that
- * carries messages (a payment's status and read, a cancellation, an SCA status, a consent), types
- * `code` as the message category, so a client generated from that file takes only `ERROR` or
- * `WARNING` there and fails on `FUNDS_NOT_AVAILABLE`. In the `official` form a message with another
+ * file adorsys XS2A ships) types them: its `tppMessageGeneric`, used by the 2xx answers of a
+ * payment's status and read, a cancellation, an SCA status, the start of an authorisation and a
+ * consent's creation, types `code` as the message category, so a client generated from that file
+ * takes only `ERROR` or `WARNING` there and fails on `FUNDS_NOT_AVAILABLE`. In the `official` form a message with another
  * code keeps its category, takes the category as its code and carries the code in its text:
  * `{"category":"ERROR","code":"ERROR","text":"FUNDS_NOT_AVAILABLE: Insufficient funds ..."}`.
  */
+
+/**
+ * The operations whose success answer the official file gives `tppMessageGeneric` messages
+ * (`paymentInitiationStatusResponse-200_json`, `paymentInitiationWithStatusResponse` and its
+ * periodic and bulk forms, `paymentInitiationCancelResponse-202`, `scaStatusResponse`,
+ * `startScaprocessResponse`, `consentsResponse-201`). A payment initiation's 201 has its own codes
+ * (`MessageCode201PaymentInitiation`), and the account reads carry no messages.
+ */
+export const GENERIC_MESSAGE_OPERATIONS: ReadonlySet<string> = new Set([
+  "getPaymentInitiationStatus",
+  "getPaymentInformation",
+  "cancelPayment",
+  "getPaymentInitiationScaStatus",
+  "getPaymentCancellationScaStatus",
+  "getConsentScaStatus",
+  "startPaymentAuthorisation",
+  "startPaymentInitiationCancellationAuthorisation",
+  "startConsentAuthorisation",
+  "createConsent",
+]);
 
 /** The codes the official file allows in a success answer's message. */
 const OFFICIAL_CODES: ReadonlySet<string> = new Set(["ERROR", "WARNING"]);

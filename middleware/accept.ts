@@ -12,7 +12,7 @@ import { GatewayError } from "../src/psd2/errors.ts";
 import { acceptable } from "../src/lib/media_type.ts";
 import { mediaType } from "../src/lib/fields.ts";
 import { type Answer, answerJson, changed } from "../src/core/answer.ts";
-import { officialSuccessMessages } from "./_success_messages.ts";
+import { GENERIC_MESSAGE_OPERATIONS, officialSuccessMessages } from "./_success_messages.ts";
 
 /** A 2xx JSON answer's messages in the official form, when they are not already. */
 function successMessages(answer: Answer): Answer | undefined {
@@ -34,7 +34,8 @@ export const accept = defineCheck({
   }),
   create(options, { operation }) {
     const readsPayment = operation.id === "getPaymentInformation";
-    const answer = options.success_messages === "official"
+    const answer = options.success_messages === "official" &&
+        GENERIC_MESSAGE_OPERATIONS.has(operation.id)
       ? (_c: GatewayContext, made: Answer) => successMessages(made)
       : undefined;
     const request: Middleware = (c, next) => {

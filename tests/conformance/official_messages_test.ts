@@ -102,3 +102,21 @@ Deno.test("the gateway's 406, 413, 415 and 503 bodies are the standard's error b
     }
   }
 });
+
+Deno.test("accept() leaves a payment initiation's 201 messages alone: their codes are the file's own", async () => {
+  const created = {
+    transactionStatus: "RCVD",
+    paymentId: "p-1",
+    _links: {},
+    tppMessages: [{ category: "WARNING", code: "BENEFICIARY_WHITELISTING_REQUIRED" }],
+  };
+  await using core = startUpstream(() => Response.json(created, { status: 201 }));
+  await using gateway = await startGateway({ upstream: core.url });
+  const response = await gateway.fetch("/v1/payments/domestic", {
+    method: "POST",
+    headers: initiationHeaders({ "x-request-id": crypto.randomUUID() }),
+    body: JSON.stringify(singlePayment()),
+  });
+  assert.equal(response.status, 201);
+  assert.deepEqual((await response.json()).tppMessages, created.tppMessages);
+});
