@@ -97,6 +97,11 @@ if (import.meta.main) {
   try {
     console.log(await tppSign(Deno.args));
   } catch (error) {
+    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.PermissionDenied) {
+      // A file named on the command line: the message names it, a stack trace would not help.
+      console.error(error.message);
+      Deno.exit(1);
+    }
     if (!(error instanceof UsageError)) throw error;
     console.error(`${error.message}\n${USAGE}`);
     Deno.exit(2);

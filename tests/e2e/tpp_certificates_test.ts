@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { readUntil, startMain } from "../support/main_process.ts";
-import { redisUrl, uniquePrefix } from "../support/redis.ts";
+import { redisUrl, uniquePrefix, WITHOUT_REDIS } from "../support/redis.ts";
 import { closedPort } from "../support/upstream.ts";
 
 const ORG = "PSDGE-NBG-777001";
@@ -70,7 +70,11 @@ function headersOf(printed: string): Record<string, string> {
   );
 }
 
-Deno.test("a TPP with minted test certificates pays through the production policy; another CA's are refused", async () => {
+Deno.test({
+  name:
+    "a TPP with minted test certificates pays through the production policy; another CA's are refused",
+  ignore: WITHOUT_REDIS,
+}, async () => {
   const dir = await Deno.makeTempDir();
   const sandboxPort = closedPort();
   const port = closedPort();
