@@ -8,9 +8,11 @@
  *
  * - `GET /sandbox/ca/certificate`: the CA certificate (PEM), to give as QTSP_CA_BUNDLE.
  * - `GET /sandbox/ca/crl`: the CRL (DER, `application/pkix-crl`), valid for a day.
+ * - `POST /sandbox/ca/certificates`: a test certificate issued over HTTP (ca_issuing.ts).
  */
 import type { Context, Hono } from "hono";
 import { loadSandboxCa, sandboxCrl } from "../pki/sandbox_ca.ts";
+import { mountCaIssuing } from "./ca_issuing.ts";
 import { SandboxError } from "./errors.ts";
 
 /** The sandbox CA's directory unless configured. */
@@ -32,8 +34,9 @@ async function withCa<T>(dir: string, use: (ca: Awaited<ReturnType<typeof loadSa
   }
 }
 
-/** Mounts the CA's certificate and CRL. */
+/** Mounts the CA's certificate, CRL and issuing endpoint. */
 export function mountCa(app: Hono, dir: string) {
+  mountCaIssuing(app, dir);
   app.get(
     "/sandbox/ca/certificate",
     (c: Context) =>
