@@ -10,8 +10,9 @@
  * and the answer (201) carries the certificate and its private key as PEM: a test key, made for
  * the tester, as adorsys's sandbox certificate generator hands it out. The certificate names this
  * sandbox's own CRL (the origin the request came to), and the TPP is added to the sandbox's
- * register file. The CA must exist (404 otherwise: `deno task tpp:certificate` makes it); the
- * sandbox must be allowed to write its directory (`deno task start` is, under `data/`).
+ * register file when the sandbox may write its directory (`deno task start` may, under `data/`;
+ * `deno task sandbox` may not, and the answer says so). The CA must exist (404 otherwise:
+ * `deno task tpp:certificate` makes it).
  */
 import type { Context, Hono } from "hono";
 import { z } from "zod";
@@ -68,17 +69,29 @@ export function mountCaIssuing(app: Hono, dir: string) {
       days: wanted.days,
       keyType: wanted.keyType,
     });
-    await registerTpp(`${dir}/tpp_register.json`, {
-      orgId: wanted.organisationId,
-      name,
-      roles: wanted.roles,
-    });
+    const file = `${dir}/tpp_register.json`;
+    let register: Record<string, string> = { register: file };
+    try {
+      await registerTpp(file, { orgId: wanted.organisationId, name, roles: wanted.roles });
+    } catch (error) {
+      if (
+        !(error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied)
+      ) {
+        throw error;
+      }
+      // `deno task sandbox` may read its directory only: the certificate is still good.
+      register = {
+        registerNotWritten:
+          `The sandbox may not write "${file}", so the TPP is not in its register: run it with --allow-write or use deno task tpp:certificate`,
+      };
+    }
     return c.json({
       type: wanted.type,
       organisationId: wanted.organisationId,
       serial: issued.serial,
       certificate: issued.certificate,
       key: issued.key,
+      ...register,
     }, 201);
   });
 }

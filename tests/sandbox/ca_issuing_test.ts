@@ -3,6 +3,7 @@ import { makeTestCa } from "../../src/cli/test_ca.ts";
 import { parseCertificate } from "../../src/pki/certificate.ts";
 import { loadX509 } from "../../src/pki/x509.ts";
 import { createSandbox } from "../../src/sandbox/mod.ts";
+import { closedPort } from "../support/upstream.ts";
 
 const { CRLDistributionPointsExtension } = await loadX509();
 
@@ -73,6 +74,42 @@ Deno.test("POST /sandbox/ca/certificates names the field it cannot use, and take
     assert.equal(crossSite.status, 403);
     await crossSite.body?.cancel();
   } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("deno task sandbox, which may not write, issues the certificate and says the register was not written", async () => {
+  const dir = await Deno.makeTempDir();
+  await makeTestCa(dir);
+  const port = closedPort();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["task", "-q", "sandbox"],
+    env: { SANDBOX_PORT: String(port), SANDBOX_CA_DIR: dir },
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const stdout = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    let said = "";
+    while (!said.includes("listening")) {
+      const { value, done } = await stdout.read();
+      if (done) break;
+      said += value;
+    }
+    const response = await fetch(`http://127.0.0.1:${port}/sandbox/ca/certificates`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ type: "QWAC", organisationId: "PSDGE-NBG-1", roles: ["PSP_PI"] }),
+    });
+    assert.equal(response.status, 201);
+    const body = await response.json();
+    assert.match(body.certificate, /^-----BEGIN CERTIFICATE-----/);
+    assert.match(body.registerNotWritten, /may not write/);
+    await assert.rejects(() => Deno.stat(`${dir}/tpp_register.json`), Deno.errors.NotFound);
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+    await stdout.cancel();
     await Deno.remove(dir, { recursive: true });
   }
 });
