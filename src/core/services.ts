@@ -5,7 +5,7 @@
 import type { Store } from "../store/types.ts";
 import type { Upstream } from "../upstream/mod.ts";
 import type { LimiterPools } from "../upstream/limiter.ts";
-import type { Breakers } from "../upstream/breaker.ts";
+import type { Breakers } from "../upstream/breakers.ts";
 import type { Metrics } from "../lib/metrics.ts";
 import type { Logger } from "../lib/log.ts";
 

@@ -8,7 +8,7 @@ import { createStore } from "../store/mod.ts";
 import { fetchUpstream } from "../upstream/fetch.ts";
 import { createUpstream } from "../upstream/mod.ts";
 import { LimiterPools } from "../upstream/limiter.ts";
-import { Breakers } from "../upstream/breaker.ts";
+import { Breakers } from "../upstream/breakers.ts";
 import type { Services } from "../core/services.ts";
 import type { PolicySections } from "../sections/sections.ts";
 import { createMetrics } from "../lib/metrics.ts";

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { gatewayApp as startGateway } from "../support/gateway.ts";
 import { passthroughPolicy } from "../support/policies.ts";
 import { closedPort, startUpstream } from "../support/upstream.ts";
-import { Breakers } from "../../src/upstream/breaker.ts";
+import { Breakers } from "../../src/upstream/breakers.ts";
 import { waitFor } from "../support/wait.ts";
 
 const TOKEN = "metrics-token-for-tests";

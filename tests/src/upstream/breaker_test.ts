@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { Breakers, CircuitBreaker } from "../../../src/upstream/breaker.ts";
+import { CircuitBreaker } from "../../../src/upstream/breaker.ts";
+import { Breakers } from "../../../src/upstream/breakers.ts";
 
 const CONFIG = { failures: 2, windowMs: 1000, minRequests: 4, openMs: 100 };
 
