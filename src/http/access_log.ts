@@ -189,12 +189,13 @@ export function accessLog(
     c.res = response;
     const ms = Math.round((performance.now() - started) * 10) / 10;
     const line = logLine(c, clock(), ms, requestId, psu);
-    services.log.info(line);
-    // A refusal for a security reason is also one event for the SIEM, from the same facts.
+    // A refusal for a security reason is also one event for the SIEM, from the same facts; the
+    // access-log line stays the request's last.
     const refusal = refusalOf(c, line.status);
     if (refusal) metrics.tppRefusals.inc({ tpp: line.tpp ?? "none", check: refusal.check });
     const event = refusal && securityEvent(refusal, { ...line, requestId });
     if (event) services.log.info(event);
+    services.log.info(line);
     count(c, ms / 1000);
     if (TRACING) {
       annotateSpan({
