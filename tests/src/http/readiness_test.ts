@@ -17,7 +17,8 @@ import { memoryLogger } from "../../../src/lib/log.ts";
 Deno.test("/readyz is degraded while the memory store refuses writes, with its cause and capacity; /metrics counts the refusals", async () => {
   await using upstream = startUpstream(() => Response.json({ ok: true }, { status: 201 }));
   const log = memoryLogger();
-  const store = new MemoryStore({ maxEntries: 3, log });
+  // One caller may fill it all here: the subject is a full store, not a caller past its share.
+  const store = new MemoryStore({ maxEntries: 3, log, ownerShare: 1 });
   const scraped = { metrics: { token: "metrics-token-for-tests" } };
   await using gateway = await idempotentGateway(upstream.url, {
     sections: scraped,
