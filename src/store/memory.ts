@@ -361,11 +361,13 @@ export class MemoryStore implements Store {
       this.#sweepOldest(now);
       this.#sweepAll(now);
       over = this.#shares.over(owner, owned, grows);
-      if (over) throw this.#overShare(now, owner, over);
     }
+    // A full store is the operator's to hear of (logged, /readyz degraded) even when the caller
+    // also holds its share: with a share of 1 it always does.
     if (!this.#fits(entries, Math.max(0, bytes), now)) {
       throw this.#full(now, entries, Math.max(0, bytes));
     }
+    if (over) throw this.#overShare(now, owner, over);
     for (const [key, value, ttlMs, pinned] of writes) {
       this.#set(key, value, ttlMs, now, { pinned, owner });
     }
