@@ -61,7 +61,10 @@ export function perInstanceProblem(
     ? `with ${where.workers} workers (each would have its own)`
     : undefined;
   if (!many) return undefined;
-  return `store.kind: a memory store cannot hold X-Request-ID uniqueness and limits ${many}; use redis or upstash, or set store.allow_per_instance: true`;
+  const durable = where.deploy
+    ? "kv, redis or upstash"
+    : "sqlite (the workers share its file), redis or upstash";
+  return `store.kind: a memory store cannot hold X-Request-ID uniqueness and limits ${many}; use ${durable}, or set store.allow_per_instance: true`;
 }
 
 /**

@@ -108,7 +108,8 @@ export function policyWarnings(policy: Policy): string[] {
     warnings.push(
       "store.kind is memory: X-Request-ID replay, rate limits and consent frequency hold per " +
         "instance, so under deno serve --parallel, on Deno Deploy or with several gateways each " +
-        "instance decides alone; use redis or upstash there",
+        "instance decides alone; use sqlite there on one machine, kv on Deno Deploy, or redis or " +
+        "upstash",
     );
   }
   return warnings;

@@ -5,6 +5,8 @@ import { memoryLogger } from "../../../src/lib/log.ts";
 import { startUpstream } from "../../support/upstream.ts";
 import { passthroughPolicy, type PolicyInput, policyYaml } from "../../support/policies.ts";
 import { waitFor } from "../../support/wait.ts";
+import { perInstanceProblem } from "../../../src/http/server.ts";
+import { storeSection } from "../../../src/sections/sections.ts";
 
 const ID = "3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a9f";
 
@@ -275,7 +277,7 @@ Deno.test("serveGateway() refuses a memory store on Deno Deploy unless the polic
   try {
     await assert.rejects(
       serveTestGateway({ policy: policy("http://127.0.0.1:9") }),
-      /memory store .* on Deno Deploy/,
+      /memory store .* on Deno Deploy .*; use kv, redis or upstash, or set store\.allow_per_instance/,
     );
     const allowed = { store: { allow_per_instance: true } };
     await using served = await serveTestGateway({
@@ -285,4 +287,19 @@ Deno.test("serveGateway() refuses a memory store on Deno Deploy unless the polic
   } finally {
     Deno.env.delete("DENO_DEPLOYMENT_ID");
   }
+});
+
+Deno.test("perInstanceProblem() names the durable stores that serve where a memory store cannot", () => {
+  const memory = storeSection.parse({ kind: "memory" });
+  assert.equal(perInstanceProblem(memory, { workers: 1, deploy: false }), undefined);
+  assert.match(
+    perInstanceProblem(memory, { workers: 4, deploy: false }) ?? "",
+    /with 4 workers .*; use sqlite \(the workers share its file\), redis or upstash, or set/,
+  );
+  assert.match(
+    perInstanceProblem(memory, { workers: 1, deploy: true }) ?? "",
+    /on Deno Deploy .*; use kv, redis or upstash, or set/,
+  );
+  const allowed = storeSection.parse({ kind: "memory", allow_per_instance: true });
+  assert.equal(perInstanceProblem(allowed, { workers: 4, deploy: true }), undefined);
 });

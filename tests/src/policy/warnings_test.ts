@@ -89,6 +89,10 @@ Deno.test("policyWarnings() says that a memory store holds per instance", () => 
     found[0],
     /^store\.kind is memory: .* hold per instance, so under deno serve --parallel/,
   );
+  assert.match(
+    found[0],
+    /; use sqlite there on one machine, kv on Deno Deploy, or redis or upstash$/,
+  );
 });
 
 Deno.test("policyWarnings() of the shipped policies: the sandbox's memory store, and nothing in production", async () => {
