@@ -55,6 +55,26 @@ Deno.test("GET accounts?withBalance=true adds balances where the consent grants 
   assert.equal(savings.balances, undefined);
 });
 
+Deno.test("GET accounts reads withBalance in any case, as the gateway forwards it", async () => {
+  const { app } = sandboxWithClock();
+  const consentId = await validConsent(app, {
+    access: { accounts: [{ iban: SAVINGS.iban }], balances: [{ iban: MAIN.iban }] },
+  });
+  const headers = { "Consent-ID": consentId };
+  for (const flag of ["TRUE", "True"]) {
+    const res = await sendJson(app, `/psd2/v1/accounts?withBalance=${flag}`, { headers });
+    assert.equal(res.body.accounts[0].balances?.length, 2, `withBalance=${flag}`);
+    const one = await sendJson(app, `/psd2/v1/accounts/${MAIN.resourceId}?withBalance=${flag}`, {
+      headers,
+    });
+    assert.equal(one.body.account.balances?.length, 2, `details, withBalance=${flag}`);
+  }
+  for (const flag of ["FALSE", "false"]) {
+    const res = await sendJson(app, `/psd2/v1/accounts?withBalance=${flag}`, { headers });
+    assert.equal(res.body.accounts[0].balances, undefined, `withBalance=${flag}`);
+  }
+});
+
 Deno.test("Consent access allPsd2 allAccounts grants every account; availableAccounts only the list", async () => {
   const { app } = sandboxWithClock();
   const all = await validConsent(app, { access: { allPsd2: "allAccounts" } });
