@@ -14,6 +14,7 @@
  */
 import { startGateway } from "../tests/support/gateway.ts";
 import { passthroughPolicy } from "../tests/support/policies.ts";
+import { freeClusterPort } from "../tests/support/redis_cluster.ts";
 import { initiationHeaders, singlePayment } from "../tests/support/requests.ts";
 import { tokenIssuer } from "../tests/support/tpp_tokens.ts";
 import { startUpstream } from "../tests/support/upstream.ts";
@@ -26,21 +27,6 @@ async function run(command: string, args: string[]): Promise<string> {
   const text = new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr);
   if (code !== 0) throw new Error(`${command} ${args.join(" ")}: ${text.slice(0, 300)}`);
   return text.trim();
-}
-
-function freePort(taken: Set<number>): number {
-  for (;;) {
-    const port = 20_000 + Math.floor(Math.random() * 2_700);
-    if (taken.has(port)) continue;
-    try {
-      Deno.listen({ hostname: "127.0.0.1", port }).close();
-      Deno.listen({ hostname: "127.0.0.1", port: port + 10_000 }).close();
-      taken.add(port);
-      return port;
-    } catch {
-      // Taken.
-    }
-  }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -58,7 +44,7 @@ async function until(what: string, ready: () => Promise<boolean>, ms = 20_000) {
 async function cluster() {
   const dir = await Deno.makeTempDir({ prefix: "xs2a-failover-" });
   const taken = new Set<number>();
-  const ports = Array.from({ length: 6 }, () => freePort(taken));
+  const ports = Array.from({ length: 6 }, () => freeClusterPort(taken));
   const servers = new Map<number, Deno.ChildProcess>();
   for (const port of ports) {
     servers.set(

@@ -38,7 +38,7 @@ export interface RedisCluster extends AsyncDisposable {
  * A free port whose cluster bus port (port + 10000) is free too, both below Linux's ephemeral
  * range (32768-60999), so that no connection of another test takes them meanwhile.
  */
-function freeClusterPort(taken: Set<number>): number {
+export function freeClusterPort(taken: Set<number>): number {
   for (;;) {
     const port = 20_000 + Math.floor(Math.random() * 2_700);
     if (taken.has(port)) continue;
