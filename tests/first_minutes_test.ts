@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { readUntil, startMain } from "./support/main_process.ts";
 import { closedPort } from "./support/upstream.ts";
+import { notJson } from "./support/clean_run.ts";
 
 /** The environment of this process without the gateway's variables, plus `env`. */
 function cleanEnv(env: Record<string, string>): Record<string, string> {
@@ -15,18 +16,6 @@ function cleanEnv(env: Record<string, string>): Record<string, string> {
     delete base[name];
   }
   return { ...base, ...env };
-}
-
-/** The lines of `text` that are not JSON objects. */
-function notJson(text: string): string[] {
-  return text.split("\n").filter((line) => {
-    if (line.trim() === "") return false;
-    try {
-      return typeof JSON.parse(line) !== "object";
-    } catch {
-      return true;
-    }
-  });
 }
 
 /** Runs `entry` to its end (it is expected to refuse) and returns its exit code and stderr. */

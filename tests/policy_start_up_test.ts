@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { createCa } from "./support/pki.ts";
 import { closedPort } from "./support/upstream.ts";
 import { serveArgs } from "./support/main_process.ts";
+import { notJson, runClean as run } from "./support/clean_run.ts";
 
 /** The problem every one of them names. */
 const PER_CLIENT = /rate_limit\.limits\.per_client: key \[client_ip\] does not count by tpp/;
@@ -40,35 +41,8 @@ async function clusterPolicy(): Promise<string> {
   return file;
 }
 
-/** `deno <args>` to its end, with `env` over a clean environment. */
-async function run(args: string[], env: Record<string, string>) {
-  const keep: Record<string, string> = {};
-  for (const name of ["HOME", "PATH", "DENO_DIR", "XDG_CACHE_HOME"]) {
-    const value = Deno.env.get(name);
-    if (value !== undefined) keep[name] = value;
-  }
-  const output = await new Deno.Command(Deno.execPath(), {
-    args,
-    env: { ...keep, ...env },
-    clearEnv: true,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-  return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
-}
-
-/** The lines of `text` that are not JSON objects. */
-function notJson(text: string): string[] {
-  return text.split("\n").filter((line) => {
-    if (line.trim() === "") return false;
-    try {
-      return typeof JSON.parse(line) !== "object";
-    } catch {
-      return true;
-    }
-  });
-}
+/** `main.ts` run for its policy commands (reads the policy and the environment only). */
+const CLI = ["run", "--allow-read", "--allow-env", "main.ts"];
 
 Deno.test("policy:check refuses what start-up refuses: a cluster store with a limit not by TPP", async () => {
   const env = await productionEnv();
@@ -80,16 +54,7 @@ Deno.test("policy:check refuses what start-up refuses: a cluster store with a li
       Object.entries(env).map(([name, value]) => `${name}=${value}`).join("\n"),
     );
     const checked = await run(
-      [
-        "run",
-        "--allow-read",
-        "--allow-env",
-        "main.ts",
-        "policy:check",
-        "--env-file",
-        envFile,
-        file,
-      ],
+      [...CLI, "policy:check", "--env-file", envFile, file],
       {},
     );
     assert.equal(checked.code, 1, checked.stdout);
@@ -98,16 +63,7 @@ Deno.test("policy:check refuses what start-up refuses: a cluster store with a li
 
     // policy:explain: the same validation, and --env-file read the same way.
     const explained = await run(
-      [
-        "run",
-        "--allow-read",
-        "--allow-env",
-        "main.ts",
-        "policy:explain",
-        "--env-file",
-        envFile,
-        file,
-      ],
+      [...CLI, "policy:explain", "--env-file", envFile, file],
       {},
     );
     assert.equal(explained.code, 1, explained.stdout);
@@ -115,16 +71,7 @@ Deno.test("policy:check refuses what start-up refuses: a cluster store with a li
 
     // The unchanged example, with the same variables, passes both.
     const shipped = await run(
-      [
-        "run",
-        "--allow-read",
-        "--allow-env",
-        "main.ts",
-        "policy:check",
-        "--env-file",
-        envFile,
-        "config/production.example.yaml",
-      ],
+      [...CLI, "policy:check", "--env-file", envFile, "config/production.example.yaml"],
       {},
     );
     assert.equal(shipped.code, 0, shipped.stderr);
@@ -137,10 +84,9 @@ Deno.test("policy:check refuses what start-up refuses: a cluster store with a li
 Deno.test("policy:explain --env-file lists the unset variables as policy:check does", async () => {
   const envFile = await Deno.makeTempFile({ suffix: ".env" });
   await Deno.writeTextFile(envFile, "UPSTREAM_URL=http://core.example:9000\n");
-  const args = ["run", "--allow-read", "--allow-env", "main.ts"];
-  const checked = await run([...args, "policy:check", "config/production.example.yaml"], {});
+  const checked = await run([...CLI, "policy:check", "config/production.example.yaml"], {});
   const explained = await run(
-    [...args, "policy:explain", "--env-file", envFile, "config/production.example.yaml"],
+    [...CLI, "policy:explain", "--env-file", envFile, "config/production.example.yaml"],
     {},
   );
   const unset = (text: string) => text.split("\n").filter((line) => line.startsWith("  - "));
@@ -155,7 +101,7 @@ Deno.test("policy:explain --env-file lists the unset variables as policy:check d
   assert.match(explained.stderr, /cannot explain it before those variables are set/);
 
   const clean = await run(
-    [...args, "policy:explain", "--env-file", envFile, "config/policy.yaml", "getBalances"],
+    [...CLI, "policy:explain", "--env-file", envFile, "config/policy.yaml", "getBalances"],
     {},
   );
   assert.equal(clean.code, 0, clean.stderr);

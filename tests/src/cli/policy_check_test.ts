@@ -1,21 +1,12 @@
 import assert from "node:assert/strict";
+import { runClean } from "../../support/clean_run.ts";
 
 /** `main.ts policy:check ...` in a clean environment plus `env`. */
-async function check(args: string[], env: Record<string, string> = {}) {
-  const keep: Record<string, string> = {};
-  for (const name of ["HOME", "PATH", "DENO_DIR", "XDG_CACHE_HOME"]) {
-    const value = Deno.env.get(name);
-    if (value !== undefined) keep[name] = value;
-  }
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-read", "--allow-env", "main.ts", "policy:check", ...args],
-    env: { ...keep, ...env },
-    clearEnv: true,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-  return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
+function check(args: string[], env: Record<string, string> = {}) {
+  return runClean(
+    ["run", "--allow-read", "--allow-env", "main.ts", "policy:check", ...args],
+    env,
+  );
 }
 
 async function tempFile(text: string, suffix = ".yaml"): Promise<string> {
