@@ -18,6 +18,7 @@ import { bulkPayment, periodicPayment, singlePayment, standingOrder } from "../b
 import { consent } from "../bodies/consent.ts";
 import { authorisation } from "../bodies/authorisation.ts";
 import { checkoutOrder } from "../bodies/checkout_order.ts";
+import { LOCALE_SPELLINGS } from "../bodies/locale.ts";
 import { PERIODIC_PARTS } from "../bodies/periodic_form.ts";
 import { SAFE_ID } from "../lib/ids.ts";
 import { answerSchemas, errorSchema, REQUEST_ID_HEADER, successBody } from "./openapi_responses.ts";
@@ -223,11 +224,16 @@ export function openApiDocument(policy: Policy, today: string): JsonSchema {
     const o = r.options;
     const list: JsonSchema[] = [];
     for (const name of templateParams(op.path)) {
-      const values = name === "payment-product" ? offered : op.params[name]?.values;
+      const values = name === "payment-product"
+        ? offered
+        : name === "locale"
+        ? pathLocales(op.params[name]?.values ?? [])
+        : op.params[name]?.values;
       list.push({
         name,
         in: "path",
         required: true,
+        ...(name === "locale" ? { description: LOCALE_DESCRIPTION } : {}),
         schema: values ? { type: "string", enum: [...values] } : {
           type: "string",
           maxLength: (o.path_params?.max_id_length as number) ?? 128,
@@ -455,4 +461,12 @@ function addSchemes(o: Options, schemes: Record<string, JsonSchema>, token: bool
         "Berlin Group HTTP Signature (draft-cavage) with TPP-Signature-Certificate and a Digest header of the body",
     };
   }
+}
+
+const LOCALE_DESCRIPTION =
+  "ge or en, as the catalogue spells them; ka and en-US, the checkout's spellings, are taken too and reach the core as ge and en";
+
+/** The catalogue's locales, then the checkout's spellings of them, which the gateway also takes. */
+function pathLocales(catalogue: readonly string[]): string[] {
+  return [...catalogue, ...LOCALE_SPELLINGS.filter((l) => !catalogue.includes(l))];
 }

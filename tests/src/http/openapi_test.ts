@@ -227,3 +227,12 @@ Deno.test("openApiDocument() declares the headers and answer fields the gateway 
   assert.ok(statusBody.properties.tppMessages, "tppMessages, as the standard spells it");
   assert.equal(statusBody.properties.tppMessage, undefined);
 });
+
+Deno.test("openApiDocument() declares every locale spelling the gateway takes", () => {
+  const document = documentOf(hardeningPolicy({}));
+  const products = document.paths["/v1/products/{locale}"].get;
+  const locale = products.parameters.find((p: Json) => p.name === "locale");
+  assert.deepEqual([...locale.schema.enum].sort(), ["en", "en-US", "ge", "ka"]);
+  const order = document.components.schemas.CheckoutOrder;
+  assert.deepEqual([...order.properties.locale.enum].sort(), ["en", "en-US", "ge", "ka"]);
+});
