@@ -48,7 +48,10 @@ export const COVERED_BY: Record<string, string[]> = {
   "src/signing/key_id.ts": ["tests/security/signature_standard_form_test.ts"],
   "src/signing/digest.ts": ["tests/middleware/digest_test.ts"],
   // The memory store's ids used in unique mode, tested through the store's public API.
-  "src/store/seen_ids.ts": ["tests/src/store/memory_test.ts"],
+  "src/store/seen_ids.ts": [
+    "tests/src/store/memory_test.ts",
+    "tests/security/store_shares_test.ts",
+  ],
   "src/pki/certificate.ts": [
     "tests/middleware/tpp_certificate_test.ts",
     "tests/middleware/jws_signature_test.ts",
@@ -93,21 +96,26 @@ export const COVERED_BY: Record<string, string[]> = {
   "middleware/links.ts": [
     "tests/middleware/proxy_test.ts",
     "tests/security/upstream_answer_headers_test.ts",
+    "tests/security/upstream_answer_links_test.ts",
+    "tests/security/upstream_answer_location_test.ts",
   ],
   "src/store/script.ts": ["tests/src/store/redis_test.ts", "tests/src/store/upstash_test.ts"],
   // idempotency (mut_idem): the fault tests, the replay attacks (callers without TPP identity),
   // and the store's verdicts it must not take for "go".
   "middleware/idempotency.ts": [
     "tests/faults/idempotency_faults_test.ts",
+    "tests/security/identifiers_case_test.ts",
     "tests/security/shared_state_replay_test.ts",
     "tests/security/shared_state_store_verdicts_test.ts",
   ],
   "middleware/rate_limit.ts": [
+    "tests/security/identifiers_case_test.ts",
     "tests/security/shared_state_psu_limit_test.ts",
     "tests/security/shared_state_store_verdicts_test.ts",
     "tests/security/who_is_calling_test.ts",
   ],
   "middleware/consent_frequency.ts": [
+    "tests/security/identifiers_case_test.ts",
     "tests/security/shared_state_consent_frequency_test.ts",
     "tests/security/shared_state_store_verdicts_test.ts",
   ],
@@ -139,6 +147,8 @@ export const COVERED_BY: Record<string, string[]> = {
   "middleware/proxy.ts": [
     "tests/security/upstream_request_headers_test.ts",
     "tests/security/upstream_answer_headers_test.ts",
+    "tests/security/upstream_answer_errors_test.ts",
+    "tests/security/upstream_certificate_headers_test.ts",
     "tests/security/upstream_encoding_test.ts",
     "tests/faults/upstream_faults_test.ts",
   ],
@@ -146,9 +156,51 @@ export const COVERED_BY: Record<string, string[]> = {
     "tests/middleware/proxy_test.ts",
     "tests/security/upstream_request_headers_test.ts",
     "tests/security/upstream_answer_headers_test.ts",
+    "tests/security/upstream_certificate_headers_test.ts",
     "tests/security/upstream_encoding_test.ts",
     "tests/faults/upstream_faults_test.ts",
   ],
+  // A core's 5xx answered as the gateway's own error (proxy.core_errors).
+  "middleware/_core_errors.ts": ["tests/security/upstream_answer_errors_test.ts"],
+  // What a JSON answer is, whatever the core's spelling of its media type.
+  "src/core/answer.ts": ["tests/security/upstream_answer_links_test.ts"],
+  // Connection reuse only after an echoed X-Request-ID, with either upstream client.
+  "src/upstream/http1/client.ts": ["tests/security/upstream_late_answer_test.ts"],
+  "src/upstream/fetch.ts": ["tests/security/upstream_late_answer_test.ts"],
+  // What every TPP shares upstream: circuits, slots and the catalogue cache, per caller.
+  "src/upstream/caller_circuits.ts": ["tests/security/upstream_fair_shares_test.ts"],
+  "src/upstream/limiter.ts": ["tests/security/upstream_fair_shares_test.ts"],
+  "middleware/upstream_circuit.ts": ["tests/security/upstream_fair_shares_test.ts"],
+  "middleware/upstream_limits.ts": ["tests/security/upstream_fair_shares_test.ts"],
+  "middleware/catalogue_cache.ts": ["tests/security/upstream_fair_shares_test.ts"],
+  // Bodies that mean another thing to the core: transfer encodings of a part, XML instructions.
+  "src/bodies/multipart.ts": ["tests/security/body_encodings_test.ts"],
+  "src/bodies/xml.ts": ["tests/security/body_encodings_test.ts"],
+  // The consent scope's gaps (account before list, references other than the IBAN) and ids in
+  // another case; the canonical form of an id every decision keys on.
+  "middleware/consent_scope.ts": [
+    "tests/security/consent_scope_gaps_test.ts",
+    "tests/security/identifiers_case_test.ts",
+  ],
+  "middleware/_consent_grants.ts": [
+    "tests/security/consent_scope_gaps_test.ts",
+    "tests/security/identifiers_case_test.ts",
+  ],
+  "src/psd2/identifiers.ts": [
+    "tests/src/psd2/identifiers_test.ts",
+    "tests/security/identifiers_case_test.ts",
+  ],
+  "src/lib/ip.ts": ["tests/security/identifiers_case_test.ts"],
+  // Tokens bound to the presented certificate (require_binding).
+  "middleware/bearer_token.ts": ["tests/security/token_binding_test.ts"],
+  // The metrics port asks for METRICS_TOKEN where one is set.
+  "src/http/endpoints.ts": ["tests/security/metrics_port_token_test.ts"],
+  // A bounded store's room: decisions never evicted, each caller its share.
+  "src/store/memory.ts": ["tests/security/store_shares_test.ts"],
+  "src/store/owner_shares.ts": ["tests/security/store_shares_test.ts"],
+  // A payment kept across a kill -9 of main.ts (minutes a run: it starts processes).
+  "src/store/sqlite.ts": ["tests/security/store_restart_test.ts"],
+  // tests/security/sandbox_pages_test.ts covers the sandbox bank, which is not mutated.
 };
 
 /**
