@@ -3,7 +3,8 @@
  * (SQLite, Deno KV): read the keys a decision names, decide here, write back in the same
  * transaction. The semantics are those of `memory.ts` and `lua/decide.ts`, as a pure function of
  * the entries read and the store's clock, so that both durable stores share one implementation
- * and the contract suite holds them to the others.
+ * and the contract suite holds them to the others. The memory store decides with it too, on its
+ * own entries.
  *
  * Every entry carries the end of its life (`expires`, milliseconds since the epoch): neither
  * SQLite nor Deno KV (whose `expireIn` is lazy) forgets an entry at the moment it expires, so an
@@ -45,17 +46,28 @@ export interface EntryWrite {
   key: string;
   value?: EntryValue;
   expires: number;
+  /**
+   * A rate-limit counter: a bounded store may evict it. Anything else is a decision (an
+   * X-Request-ID record, a consent's day counter) and is kept for its retention.
+   */
+  evictable?: true;
 }
 
 /** The entry of `key` among those read, unless it expired. */
 export type EntryReader = (key: string) => Entry | undefined;
 
-/** An answer as one string (JSON of status, headers and body), as the memory store keeps it. */
+/**
+ * A kept answer as one string (JSON of status, headers and body): a store holds every id for its
+ * retention, a day by default, and in the memory store a header list is a heap object per header
+ * for the collector to trace on every full collection; a string is one object it does not look
+ * into.
+ */
 export function packAnswer(response: StoredResponse): string {
   return JSON.stringify([response.status, response.headers, response.body]);
 }
 
-function unpackAnswer(packed: string): StoredResponse {
+/** The answer {@link packAnswer} packed. */
+export function unpackAnswer(packed: string): StoredResponse {
   const [status, headers, body] = JSON.parse(packed) as [number, [string, string][], string];
   return { status, headers, body };
 }
@@ -202,6 +214,7 @@ export function decideOnEntries(
         key: limit.key,
         value: tats[i],
         expires: now + Math.ceil((tats[i] - nowUs) / 1000) + 1,
+        evictable: true,
       });
     }
   });

@@ -1,7 +1,7 @@
 /**
  * The in-process store: the embedded default of `deno task start`, for one gateway instance.
- * Same semantics as the Lua scripts of `lua/`, in TypeScript (a decision is synchronous, so
- * atomic). Bounded in entries and in bytes: entries expire, and past a bound the oldest rate-limit
+ * Same semantics as the Lua scripts of `lua/`: a decision is `entries.ts`'s, shared with the
+ * durable stores, made on this store's entries (synchronous, so atomic). Bounded in entries and in bytes: entries expire, and past a bound the oldest rate-limit
  * counters are evicted, so memory stays flat however many distinct keys arrive. Everything else
  * is a decision, never evicted inside its retention: an X-Request-ID record (its retry would run
  * again), a consent's day counter (a used-up consent would read again), a learnt consent or
@@ -16,52 +16,35 @@ import { type Logger, logToStderr } from "../lib/log.ts";
 import {
   type Completion,
   type Decision,
-  type FrequencyVerdict,
-  limitPeriod,
-  type LimitVerdict,
   newStats,
   type Store,
   type StoreCondition,
-  type StoredResponse,
   type StoreStats,
   StoreUnavailableError,
   type Verdict,
 } from "./types.ts";
+import {
+  completeOnEntry,
+  decideOnEntries,
+  type EntryValue,
+  type EntryWrite,
+  type IdRecord,
+  refundOnEntry,
+} from "./entries.ts";
 import { seenIdBytes, SeenIds } from "./seen_ids.ts";
 import { FullLog } from "./full_log.ts";
 import { OwnerShares } from "./owner_shares.ts";
-
-interface IdempotencyRecord {
-  s: "inflight" | "done" | "gone" | "seen";
-  f: string;
-  t?: string;
-  /** End of the in-flight time (milliseconds since the epoch). */
-  u?: number;
-  /** The kept answer, {@link pack}ed. */
-  a?: string;
-}
-
-/**
- * A kept answer as one string (JSON of status, headers and body): the store holds every id for
- * its retention, a day by default, and a header list is a heap object per header for the
- * collector to trace on every full collection; a string is one object it does not look into.
- */
-function pack(response: StoredResponse): string {
-  return JSON.stringify([response.status, response.headers, response.body]);
-}
-
-function unpack(packed: string): StoredResponse {
-  const [status, headers, body] = JSON.parse(packed) as [number, [string, string][], string];
-  return { status, headers, body };
-}
 
 /**
  * The record of an id used in unique mode: the same for every such id (nothing of the request is
  * compared on its reuse). Such ids are held apart, in {@link SeenIds}.
  */
-const SEEN: IdempotencyRecord = Object.freeze({ s: "seen", f: "" });
+const SEEN: IdRecord = Object.freeze({ s: "seen", f: "" });
 
-type Value = string | number | IdempotencyRecord;
+/** {@link SEEN} as a decision reads it: no end of its own (the set of such ids keeps that). */
+const SEEN_ENTRY = Object.freeze({ value: SEEN, expires: Infinity });
+
+type Value = EntryValue;
 
 interface Entry {
   key: string;
@@ -126,7 +109,7 @@ function sizeOf(key: string, value: Value): number {
   const bytes = ENTRY_BYTES + key.length;
   if (typeof value === "string") return bytes + value.length;
   if (typeof value === "number") return bytes + 8;
-  return bytes + 64 + value.f.length + (value.t?.length ?? 0) + (value.a?.length ?? 0);
+  return bytes + 64 + (value.f?.length ?? 0) + (value.t?.length ?? 0) + (value.a?.length ?? 0);
 }
 
 /** Entries in insertion order; an entry deleted since leaves a dead slot, skipped at the head. */
@@ -200,10 +183,22 @@ export class MemoryStore implements Store {
     return entry && entry.expires > now ? entry.value : undefined;
   }
 
-  /** The X-Request-ID record of `key`: its entry's, or the shared one of an id used in unique mode. */
-  #record(key: string, now: number): IdempotencyRecord | undefined {
-    return (this.#get(key, now) as IdempotencyRecord | undefined) ??
-      (this.#seen.has(key, now) ? SEEN : undefined);
+  /** The live entry of `key`, as `entries.ts` decides on it. */
+  #entry(key: string, now: number): Entry | undefined {
+    const entry = this.#entries.get(key);
+    return entry && entry.expires > now ? entry : undefined;
+  }
+
+  /** The shared record of an X-Request-ID used in unique mode, if `key` is one. */
+  #seenEntry(key: string, now: number): { value: IdRecord; expires: number } | undefined {
+    return this.#seen.has(key, now) ? SEEN_ENTRY : undefined;
+  }
+
+  /** A write of `entries.ts` as this store applies it (the record of a unique-mode id shared). */
+  #toWrite(write: EntryWrite, now: number): Write {
+    const value = write.value!;
+    const shared = typeof value === "object" && value.s === "seen" ? SEEN : value;
+    return [write.key, shared, write.expires - now, !write.evictable];
   }
 
   #queue(entry: Entry): Queue {
@@ -444,153 +439,36 @@ export class MemoryStore implements Store {
   decide(decision: Decision): Promise<Verdict> {
     this.stats.roundTrips++;
     const now = this.#now();
-    const nowUs = now * 1000;
-    const verdict: Verdict = { now, blocked: false, limits: [] };
-
-    const idem = decision.idempotency;
-    let record: IdempotencyRecord | undefined;
-    if (idem) {
-      record = this.#record(idem.key, now);
-      let outcome: NonNullable<Verdict["idempotency"]>["outcome"] = "free";
-      if (record) {
-        if (idem.mode === "unique" || record.s === "seen") outcome = "duplicate";
-        else if (record.f !== idem.fingerprint) outcome = "mismatch";
-        else if (record.s === "inflight") outcome = now >= record.u! ? "unknown" : "inflight";
-        else if (record.s === "done") outcome = "replay";
-        else if (record.s === "gone") outcome = "gone";
-        else outcome = "duplicate";
-      }
-      verdict.idempotency = { outcome };
-      if (outcome === "replay") {
-        verdict.idempotency.response = unpack(record!.a!);
-        return Promise.resolve(verdict);
-      }
-      if (outcome !== "free" && idem.enforce) {
-        verdict.blocked = true;
-        return Promise.resolve(verdict);
-      }
-    }
-
-    const tats: number[] = [];
-    for (const limit of decision.limits) {
-      const period = limitPeriod(limit);
-      const tau = period * limit.burst;
-      const tat = Math.max((this.#get(limit.key, now) as number | undefined) ?? nowUs, nowUs);
-      const next = tat + period;
-      const allowAt = next - tau;
-      let result: LimitVerdict;
-      if (nowUs >= allowAt) {
-        result = {
-          allowed: true,
-          remaining: Math.floor((nowUs - allowAt) / period + 1e-6),
-          resetMs: Math.ceil((next - nowUs) / 1000),
-          retryMs: 0,
-        };
-      } else {
-        result = {
-          allowed: false,
-          remaining: 0,
-          resetMs: Math.ceil((tat - nowUs) / 1000),
-          retryMs: Math.ceil((allowAt - nowUs) / 1000),
-        };
-        if (limit.enforce) verdict.blocked = true;
-      }
-      tats.push(next);
-      verdict.limits.push(result);
-    }
-
-    const frequency = decision.frequency;
-    let day: { key: string; end: number } | undefined;
-    if (frequency) {
-      const consent = this.#get(frequency.consentKey, now) as string | undefined;
-      const match = consent === undefined ? null : /^([01])\|(\d+)$/.exec(consent);
-      const result: FrequencyVerdict = {
-        counted: false,
-        allowed: true,
-        limit: 0,
-        used: 0,
-        retryMs: 0,
-        known: match !== null,
-      };
-      if (match) {
-        if (match[1] === "0") {
-          result.counted = true;
-          result.limit = 1;
-        } else if (!frequency.psuInitiated) {
-          result.counted = true;
-          result.limit = Math.min(Number(match[2]), frequency.max);
-        }
-      } else if (frequency.unknownLimit > 0 && !frequency.psuInitiated) {
-        result.counted = true;
-        result.limit = frequency.unknownLimit;
-      }
-      if (result.counted) {
-        day = frequency.days.find((d) => d.start <= now && now < d.end) ??
-          frequency.days[Math.floor(frequency.days.length / 2)];
-        result.used = (this.#get(day.key, now) as number | undefined) ?? 0;
-        result.retryMs = day.end - now;
-        if (result.used >= result.limit) {
-          result.allowed = false;
-          if (frequency.enforce) verdict.blocked = true;
-        }
-      }
-      verdict.frequency = result;
-    }
-
-    if (verdict.blocked) return Promise.resolve(verdict);
-    const writes: Write[] = [];
-    decision.limits.forEach((limit, i) => {
-      if (verdict.limits[i].allowed) {
-        writes.push([limit.key, tats[i], Math.ceil((tats[i] - nowUs) / 1000) + 1, false]);
-      }
-    });
-    const counted = verdict.frequency;
-    const countRead = day !== undefined && counted?.counted && counted.allowed;
-    // A consent's day counter is a decision: evicted, a used-up consent would read again.
-    if (countRead) writes.push([day!.key, counted.used + 1, day!.end + 3_600_000 - now, true]);
-    const claim = idem && verdict.idempotency?.outcome === "free";
-    if (claim && idem.mode === "replay") {
-      writes.push([
-        idem.key,
-        { s: "inflight", f: idem.fingerprint, t: idem.token, u: now + idem.inflightMs },
-        Math.max(idem.inflightMs, idem.retentionMs),
-        true,
-      ]);
-    } else if (claim) {
-      writes.push([idem.key, SEEN, idem.retentionMs, true]);
+    const idem = decision.idempotency?.key;
+    const { verdict, writes } = decideOnEntries(
+      decision,
+      now,
+      (key) => this.#entry(key, now) ?? (key === idem ? this.#seenEntry(key, now) : undefined),
+    );
+    // Blocked or replayed: nothing to write.
+    if (verdict.blocked || verdict.idempotency?.outcome === "replay") {
+      return Promise.resolve(verdict);
     }
     try {
-      this.#write(writes, now, decision.owner ?? "");
+      this.#write(writes.map((write) => this.#toWrite(write, now)), now, decision.owner ?? "");
     } catch (error) {
       return Promise.reject(error);
     }
-    if (countRead) {
-      counted.used++;
-      counted.counter = day!.key;
-    }
-    if (claim) verdict.idempotency!.outcome = "claimed";
     return Promise.resolve(verdict);
   }
 
   complete(completion: Completion): Promise<void> {
     this.stats.roundTrips++;
     const now = this.#now();
-    const record = this.#get(completion.key, now) as IdempotencyRecord | undefined;
-    if (!record || record.t !== completion.token) return Promise.resolve();
-    if (completion.action === "release") {
+    const write = completeOnEntry(completion, now, (key) => this.#entry(key, now));
+    if (!write) return Promise.resolve();
+    if (write.value === undefined) {
       this.#delete(completion.key);
       return Promise.resolve();
     }
-    const response = completion.response;
-    const done: IdempotencyRecord = {
-      s: completion.action,
-      f: record.f,
-      t: record.t,
-      a: response && pack(response),
-    };
     try {
       const owner = this.#entries.get(completion.key)?.owner ?? "";
-      this.#write([[completion.key, done, completion.retentionMs, true]], now, owner);
+      this.#write([this.#toWrite(write, now)], now, owner);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -599,12 +477,9 @@ export class MemoryStore implements Store {
 
   refund(counter: string): Promise<void> {
     this.stats.roundTrips++;
-    const entry = this.#entries.get(counter);
-    if (
-      entry && entry.expires > this.#now() && typeof entry.value === "number" && entry.value > 0
-    ) {
-      entry.value--;
-    }
+    const write = refundOnEntry(counter, this.#now(), (key) => this.#entries.get(key));
+    // In place: the counter keeps its expiry, its size and its place in the queue.
+    if (write) this.#entries.get(counter)!.value = write.value;
     return Promise.resolve();
   }
 
