@@ -21,9 +21,9 @@
  * it picks from the recent allocation rate; after a lull it picks a small one, and the first
  * seconds of traffic run full collections back to back, whose pauses grow with the live heap (the
  * memory store's X-Request-IDs: 12 and 15 ms with 400,000). With the factor fixed at 2, measured
- * after 40 s idle (docs/performance.md, eighth pass): the write row's p99 in the first 4 s 3.7 to
- * 5.4 ms instead of 6.8 to 10.5. The price: the heap may reach twice its live size before a full
- * collection.
+ * after 40 s idle (docs/performance.md, "The process's V8 flags"): the write row's p99 in the
+ * first 4 s 3.7 to 5.4 ms instead of 6.8 to 10.5. The price: the heap may reach twice its live
+ * size before a full collection.
  */
 export const V8_FLAGS =
   "--v8-flags=--no-allocation-site-pretenuring,--no-memory-reducer,--heap-growing-percent=100";
