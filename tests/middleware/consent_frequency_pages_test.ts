@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import type { TestGateway } from "../support/gateway.ts";
 import { startUpstream, type TestUpstream } from "../support/upstream.ts";
 import { consentBody } from "../support/requests.ts";
+import { createConsentWith } from "../support/consents.ts";
 import { onEachStoreGateway } from "../support/each_store.ts";
 import { tokenIssuer } from "../support/tpp_tokens.ts";
 import type { PolicyInput } from "../support/policies.ts";
@@ -60,18 +61,11 @@ const POLICY: PolicyInput = {
 };
 
 async function createConsent(gateway: TestGateway, recurringIndicator: boolean) {
-  const response = await gateway.fetch("/v1/consents", {
-    method: "POST",
-    headers: {
-      "x-request-id": crypto.randomUUID(),
-      "content-type": "application/json",
-      "psu-ip-address": "81.95.1.1",
-      ...await issuer.headers(OWNER),
-    },
-    body: JSON.stringify({ ...consentBody(), recurringIndicator, frequencyPerDay: 1 }),
-  });
-  assert.equal(response.status, 201);
-  return (await response.json()).consentId as string;
+  return createConsentWith(gateway, {
+    "content-type": "application/json",
+    "psu-ip-address": "81.95.1.1",
+    ...await issuer.headers(OWNER),
+  }, { ...consentBody(), recurringIndicator, frequencyPerDay: 1 });
 }
 
 /** A TPP-initiated read; the status and, for a report, its `next` href. */

@@ -6,9 +6,9 @@ import { gatewayApp as startGateway, type TestGateway } from "../support/gateway
 import { startUpstream } from "../support/upstream.ts";
 import { storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
 import { tokenIssuer } from "../support/tpp_tokens.ts";
+import { createConsentWith, recurringConsent } from "../support/consents.ts";
 
 const IBAN = ["GE42SB0000000101904917", "GE15SB0000000101904918", "GE85SB0000000101904919"];
-const NEXT_YEAR = `${new Date().getUTCFullYear() + 1}-12-31`;
 const TOKEN = "metrics-token-for-tests";
 const issuer = await tokenIssuer();
 
@@ -58,24 +58,11 @@ async function createConsent(
   access: Record<string, unknown>,
   tpp = "tpp-a",
 ): Promise<string> {
-  const response = await gateway.fetch("/v1/consents", {
-    method: "POST",
-    headers: {
-      "x-request-id": crypto.randomUUID(),
-      "content-type": "application/json",
-      "psu-ip-address": "10.1.1.1",
-      ...await issuer.headers(tpp),
-    },
-    body: JSON.stringify({
-      access,
-      recurringIndicator: true,
-      frequencyPerDay: 4,
-      validUntil: NEXT_YEAR,
-      combinedServiceIndicator: false,
-    }),
-  });
-  assert.equal(response.status, 201);
-  return (await response.json()).consentId;
+  return createConsentWith(gateway, {
+    "content-type": "application/json",
+    "psu-ip-address": "10.1.1.1",
+    ...await issuer.headers(tpp),
+  }, recurringConsent({ access }));
 }
 
 async function read(gateway: TestGateway, consent: string, path: string, tpp = "tpp-a") {

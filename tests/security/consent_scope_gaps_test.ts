@@ -12,10 +12,10 @@ import { startUpstream, type TestUpstream } from "../support/upstream.ts";
 import { initiationHeaders } from "../support/requests.ts";
 import { onEachStoreGateway } from "../support/each_store.ts";
 import { tokenIssuer } from "../support/tpp_tokens.ts";
+import { createConsentWith, recurringConsent } from "../support/consents.ts";
 
 const issuer = await tokenIssuer();
 const TPP = "PSDGE-NBG-000001";
-const NEXT_YEAR = `${new Date().getUTCFullYear() + 1}-12-31`;
 
 /** The PSU's accounts as the core lists them: one by IBAN, one by BBAN only, one card account. */
 const ACCOUNTS = [
@@ -51,22 +51,11 @@ function onEachStore(
 }
 
 async function createConsent(gateway: TestGateway, access: Record<string, unknown>) {
-  const response = await gateway.fetch("/v1/consents", {
-    method: "POST",
-    headers: initiationHeaders({
-      "x-request-id": crypto.randomUUID(),
-      ...await issuer.headers(TPP),
-    }),
-    body: JSON.stringify({
-      access,
-      recurringIndicator: true,
-      frequencyPerDay: 4,
-      validUntil: NEXT_YEAR,
-      combinedServiceIndicator: false,
-    }),
-  });
-  assert.equal(response.status, 201);
-  return (await response.json()).consentId as string;
+  return createConsentWith(
+    gateway,
+    initiationHeaders(await issuer.headers(TPP)),
+    recurringConsent({ access }),
+  );
 }
 
 async function read(gateway: TestGateway, consent: string, path: string) {

@@ -13,11 +13,11 @@ import { startUpstream, type TestUpstream } from "../support/upstream.ts";
 import { initiationHeaders, singlePayment } from "../support/requests.ts";
 import { onEachStoreGateway } from "../support/each_store.ts";
 import { tokenIssuer } from "../support/tpp_tokens.ts";
+import { createConsentWith, recurringConsent } from "../support/consents.ts";
 
 const issuer = await tokenIssuer();
 const TPP = "PSDGE-NBG-000001";
 const IBANS = ["GE42SB0000000101904917", "GE15SB0000000101904918", "GE85SB0000000101904919"];
-const NEXT_YEAR = `${new Date().getUTCFullYear() + 1}-12-31`;
 
 /**
  * A core that takes ids in any case for the same resource: consents `Consent-<n>` (not UUIDs),
@@ -62,22 +62,11 @@ function onEachStore(
 }
 
 async function createConsent(gateway: TestGateway, body: Record<string, unknown>) {
-  const response = await gateway.fetch("/v1/consents", {
-    method: "POST",
-    headers: initiationHeaders({
-      "x-request-id": crypto.randomUUID(),
-      ...await issuer.headers(TPP),
-    }),
-    body: JSON.stringify({
-      recurringIndicator: true,
-      frequencyPerDay: 4,
-      validUntil: NEXT_YEAR,
-      combinedServiceIndicator: false,
-      ...body,
-    }),
-  });
-  assert.equal(response.status, 201);
-  return (await response.json()).consentId as string;
+  return createConsentWith(
+    gateway,
+    initiationHeaders(await issuer.headers(TPP)),
+    recurringConsent(body),
+  );
 }
 
 /** A TPP-initiated read (no PSU-IP-Address) with the consent. */

@@ -8,6 +8,7 @@ import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { type LevelInput, passthroughPolicy, type PolicyInput } from "../support/policies.ts";
 import { startUpstream, type TestUpstream } from "../support/upstream.ts";
 import { consentBody } from "../support/requests.ts";
+import { createConsentWith } from "../support/consents.ts";
 import { gatewayOn, onEachStore as onEachStoreShared } from "../support/each_store.ts";
 import { tokenIssuer } from "../support/tpp_tokens.ts";
 
@@ -47,18 +48,11 @@ function policy(sections: PolicyInput = {}, defaults: LevelInput = {}) {
 }
 
 async function createConsent(gateway: TestGateway, tpp: string, frequencyPerDay = 4) {
-  const response = await gateway.fetch("/v1/consents", {
-    method: "POST",
-    headers: {
-      "x-request-id": crypto.randomUUID(),
-      "content-type": "application/json",
-      "psu-ip-address": "81.95.1.1",
-      ...await issuer.headers(tpp),
-    },
-    body: JSON.stringify({ ...consentBody(), recurringIndicator: true, frequencyPerDay }),
-  });
-  assert.equal(response.status, 201);
-  return (await response.json()).consentId as string;
+  return createConsentWith(gateway, {
+    "content-type": "application/json",
+    "psu-ip-address": "81.95.1.1",
+    ...await issuer.headers(tpp),
+  }, { ...consentBody(), recurringIndicator: true, frequencyPerDay });
 }
 
 async function read(
