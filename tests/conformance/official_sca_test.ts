@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import Ajv2020 from "ajv/dist/2020.js";
 import { startBank } from "../e2e/bank.ts";
 import { call, PSU_IP } from "../e2e/flow.ts";
+import { recurringConsent } from "../support/consents.ts";
 
 const TEXT = { type: "string" };
 const HREF = { type: "object", required: ["href"], properties: { href: TEXT } };
@@ -58,6 +59,12 @@ const SCA_FIELDS = {
   psuMessage: { type: "string", maxLength: 500 },
   _links: LINKS,
 };
+
+/** The consent both flows ask for: the transactions of one account. */
+const TRANSACTIONS_CONSENT = recurringConsent({
+  access: { transactions: [{ iban: "GE42SB0000000101904917" }] },
+  validUntil: "9999-12-31",
+});
 
 const OFFICIAL = {
   "paymentInitationRequestResponse-201": {
@@ -167,13 +174,7 @@ Deno.test("official schemas: an embedded payment's and a consent's SCA answers f
 
   const consent = await call(bank.gateway, "POST", "/v1/consents", {
     headers: embedded,
-    body: {
-      access: { transactions: [{ iban: "GE42SB0000000101904917" }] },
-      recurringIndicator: true,
-      validUntil: "9999-12-31",
-      frequencyPerDay: 4,
-      combinedServiceIndicator: false,
-    },
+    body: TRANSACTIONS_CONSENT,
   });
   assertOfficial("consentsResponse-201", consent.body);
 });
@@ -187,13 +188,7 @@ Deno.test("official schemas: the confirmation of a redirect and a paged report f
       "psu-id": "PSU-OK",
       "tpp-redirect-uri": "https://tpp.example/ok",
     },
-    body: {
-      access: { transactions: [{ iban: "GE42SB0000000101904917" }] },
-      recurringIndicator: true,
-      validUntil: "9999-12-31",
-      frequencyPerDay: 4,
-      combinedServiceIndicator: false,
-    },
+    body: TRANSACTIONS_CONSENT,
   });
   assertOfficial("consentsResponse-201", consent.body);
   const code = await approveOnPage(consent.body._links.scaRedirect.href);
