@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { recurringConsent } from "../support/consents.ts";
 import { assertPublicLinks, call, PSU_IP } from "./flow.ts";
 
 const MAIN = "GE42SB0000000101904917";
@@ -13,13 +14,7 @@ async function validConsent(gateway: TestGateway, access: Record<string, unknown
       "tpp-redirect-preferred": "true",
       "tpp-redirect-uri": "https://tpp.example/consent-ok",
     },
-    body: {
-      access,
-      recurringIndicator: true,
-      validUntil: "9999-12-31",
-      frequencyPerDay: 4,
-      combinedServiceIndicator: false,
-    },
+    body: recurringConsent({ access, validUntil: "9999-12-31" }),
   });
   assert.equal(created.status, 201);
   assert.equal(created.body.consentStatus, "received");

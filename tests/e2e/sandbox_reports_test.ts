@@ -9,6 +9,7 @@ import { ACCOUNTS } from "../../src/sandbox/data.ts";
 import { PAIN_001_EXAMPLE, standingOrderExample } from "../../src/http/openapi_examples.ts";
 import { contractOf } from "../conformance/contract.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { recurringConsent } from "../support/consents.ts";
 import { assertPublicLinks, call, PSU_IP } from "./flow.ts";
 
 const [MAIN, SAVINGS] = ACCOUNTS;
@@ -18,13 +19,7 @@ const TAG = MAIN.iban.slice(-4);
 async function consentFor(gateway: TestGateway, access: Record<string, unknown>): Promise<string> {
   const created = await call(gateway, "POST", "/v1/consents", {
     headers: { "psu-ip-address": PSU_IP, "psu-id": "PSU-0001" },
-    body: {
-      access,
-      recurringIndicator: true,
-      validUntil: "9999-12-31",
-      frequencyPerDay: 4,
-      combinedServiceIndicator: false,
-    },
+    body: recurringConsent({ access, validUntil: "9999-12-31" }),
   });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   const done = await call(gateway, "PUT", created.body._links.scaStatus.href, {
