@@ -13,6 +13,7 @@ import { readPolicyFiles } from "../lib/policy_files.ts";
 import { loadX509For } from "../pki/x509.ts";
 import { explain, redacted } from "./policy_explain.ts";
 import { parseEnvFile } from "./policy_check.ts";
+import { durationWriter } from "./policy_durations.ts";
 
 const USAGE =
   "usage: deno task policy:diff [--env-file <file>] <old policy> <new policy>\n       deno task policy:diff [--env-file <file>] --git <rev> <policy>";
@@ -26,20 +27,36 @@ interface Link {
 
 const OFF = new Set(["off", "not applicable to this operation"]);
 
-/** Every leaf of a value as `a.b.0` -> its JSON text. */
-function leaves(value: unknown, path = "", out = new Map<string, string>()) {
+/** How a leaf is printed: its JSON text, a duration with its unit (`24h`, not `86400000`). */
+type Show = (path: string, value: unknown) => string;
+
+/** A leaf shower for a policy of these checks. */
+function showerFor(pipeline: Pipeline): Show {
+  const write = durationWriter(pipeline);
+  return (path, value) =>
+    (typeof value === "number" ? write(path, value) : undefined) ?? JSON.stringify(value);
+}
+
+/** Every leaf of a value as `a.b.0` -> its printed text (`prefix.a.b.0` given to `show`). */
+function leaves(
+  value: unknown,
+  show: Show,
+  prefix: string,
+  path = "",
+  out = new Map<string, string>(),
+) {
   if (value && typeof value === "object" && Object.keys(value).length > 0) {
     for (const [key, item] of Object.entries(value)) {
-      leaves(item, path ? `${path}.${key}` : key, out);
+      leaves(item, show, prefix, path ? `${path}.${key}` : key, out);
     }
-  } else out.set(path, JSON.stringify(value));
+  } else out.set(path, show(path ? `${prefix}.${path}` : prefix, value));
   return out;
 }
 
 /** The changes between two sets of leaves, as sentences about `prefix`. */
-function changedLeaves(prefix: string, before: unknown, after: unknown): string[] {
-  const a = leaves(before);
-  const b = leaves(after);
+function changedLeaves(prefix: string, before: unknown, after: unknown, show: Show): string[] {
+  const a = leaves(before, show, prefix);
+  const b = leaves(after, show, prefix);
   const out: string[] = [];
   for (const [path, value] of a) {
     const name = path ? `${prefix}.${path}` : prefix;
@@ -53,7 +70,7 @@ function changedLeaves(prefix: string, before: unknown, after: unknown): string[
 }
 
 /** The changes of one operation's chain, in check order. */
-function chainChanges(before: Link[], after: Link[]): string[] {
+function chainChanges(before: Link[], after: Link[], show: Show): string[] {
   const out: string[] = [];
   const old = new Map(before.map((l) => [l.check, l]));
   for (const link of after) {
@@ -67,7 +84,7 @@ function chainChanges(before: Link[], after: Link[]): string[] {
     if (on && !wasOn) out.push(`${link.check}: switched on (${link.mode})`);
     else if (!on && wasOn) out.push(`${link.check}: switched off (was ${was.mode})`);
     else if (link.mode !== was.mode) out.push(`${link.check}: mode ${was.mode} -> ${link.mode}`);
-    if (on && wasOn) out.push(...changedLeaves(link.check, was.options, link.options));
+    if (on && wasOn) out.push(...changedLeaves(link.check, was.options, link.options, show));
   }
   for (const link of before) {
     if (!after.some((l) => l.check === link.check)) out.push(`${link.check}: check removed`);
@@ -103,19 +120,20 @@ function named(ids: string[], policy: Policy): string {
 export function policyChanges(before: Policy, after: Policy): string[] {
   const a = explain(before) as Record<string, { route: string; chain: Link[] }>;
   const b = explain(after) as Record<string, { route: string; chain: Link[] }>;
+  const show = showerFor(after);
   // Each change once, with the operations it touches: a change of the defaults is one line.
   const byChange = new Map<string, string[]>();
   for (const id of Object.keys(b)) {
     const changes = [
       ...(a[id]?.route !== b[id].route ? [`route: ${a[id]?.route} -> ${b[id].route}`] : []),
-      ...chainChanges(a[id]?.chain ?? [], b[id].chain),
+      ...chainChanges(a[id]?.chain ?? [], b[id].chain, show),
     ];
     for (const change of changes) byChange.set(change, [...(byChange.get(change) ?? []), id]);
   }
   const before_ = sections(before);
   const after_ = sections(after);
   const lines = Object.keys({ ...before_, ...after_ }).flatMap((name) =>
-    changedLeaves(name, before_[name], after_[name])
+    changedLeaves(name, before_[name], after_[name], show)
   ).map((change) => `- ${change} (section: every operation)`);
   for (const [change, ids] of byChange) lines.push(`- ${change} (on ${named(ids, after)})`);
   const touched = new Set([...byChange.values()].flat()).size;

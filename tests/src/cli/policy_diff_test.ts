@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { PIPELINE } from "../../../middleware/mod.ts";
 import { policyChanges, policyDiff } from "../../../src/cli/policy_diff.ts";
 import { parsePolicy } from "../../../src/policy/load.ts";
+import { durationText } from "../../../src/cli/policy_durations.ts";
 
 const BASE = `
 upstream: { url: "http://127.0.0.1:9" }
@@ -42,6 +43,56 @@ operations:
     "- psu_device_id: mode enforce -> report (on getAccountList)",
     "\n38 of 38 operations change.",
   ]);
+});
+
+Deno.test("policyChanges() prints durations as a policy writes them, with their unit", () => {
+  const before = policy(`${BASE}
+  rate_limit:
+    limits:
+      psu: { key: [psu_id], limit: 10, window: 1h }
+readiness: { interval: 5s }
+store: { kind: memory, timeout: 500ms }
+`);
+  const after = policy(
+    `${BASE}
+  idempotency: { retention: 48h, wait: 400ms }
+  rate_limit:
+    limits:
+      psu: { key: [psu_id], limit: 20, window: 1d }
+readiness: { interval: 90s }
+store: { kind: memory, timeout: 2s }
+trust: { clock_skew: 30s }
+`,
+  );
+  const lines = policyChanges(before, after);
+  for (
+    const line of [
+      "- readiness.interval: 5s -> 90s (section: every operation)",
+      "- store.timeout: 500ms -> 2s (section: every operation)",
+      // The default as the schema writes it (60s), not its largest unit (1m).
+      "- trust.clock_skew: 60s -> 30s (section: every operation)",
+      "- idempotency.retention: 24h -> 48h (on initiatePayment, ",
+      "- idempotency.wait: 5s -> 400ms (on initiatePayment, ",
+    ]
+  ) assert.ok(lines.some((l) => l.startsWith(line)), `${line}\n in:\n${lines.join("\n")}`);
+  assert.ok(
+    lines.some((line) =>
+      /^- rate_limit\.limits\.psu\.window: 1h -> 24h \(on every operation/.test(line)
+    ),
+    lines.join("\n"),
+  );
+  assert.ok(!lines.some((line) => /[0-9]{4,}/.test(line.replace(/\(38\)/, ""))), lines.join("\n"));
+  assert.ok(
+    lines.some((line) => /rate_limit\.limits\.psu\.limit: 10 -> 20 /.test(line)),
+    "a count stays a number",
+  );
+});
+
+Deno.test("durationText() writes the largest unit that divides, days from a week", () => {
+  assert.deepEqual(
+    [86_400_000, 172_800_000, 34_560_000_000, 5000, 400, 90_000, 60_000, 1500, 0].map(durationText),
+    ["24h", "48h", "400d", "5s", "400ms", "90s", "1m", "1500ms", "0h"],
+  );
 });
 
 Deno.test("policyDiff() --git compares with the committed file and exits 1 on a change", async () => {
