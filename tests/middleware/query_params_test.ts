@@ -213,10 +213,15 @@ Deno.test("queryParams() reads boolean parameters in any case (withBalance=TRUE)
   for (const [i, path] of fine.entries()) {
     assertForwarded(await t.call(path, READ), t.upstream, i + 1);
   }
-  assertRejected(await t.call("/v1/accounts?withBalance=truE1", READ), {
-    status: 400,
-    code: "FORMAT_ERROR",
-    path: "withBalance",
-    text: /^Query parameter "withBalance" must be "true" or "false" \(any case\)$/,
-  }, t.upstream, fine.length);
+  assertRejected(
+    await t.call("/v1/accounts?withBalance=truE1", READ),
+    {
+      status: 400,
+      code: "FORMAT_ERROR",
+      path: "withBalance",
+      text: /^Query parameter "withBalance" must be "true" or "false" \(any case\)$/,
+    },
+    t.upstream,
+    fine.length,
+  );
 });

@@ -242,7 +242,14 @@ const headerMakers: Record<string, Maker> = {
       ? fc.oneof(
         fc.tuple(fc.integer({ min: 256, max: 999 }), fc.nat(255)).map(([a, b]) => `${b}.${a}.1.2`),
         fc.tuple(fc.integer({ min: 0, max: 99 }), fc.nat(255)).map(([a, b]) => `${b}.0${a}.1.2`),
-        fc.constantFrom("1.2.3", "1.2.3.4.5", "2001:db8::g", "fe80::1%eth0", "localhost", "1.2.3.4:80"),
+        fc.constantFrom(
+          "1.2.3",
+          "1.2.3.4.5",
+          "2001:db8::g",
+          "fe80::1%eth0",
+          "localhost",
+          "1.2.3.4:80",
+        ),
       ).map((ip) =>
         mutate(v, `PSU-IP-Address "${ip}"`, {
           headers: withHeader(v.headers, "psu-ip-address", ip),
