@@ -213,11 +213,17 @@ for (const client of ["http1", "fetch"] as const) {
         const text = await response.text();
         const where = `${client} ${response.status} ${text.slice(0, 200)}\n${answer.label}`;
         assert.equal(response.headers.get("x-request-id"), id, where);
-        // The gateway's own 503 says why in tppMessages; a core's 503 (its bodies never have
-        // tppMessages) is the core's status passed on, like any other.
-        if (response.status === 503 && text.includes('"tppMessages"')) {
-          const code = JSON.parse(text).tppMessages?.[0]?.code;
-          assert.ok(code === "UPSTREAM_UNAVAILABLE" || code === "UPSTREAM_TIMEOUT", where);
+        // The gateway's own 503 says why in tppMessages (a failed exchange, or the core's 502,
+        // 503 or 504 under proxy.core_errors: replace); the core's other 5xx become the gateway's
+        // 500 INTERNAL_ERROR; any other status of the core is passed on (its bodies never have
+        // tppMessages).
+        const own = text.includes('"tppMessages"') ? JSON.parse(text).tppMessages?.[0]?.code : "";
+        if (response.status === 503 && own) {
+          assert.ok(own === "UPSTREAM_UNAVAILABLE" || own === "UPSTREAM_TIMEOUT", where);
+        } else if (
+          response.status === 500 && (answer.status ?? 0) >= 500 && (answer.status ?? 0) <= 599
+        ) {
+          assert.equal(own, "INTERNAL_ERROR", where);
         } else {
           assert.equal(response.status, answer.status, `not the core's status: ${where}`);
         }
