@@ -13,6 +13,7 @@
  */
 import { parseArgs } from "node:util";
 import { makeTestCa } from "./test_ca.ts";
+import { runTool, UsageError } from "./tool.ts";
 import {
   issueTppCertificate,
   loadSandboxCa,
@@ -35,9 +36,6 @@ const SERVICES: Partial<Record<RoleName, RegisterService>> = {
   PSP_AI: "AIS",
   PSP_IC: "PIIS",
 };
-
-/** A wrong argument: the text says which and what is expected. */
-export class UsageError extends Error {}
 
 /** The type a `--type` value names. */
 function typeOf(value: string | undefined): TppCertificateType {
@@ -168,16 +166,5 @@ export async function tppCertificate(args: string[]): Promise<Record<string, unk
 }
 
 if (import.meta.main) {
-  try {
-    console.log(JSON.stringify(await tppCertificate(Deno.args)));
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.PermissionDenied) {
-      // A file named on the command line: the message names it, a stack trace would not help.
-      console.error(error.message);
-      Deno.exit(1);
-    }
-    if (!(error instanceof UsageError)) throw error;
-    console.error(`${error.message}\n${USAGE}`);
-    Deno.exit(2);
-  }
+  await runTool(async () => JSON.stringify(await tppCertificate(Deno.args)), USAGE);
 }

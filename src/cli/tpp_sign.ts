@@ -12,7 +12,7 @@
  */
 import { parseArgs } from "node:util";
 import { loadTppSigner, signHttpRequest, signJwsRequest } from "../signing/tpp_signer.ts";
-import { UsageError } from "./tpp_certificate.ts";
+import { runTool, UsageError } from "./tool.ts";
 
 const USAGE = `usage: deno task tpp:sign --cert FILE --key FILE --scheme jws|http --method POST
          --path /v1/payments/domestic [--body FILE] [--header Name=value ...]
@@ -94,16 +94,5 @@ export async function tppSign(args: string[]): Promise<string> {
 }
 
 if (import.meta.main) {
-  try {
-    console.log(await tppSign(Deno.args));
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.PermissionDenied) {
-      // A file named on the command line: the message names it, a stack trace would not help.
-      console.error(error.message);
-      Deno.exit(1);
-    }
-    if (!(error instanceof UsageError)) throw error;
-    console.error(`${error.message}\n${USAGE}`);
-    Deno.exit(2);
-  }
+  await runTool(async () => await tppSign(Deno.args), USAGE);
 }

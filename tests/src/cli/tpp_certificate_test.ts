@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { tppCertificate, UsageError } from "../../../src/cli/tpp_certificate.ts";
+import { tppCertificate } from "../../../src/cli/tpp_certificate.ts";
+import { UsageError } from "../../../src/cli/tool.ts";
 import { parseCertificate } from "../../../src/pki/certificate.ts";
 import { registerFile } from "../../../src/pki/register.ts";
 
