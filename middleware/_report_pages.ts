@@ -11,6 +11,7 @@
 import { answerJson } from "../src/core/answer.ts";
 import type { Answer, GatewayContext } from "../src/core/check.ts";
 import type { Store } from "../src/store/types.ts";
+import { sha256Base64 } from "../src/signing/digest.ts";
 
 /** The query parameters that pick a page of a report rather than the report. */
 export const PAGING_PARAMETERS: readonly string[] = ["pageIndex", "itemsPerPage"];
@@ -24,11 +25,6 @@ function canonicalQuery(params: URLSearchParams, drop: readonly string[] = []): 
   return new URLSearchParams(pairs).toString();
 }
 
-async function digest(text: string): Promise<string> {
-  const bytes = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 /** Where a request's report markers live: one prefix per TPP, consent and resource. */
 export interface PageKeys {
   /** `<slot tag>freq:<TPP>:<consent>:` */
@@ -37,12 +33,13 @@ export interface PageKeys {
   resource: string;
 }
 
-function reportKey(keys: PageKeys, query: string): Promise<string> {
-  return digest(`${keys.resource}?${query}`).then((h) => `${keys.base}report:${h}`);
+// The query is hashed so that a key's length does not grow with what a TPP sends.
+function reportKey(keys: PageKeys, query: string): string {
+  return `${keys.base}report:${sha256Base64(`${keys.resource}?${query}`)}`;
 }
 
-function pageKey(keys: PageKeys, query: string): Promise<string> {
-  return digest(`${keys.resource}?${query}`).then((h) => `${keys.base}page:${h}`);
+function pageKey(keys: PageKeys, query: string): string {
+  return `${keys.base}page:${sha256Base64(`${keys.resource}?${query}`)}`;
 }
 
 /**
@@ -61,7 +58,7 @@ export async function openReport(
     lookups.push(reportKey(keys, canonicalQuery(params, PAGING_PARAMETERS)));
   }
   try {
-    const found = await Promise.all(lookups.map(async (key) => await store.get(await key)));
+    const found = await Promise.all(lookups.map((key) => store.get(key)));
     const ends = found.map(Number).filter((end) => Number.isFinite(end) && end > now);
     return ends.length > 0 ? Math.max(...ends) : undefined;
   } catch {
@@ -113,9 +110,7 @@ export async function keepReport(
   const ttl = ends - now;
   if (ttl <= 0) return;
   const url = new URL(c.req.url);
-  const writes: Promise<string>[] = pagingQueries(answer, url.pathname).map((query) =>
-    pageKey(keys, query)
-  );
+  const writes = pagingQueries(answer, url.pathname).map((query) => pageKey(keys, query));
   if (opened) writes.push(reportKey(keys, canonicalQuery(url.searchParams, PAGING_PARAMETERS)));
-  for (const key of await Promise.all(writes)) await store.put(key, String(ends), ttl);
+  for (const key of writes) await store.put(key, String(ends), ttl);
 }
