@@ -3,7 +3,7 @@
  * body kind (and, for payments, by payment-service and payment-product): single, bulk or periodic
  * payment, pain.001 XML (well-formed, without XInclude or schema locations), a periodic pain.001 as
  * multipart/form-data (the XML part and the JSON schedule part), consent, authorisation (POST, PUT)
- * or checkout order. Operations without a body refuse one. Every JSON body is also scanned for
+ * checkout order, confirmation of funds or signing basket. Operations without a body refuse one. Every JSON body is also scanned for
  * duplicate keys, deep nesting and control characters. Unknown fields are rejected or let through,
  * as the policy says.
  */
@@ -28,6 +28,8 @@ import { checkPeriodicForm, FORM_DATA, formBoundary } from "../src/bodies/period
 import { parseMediaType } from "../src/lib/media_type.ts";
 import { consent } from "../src/bodies/consent.ts";
 import { authorisation } from "../src/bodies/authorisation.ts";
+import { fundsConfirmation } from "../src/bodies/funds_confirmation.ts";
+import { signingBasket } from "../src/bodies/signing_basket.ts";
 import {
   type CheckoutOrder,
   checkoutOrder,
@@ -143,6 +145,10 @@ export const bodySchema = defineCheck({
         ? [["consent", () => consent(built, today)]]
         : kind === "checkoutOrder"
         ? [["checkoutOrder", () => checkoutOrder(built)]]
+        : kind === "fundsConfirmation"
+        ? [["fundsConfirmation", () => fundsConfirmation(built)]]
+        : kind === "signingBasket"
+        ? [["signingBasket", () => signingBasket(built)]]
         : [["authorisation", () => authorisation(built, kind === "authorisationUpdate")]],
     );
     const compiled = new Map<string, z.ZodType>();

@@ -2,12 +2,13 @@
  * The checks in the order they run (one visible list) and the terminal handler after them: the
  * policy is resolved with them and each operation's chain is built from them.
  *
- * request -> route (catalogue) -> header rules -> who is calling -> body -> signature -> body rules
+ * request -> route (catalogue) -> offered service -> header rules -> who is calling -> body -> signature -> body rules
  * -> consent scope -> idempotency -> rate limits -> consent frequency -> links -> catalogue cache
  * -> circuit -> upstream limits -> proxy (terminal) -> response
  */
 import type { Check } from "../src/core/check.ts";
 import type { Pipeline } from "../src/core/chain.ts";
+import { service } from "./service.ts";
 import { deprecation } from "./deprecation.ts";
 import { bodyLimit } from "./body_limit.ts";
 import { tppCertificate } from "./tpp_certificate.ts";
@@ -46,6 +47,8 @@ import { upstreamLimits } from "./upstream_limits.ts";
 
 /** Every check in the order it runs. */
 export const CHECKS = [
+  // What the bank offers: a service switched off answers before anything else.
+  service,
   deprecation,
   // Request hardening: header and path rules.
   headerLimits,

@@ -18,6 +18,8 @@ import { bulkPayment, periodicPayment, singlePayment, standingOrder } from "../b
 import { consent } from "../bodies/consent.ts";
 import { authorisation } from "../bodies/authorisation.ts";
 import { checkoutOrder } from "../bodies/checkout_order.ts";
+import { fundsConfirmation } from "../bodies/funds_confirmation.ts";
+import { signingBasket } from "../bodies/signing_basket.ts";
 import { LOCALE_SPELLINGS } from "../bodies/locale.ts";
 import { PERIODIC_PARTS } from "../bodies/periodic_form.ts";
 import { SAFE_ID } from "../lib/ids.ts";
@@ -202,6 +204,21 @@ export function openApiDocument(policy: Policy, today: string): JsonSchema {
         content: json(component("CheckoutOrder", built, () => checkoutOrder(built)), {
           order: checkoutOrderExample(),
         }),
+      };
+    }
+    if (op.body === "fundsConfirmation") {
+      return {
+        required: true,
+        content: json(
+          component("ConfirmationOfFunds", built, () => fundsConfirmation(built)),
+          {},
+        ),
+      };
+    }
+    if (op.body === "signingBasket") {
+      return {
+        required: true,
+        content: json(component("SigningBasket", built, () => signingBasket(built)), {}),
       };
     }
     const update = op.body === "authorisationUpdate";

@@ -7,7 +7,17 @@
  */
 
 /** Operation groups; policy overrides may target a whole group. */
-export const GROUPS = ["pis", "ais", "consents", "checkout", "installment", "products"] as const;
+export const GROUPS = [
+  "pis",
+  "ais",
+  "consents",
+  "cards",
+  "piis",
+  "baskets",
+  "checkout",
+  "installment",
+  "products",
+] as const;
 export type Group = typeof GROUPS[number];
 
 export type Method = "GET" | "POST" | "PUT" | "DELETE";
@@ -16,7 +26,7 @@ export type Method = "GET" | "POST" | "PUT" | "DELETE";
  * What a request body is, for the body validator:
  * - `payment`: payment initiation (JSON per payment-service, XML for `pain.001-*` products)
  * - `consent`, `authorisation` (POST on authorisation resources), `authorisationUpdate` (PUT),
- *   `checkoutOrder`: JSON bodies
+ *   `checkoutOrder`, `fundsConfirmation`, `signingBasket`: JSON bodies
  * - `none`: no body
  */
 export type BodyKind =
@@ -25,6 +35,8 @@ export type BodyKind =
   | "authorisation"
   | "authorisationUpdate"
   | "checkoutOrder"
+  | "fundsConfirmation"
+  | "signingBasket"
   | "none";
 
 /** Rule of one path parameter. */
@@ -123,7 +135,7 @@ function answersOf(
   row: { group: Group; method: Method; headers: readonly string[] },
 ): readonly string[] {
   const answers = [...ANSWERS];
-  const authorising = row.group === "pis" || row.group === "consents";
+  const authorising = row.group === "pis" || row.group === "consents" || row.group === "baskets";
   if (authorising && row.method === "POST") answers.push("location");
   if (authorising && row.method !== "GET") answers.push("aspsp-sca-approach");
   if (row.headers.includes("tpp-notification-uri")) {
@@ -149,6 +161,19 @@ function ais(row: Omit<Row, "group">): Operation {
     required: ["x-request-id", "consent-id"],
     headers: [...COMMON, "consent-id"],
   }, true);
+}
+
+function cards(row: Omit<Row, "group">): Operation {
+  return complete({
+    ...row,
+    group: "cards",
+    required: ["x-request-id", "consent-id"],
+    headers: [...COMMON, "consent-id"],
+  }, true);
+}
+
+function baskets(row: Omit<Row, "group">): Operation {
+  return complete({ ...row, group: "baskets" }, true);
 }
 
 function consents(row: Omit<Row, "group">): Operation {
@@ -416,6 +441,126 @@ export const OPERATIONS: readonly Operation[] = [
     method: "PUT",
     path: "/v1/consents/{consentId}/authorisations/{authorisationId}",
     params: { consentId: {}, authorisationId: {} },
+    headers: [...COMMON, ...PSU_ID, "content-type"],
+    body: "authorisationUpdate",
+    success: [200],
+  }),
+
+  // Card accounts (Berlin Group 1.3.11; not in the documents): as accounts, behind a consent.
+  cards({
+    id: "getCardAccountList",
+    method: "GET",
+    path: "/v1/card-accounts",
+    body: "none",
+    success: [200],
+  }),
+  cards({
+    id: "readCardAccountDetails",
+    method: "GET",
+    path: "/v1/card-accounts/{account-id}",
+    params: { "account-id": {} },
+    body: "none",
+    success: [200],
+  }),
+  cards({
+    id: "getCardAccountBalances",
+    method: "GET",
+    path: "/v1/card-accounts/{account-id}/balances",
+    params: { "account-id": {} },
+    body: "none",
+    success: [200],
+  }),
+  cards({
+    id: "getCardAccountTransactionList",
+    method: "GET",
+    path: "/v1/card-accounts/{account-id}/transactions",
+    params: { "account-id": {} },
+    body: "none",
+    success: [200],
+  }),
+
+  // Confirmation of funds (Berlin Group 1.3.11, PIIS; not in the documents).
+  complete({
+    id: "checkAvailabilityOfFunds",
+    group: "piis",
+    method: "POST",
+    path: "/v1/funds-confirmations",
+    headers: ["x-request-id", "authorization", "consent-id", ...SIGNING, "content-type"],
+    body: "fundsConfirmation",
+    success: [200],
+  }, true),
+
+  // Signing baskets (Berlin Group 1.3.11; not in the documents): payments and consents of one TPP
+  // authorised together.
+  baskets({
+    id: "createSigningBasket",
+    method: "POST",
+    path: "/v1/signing-baskets",
+    headers: [
+      ...START_AUTH,
+      "consent-id",
+      "tpp-explicit-authorisation-preferred",
+      "content-type",
+    ],
+    required: ["x-request-id", "psu-ip-address"],
+    body: "signingBasket",
+    success: [201],
+  }),
+  baskets({
+    id: "getSigningBasket",
+    method: "GET",
+    path: "/v1/signing-baskets/{basketId}",
+    params: { basketId: {} },
+    body: "none",
+    success: [200],
+  }),
+  baskets({
+    id: "deleteSigningBasket",
+    method: "DELETE",
+    path: "/v1/signing-baskets/{basketId}",
+    params: { basketId: {} },
+    body: "none",
+    success: [204],
+  }),
+  baskets({
+    id: "getSigningBasketStatus",
+    method: "GET",
+    path: "/v1/signing-baskets/{basketId}/status",
+    params: { basketId: {} },
+    headers: [...COMMON, ...PSU_ID],
+    body: "none",
+    success: [200],
+  }),
+  baskets({
+    id: "startSigningBasketAuthorisation",
+    method: "POST",
+    path: "/v1/signing-baskets/{basketId}/authorisations",
+    params: { basketId: {} },
+    headers: [...START_AUTH, "content-type"],
+    body: "authorisation",
+    success: [201],
+  }),
+  baskets({
+    id: "getSigningBasketAuthorisation",
+    method: "GET",
+    path: "/v1/signing-baskets/{basketId}/authorisations",
+    params: { basketId: {} },
+    body: "none",
+    success: [200],
+  }),
+  baskets({
+    id: "getSigningBasketScaStatus",
+    method: "GET",
+    path: "/v1/signing-baskets/{basketId}/authorisations/{authorisationId}",
+    params: { basketId: {}, authorisationId: {} },
+    body: "none",
+    success: [200],
+  }),
+  baskets({
+    id: "updateSigningBasketPsuData",
+    method: "PUT",
+    path: "/v1/signing-baskets/{basketId}/authorisations/{authorisationId}",
+    params: { basketId: {}, authorisationId: {} },
     headers: [...COMMON, ...PSU_ID, "content-type"],
     body: "authorisationUpdate",
     success: [200],
