@@ -2,7 +2,9 @@
  * `query_params`: the query of the operation. The transaction list needs bookingStatus (one of
  * information, booked, pending, both, all), ISO dates, and dateFrom unless delta access
  * (entryReferenceFrom or deltaList) or bookingStatus information is used, and may page with the
- * Berlin Group's pageIndex (from 0) and itemsPerPage (from 1); the product catalogue
+ * Berlin Group's pageIndex (from 0) and itemsPerPage (from 1); a card account's transaction list
+ * the same, but with bookingStatus booked, pending or both and without withBalance (1.3.11's
+ * `bookingStatusCard`); the product catalogue
  * pages with page (int32 from 0) and page-size (int32 up to the policy's maximum); the installment
  * calculator needs amount (a decimal string) and client_id. Everywhere: a parameter given twice,
  * or with control characters, is refused (the core might read another copy than the gateway
@@ -16,9 +18,15 @@ import { isIsoDate } from "../src/lib/dates.ts";
 import { idProblem } from "../src/lib/ids.ts";
 import { AMOUNT } from "../src/bodies/amount.ts";
 import { hasControl } from "../src/lib/controls.ts";
-import { BOOKING_STATUS as BOOKING_ALL, INT32_MAX, queryParameters } from "../src/bodies/query.ts";
+import {
+  BOOKING_STATUS as BOOKING_ALL,
+  CARD_BOOKING_STATUS,
+  INT32_MAX,
+  queryParameters,
+} from "../src/bodies/query.ts";
 
 const BOOKING_STATUS: readonly string[] = BOOKING_ALL;
+const CARD_STATUS: readonly string[] = CARD_BOOKING_STATUS;
 
 /** The names of the query parameters the operation defines (000 and 001). */
 function knownParams(op: Operation): string[] {
@@ -48,15 +56,20 @@ function date(query: URLSearchParams, name: string): void {
   }
 }
 
-function transactionList(query: URLSearchParams): void {
+/** The rules of a transaction list whose bookingStatus takes `statuses`. */
+function transactionList(statuses: readonly string[]): (query: URLSearchParams) => void {
+  return (query) => reportQuery(query, statuses);
+}
+
+function reportQuery(query: URLSearchParams, statuses: readonly string[]): void {
   const status = query.get("bookingStatus");
   if (status === null) {
     throw formatError("bookingStatus", 'Query parameter "bookingStatus" is required');
   }
-  if (!BOOKING_STATUS.includes(status)) {
+  if (!statuses.includes(status)) {
     throw formatError(
       "bookingStatus",
-      `Query parameter "bookingStatus" must be one of ${BOOKING_STATUS.join(", ")}`,
+      `Query parameter "bookingStatus" must be one of ${statuses.join(", ")}`,
     );
   }
   date(query, "dateFrom");
@@ -123,7 +136,9 @@ export const queryParams = defineCheck({
   create(options, { operation }) {
     const known = new Set(knownParams(operation));
     const rules = operation.id === "getTransactionList"
-      ? transactionList
+      ? transactionList(BOOKING_STATUS)
+      : operation.id === "getCardAccountTransactionList"
+      ? transactionList(CARD_STATUS)
       : operation.id === "calculateInstallment"
       ? installment
       : operation.id === "getAccountList" || operation.id === "readAccountDetails"

@@ -1,6 +1,6 @@
 /**
  * The query parameters each operation defines (000 and 001, plus the Berlin Group's paging of the
- * transaction list), with their formats: `query_params` accepts these names, and the published
+ * transaction list and its card account operations), with their formats: `query_params` accepts these names, and the published
  * contract describes them with these schemas.
  */
 import type { Operation } from "../psd2/catalogue.ts";
@@ -11,6 +11,9 @@ export const INT32_MAX = 2_147_483_647;
 
 /** Values of bookingStatus. */
 export const BOOKING_STATUS = ["information", "booked", "pending", "both", "all"] as const;
+
+/** Values of bookingStatus of a card account's transactions (1.3.11's `bookingStatusCard`). */
+export const CARD_BOOKING_STATUS = ["booked", "pending", "both"] as const;
 
 /** One query parameter. */
 export interface QueryParameter {
@@ -29,6 +32,23 @@ function int(min: number, max: number): JsonSchema {
 /** The query parameters of an operation; `maxPageSize` is the product catalogue's page-size cap. */
 export function queryParameters(op: Operation, maxPageSize: number): QueryParameter[] {
   const optional = (name: string, schema: JsonSchema) => ({ name, required: false, schema });
+  if (op.id === "getCardAccountTransactionList") {
+    // 1.3.11 lists no paging for card reports; the account report's pageIndex and itemsPerPage are
+    // taken too, so that a bank's paging links of a card report pass the gateway.
+    return [
+      optional("dateFrom", DATE),
+      optional("dateTo", DATE),
+      optional("entryReferenceFrom", { type: "string", maxLength: 128 }),
+      {
+        name: "bookingStatus",
+        required: true,
+        schema: { type: "string", enum: [...CARD_BOOKING_STATUS] },
+      },
+      optional("deltaList", BOOLEAN),
+      optional("pageIndex", int(0, INT32_MAX)),
+      optional("itemsPerPage", int(1, INT32_MAX)),
+    ];
+  }
   if (op.id === "getTransactionList") {
     return [
       optional("dateFrom", DATE),
