@@ -1,5 +1,8 @@
 import { assertForwarded, assertRejected, policy, rig } from "../support/hardening.ts";
 import { initiationHeaders, REQUEST_ID, singlePayment } from "../support/requests.ts";
+import { fundsBody, fundsHeaders } from "../support/funds.ts";
+
+const FUNDS = "/v1/funds-confirmations";
 
 Deno.test("consentId() rejects every account read without Consent-ID", async () => {
   await using t = await rig(policy());
@@ -97,5 +100,49 @@ Deno.test("consentId() does not judge operations that do not take the header", a
   assertForwarded(
     await t.call("/v1/products/en", { headers: { "consent-id": "a/b" } }),
     t.upstream,
+  );
+});
+
+Deno.test("consentId() leaves Consent-ID optional on a confirmation of funds by default", async () => {
+  await using t = await rig(policy());
+  const body = JSON.stringify(fundsBody());
+  assertForwarded(
+    await t.call(FUNDS, { method: "POST", headers: fundsHeaders(), body }),
+    t.upstream,
+  );
+});
+
+Deno.test("consentId() with required: true at groups.piis requires Consent-ID on a confirmation of funds", async () => {
+  await using t = await rig(
+    policy({}, { groups: { piis: { consent_id: { required: true } } } }),
+  );
+  const body = JSON.stringify(fundsBody());
+  assertRejected(
+    await t.call(FUNDS, { method: "POST", headers: fundsHeaders(), body }),
+    {
+      status: 400,
+      code: "FORMAT_ERROR",
+      path: "Consent-ID",
+      text: /^Header "Consent-ID" is required for this operation$/,
+    },
+    t.upstream,
+  );
+  assertForwarded(
+    await t.call(FUNDS, {
+      method: "POST",
+      headers: fundsHeaders({ "consent-id": "piis-consent-1" }),
+      body,
+    }),
+    t.upstream,
+  );
+  // The group's rule only: a payment initiation still goes without one.
+  assertForwarded(
+    await t.call("/v1/payments/domestic", {
+      method: "POST",
+      headers: initiationHeaders(),
+      body: JSON.stringify(singlePayment()),
+    }),
+    t.upstream,
+    2,
   );
 });
