@@ -1,9 +1,11 @@
 /**
  * What a consent grants, as `consent_scope` keeps it: the account references of its `access`
  * (IBAN, BBAN, PAN, masked PAN, MSISDN), each kept as `<kind>:<value>`, and which references each
- * account id of the account list carries. A reference grants only the account that carries the
- * same reference: a consent naming a card by `maskedPan` grants no account that the list does not
- * show with that `maskedPan`, never every account.
+ * account id of the account list (and card account id of the card account list) carries. A
+ * reference grants only the account that carries the same reference: a consent naming a card by
+ * `maskedPan` grants no account or card account that its list does not show with that
+ * `maskedPan`, never every account. Accounts and card accounts are placed apart: an id the account
+ * list showed is not a card account's, and the other way round.
  */
 
 /** The account reference fields of the interface (AccountReference, AccountDetails). */
@@ -26,7 +28,37 @@ export interface Scope {
   transactions: string[];
   /** The references of each account id (its canonical form) as the account list showed them. */
   places: Record<string, string[]>;
+  /** The references of each card account id as the card account list showed them. */
+  cardPlaces?: Record<string, string[]>;
 }
+
+/** The accounts or the card accounts: where each list keeps its members and its places. */
+export interface Family {
+  /** The list's member in the core's answer (`accounts`, `cardAccounts`). */
+  member: "accounts" | "cardAccounts";
+  /** Where the scope keeps the ids the list showed. */
+  places: "places" | "cardPlaces";
+  /** The list's public path, for the texts of refusals. */
+  listPath: string;
+  /** What the texts call one member. */
+  noun: string;
+}
+
+/** Accounts: GET /v1/accounts and the reads under it. */
+export const ACCOUNTS: Family = {
+  member: "accounts",
+  places: "places",
+  listPath: "/v1/accounts",
+  noun: "Account",
+};
+
+/** Card accounts (Berlin Group 1.3.11): GET /v1/card-accounts and the reads under it. */
+export const CARD_ACCOUNTS: Family = {
+  member: "cardAccounts",
+  places: "cardPlaces",
+  listPath: "/v1/card-accounts",
+  noun: "Card account",
+};
 
 /** What an account read needs the consent to grant on its account. */
 export type Need = "details" | "balances" | "transactions";
@@ -82,9 +114,17 @@ export function grants(scope: Scope, need: Need, carried: readonly string[]): bo
   return carried.some((reference) => given.includes(reference));
 }
 
-/** The references of an account id as the account list showed them, if the gateway saw it. */
-export function place(scope: Scope, accountId: string): readonly string[] | undefined {
-  return Object.hasOwn(scope.places, accountId) ? scope.places[accountId] : undefined;
+/**
+ * The references of an account id as its family's list showed them (the account list by default),
+ * if the gateway saw it.
+ */
+export function place(
+  scope: Scope,
+  accountId: string,
+  family: Family = ACCOUNTS,
+): readonly string[] | undefined {
+  const places = scope[family.places] ?? {};
+  return Object.hasOwn(places, accountId) ? places[accountId] : undefined;
 }
 
 /**
@@ -92,7 +132,7 @@ export function place(scope: Scope, accountId: string): readonly string[] | unde
  * are read as IBANs; their account ids by IBAN are dropped (the next account list learns them).
  */
 export function storedScope(text: string): Scope {
-  const { resources: _byIban, opaque: _opaque, ...stored } = JSON.parse(text) as
+  const { resources: _byIban, opaque: _opaque, cardPlaces, ...stored } = JSON.parse(text) as
     & Partial<Scope>
     & { resources?: unknown; opaque?: unknown };
   const kinded = (list: unknown) =>
@@ -105,5 +145,6 @@ export function storedScope(text: string): Scope {
     balances: kinded(stored.balances),
     transactions: kinded(stored.transactions),
     places: isObject(stored.places) ? stored.places as Record<string, string[]> : {},
+    ...(isObject(cardPlaces) ? { cardPlaces: cardPlaces as Record<string, string[]> } : {}),
   };
 }

@@ -4,23 +4,24 @@
  * scope loosely. The gateway learns each consent as it passes, in the policy's store (every
  * instance knows it): its TPP and access at creation (POST /v1/consents), its access and status
  * from the consent and status reads, its termination on DELETE, and which account id carries
- * which references (IBAN, BBAN, masked PAN, MSISDN) from the account list. Ids are compared in
+ * which references (IBAN, BBAN, masked PAN, MSISDN) from the account list, and which card account
+ * id from the card account list (card accounts are read like accounts). Ids are compared in
  * their canonical form (src/psd2/identifiers.ts): an account id or a consent id in another case
  * is the same one. Refused:
  *
  * - a consent of another TPP;
  * - a consent the core reported as expired, revokedByPsu, terminatedByTpp or rejected;
- * - an account read (details, balances, transactions) on an account the consent does not grant,
- *   or balances or transactions on an account granted only for `accounts` (a consent of
+ * - an account or card account read (details, balances, transactions) on one the consent does not
+ *   grant, or balances or transactions on one granted only for `accounts` (a consent of
  *   `availableAccounts` grants no account read at all); a reference grants only the account that
  *   carries it (middleware/_consent_grants.ts);
- * - with `unknown_account: refuse`, a read on an account id the gateway cannot place (the account
- *   list was not read with this consent, or did not show the account with a reference).
+ * - with `unknown_account: refuse`, a read on an account id the gateway cannot place (its list was
+ *   not read with this consent, or did not show the account with a reference).
  *
- * The core's account list is filtered to the granted accounts when the consent lists accounts
- * (report mode logs what would have been removed). A consent the gateway never saw, and by default
- * (`unknown_account: forward`) an account id it cannot place, is forwarded and counted as
- * `unknown` (xs2a_consent_scope_total), as is every read when the store cannot be read.
+ * The core's account and card account lists are filtered to the granted members when the consent
+ * lists accounts (report mode logs what would have been removed). A consent the gateway never saw,
+ * and by default (`unknown_account: forward`) an account id it cannot place, is forwarded and
+ * counted as `unknown` (xs2a_consent_scope_total), as is every read when the store cannot be read.
  */
 import { z } from "zod";
 import type { Next } from "hono";
@@ -35,6 +36,9 @@ import { type Identifiers, identifiers } from "../src/psd2/identifiers.ts";
 import { keyPart } from "./_shared_state.ts";
 import {
   accessScope,
+  ACCOUNTS,
+  CARD_ACCOUNTS,
+  type Family,
   grants,
   isObject,
   type Need,
@@ -47,11 +51,20 @@ import {
 /** Statuses after which a consent grants nothing (the core reported them). */
 const ENDED = new Set(["expired", "revokedByPsu", "terminatedByTpp", "rejected"]);
 
-const NEEDS: Record<string, Need> = {
-  readAccountDetails: "details",
-  getBalances: "balances",
-  getTransactionList: "transactions",
-  getTransactionDetails: "transactions",
+const NEEDS: Record<string, [Need, Family]> = {
+  readAccountDetails: ["details", ACCOUNTS],
+  getBalances: ["balances", ACCOUNTS],
+  getTransactionList: ["transactions", ACCOUNTS],
+  getTransactionDetails: ["transactions", ACCOUNTS],
+  readCardAccountDetails: ["details", CARD_ACCOUNTS],
+  getCardAccountBalances: ["balances", CARD_ACCOUNTS],
+  getCardAccountTransactionList: ["transactions", CARD_ACCOUNTS],
+};
+
+/** The lists whose answers are filtered and teach the gateway where each id belongs. */
+const LISTS: Record<string, Family> = {
+  getAccountList: ACCOUNTS,
+  getCardAccountList: CARD_ACCOUNTS,
 };
 
 interface ScopeConfig {
@@ -195,7 +208,12 @@ async function knownConsent(
 }
 
 /** An account read: refused outside the consent, forwarded when the gateway cannot judge. */
-async function checkRead(c: GatewayContext, next: Next, config: ScopeConfig, need: Need) {
+async function checkRead(
+  c: GatewayContext,
+  next: Next,
+  config: ScopeConfig,
+  [need, family]: [Need, Family],
+) {
   const known = await knownConsent(c, config);
   if (!known) return next();
   const { id, scope } = known;
@@ -208,7 +226,7 @@ async function checkRead(c: GatewayContext, next: Next, config: ScopeConfig, nee
     config.counts.refused.value++;
     throw refused(`Consent "${id}" grants the account list only, not "${need}" of an account`);
   }
-  const carried = place(scope, config.ids.id("resource_id", accountId));
+  const carried = place(scope, config.ids.id("resource_id", accountId), family);
   if (carried === undefined) {
     if (config.unknownAccount === "forward") {
       config.counts.unknown.value++;
@@ -216,12 +234,14 @@ async function checkRead(c: GatewayContext, next: Next, config: ScopeConfig, nee
     }
     config.counts.refused.value++;
     throw refused(
-      `Account "${accountId}" is not known for consent "${id}"; read the account list (GET /v1/accounts) with this consent first`,
+      `${family.noun} "${accountId}" is not known for consent "${id}"; read the list (GET ${family.listPath}) with this consent first`,
     );
   }
   if (!grants(scope, need, carried)) {
     config.counts.refused.value++;
-    throw refused(`Consent "${id}" does not grant "${need}" for account "${accountId}"`);
+    throw refused(
+      `Consent "${id}" does not grant "${need}" for ${family.noun.toLowerCase()} "${accountId}"`,
+    );
   }
   config.counts.allowed.value++;
   return next();
@@ -237,7 +257,7 @@ declare module "../src/core/check.ts" {
   interface GatewayVariables extends ConsentScopeVariables {}
 }
 
-/** GET /v1/accounts: refused like any read when the consent grants nothing. */
+/** GET /v1/accounts, /v1/card-accounts: refused like any read when the consent grants nothing. */
 async function checkList(c: GatewayContext, next: Next, config: ScopeConfig) {
   const known = await knownConsent(c, config);
   if (known) {
@@ -248,22 +268,24 @@ async function checkList(c: GatewayContext, next: Next, config: ScopeConfig) {
 }
 
 /**
- * The account list's answer: filtered to the granted accounts, and the account ids by IBAN
- * learnt from the core's.
+ * The account list's (or card account list's) answer: filtered to the granted members, and the
+ * references of each id learnt from the core's.
  */
 async function filterList(
   c: GatewayContext,
   answer: Answer,
   config: ScopeConfig,
+  family: Family,
 ): Promise<Answer | undefined> {
   const known = c.get("listConsent");
   const list = answer.status === 200 ? answerJson(answer) : undefined;
-  if (!known || !isObject(list) || !Array.isArray(list.accounts)) return undefined;
+  const members = isObject(list) ? list[family.member] : undefined;
+  if (!known || !isObject(list) || !Array.isArray(members)) return undefined;
   const { id, scope } = known;
   const seen = new Map<string, string[]>();
   const removed: string[] = [];
   const judge = scope.grant === "lists";
-  const kept = list.accounts.filter((account) => {
+  const kept = members.filter((account) => {
     const carried = references(account);
     const resourceId = isObject(account) && typeof account.resourceId === "string"
       ? account.resourceId
@@ -277,19 +299,21 @@ async function filterList(
     return false;
   });
   if (removed.length > 0) {
-    const text = `Account list: ${removed.length} account(s) not granted by consent "${id}" ${
-      config.enforce ? "removed" : "would have been removed"
-    }`;
+    const text =
+      `${family.noun} list: ${removed.length} ${family.noun.toLowerCase()}(s) not granted by consent "${id}" ${
+        config.enforce ? "removed" : "would have been removed"
+      }`;
     if (config.enforce) {
       config.services.log.info({ level: "warn", msg: text, request_id: c.get("requestId") });
     } else config.report(c, refused(text));
   }
-  const learnt = [...seen].filter(([k, v]) => place(scope, k)?.join() !== v.join());
+  const learnt = [...seen].filter(([k, v]) => place(scope, k, family)?.join() !== v.join());
   if (learnt.length > 0 && answer.source === "core") {
-    await save(config, id, { ...scope, places: { ...scope.places, ...Object.fromEntries(seen) } });
+    const places = { ...scope[family.places], ...Object.fromEntries(seen) };
+    await save(config, id, { ...scope, [family.places]: places });
   }
   if (removed.length === 0 || !config.enforce) return undefined;
-  return changed(answer, { body: JSON.stringify({ ...list, accounts: kept }) });
+  return changed(answer, { body: JSON.stringify({ ...list, [family.member]: kept }) });
 }
 
 export const consentScope = defineCheck({
@@ -322,10 +346,11 @@ export const consentScope = defineCheck({
     if (id === "getConsentInformation" || id === "getConsentStatus" || id === "deleteConsent") {
       return { answer: (c, answer) => learnLater(c, answer, config, id) };
     }
-    if (id === "getAccountList") {
+    const family = LISTS[id];
+    if (family) {
       return {
         request: (c, next) => checkList(c, next, config),
-        answer: (c, answer) => filterList(c, answer, config),
+        answer: (c, answer) => filterList(c, answer, config, family),
       };
     }
     const need = NEEDS[id];
