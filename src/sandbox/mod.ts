@@ -25,6 +25,7 @@ import { BANK_SCA_ORIGIN } from "./authorisations.ts";
 import { mountCheckout } from "./checkout.ts";
 import { mountConsents } from "./consents.ts";
 import { mountControls } from "./controls.ts";
+import { mountFunds } from "./funds.ts";
 import { renderNotFound, renderSandboxError } from "./errors.ts";
 import { mountInstallment } from "./installment.ts";
 import { mountPayments } from "./payments.ts";
@@ -86,6 +87,7 @@ export function createSandbox(options: SandboxOptions = {}): Hono {
   mountConsents(app, state);
   mountAccounts(app, state);
   mountTransactions(app, state);
+  mountFunds(app);
   mountCheckout(app, state);
   mountInstallment(app);
   mountProducts(app);

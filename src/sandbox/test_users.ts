@@ -62,3 +62,30 @@ export function anyHas(psuIds: Iterable<string | undefined>, behaviour: Behaviou
   for (const id of psuIds) if (id !== undefined && behaviourOf(id) === behaviour) return true;
   return false;
 }
+
+/** A documented account of the confirmation of funds (`POST /v1/funds-confirmations`). */
+export interface FundsTestAccount {
+  iban: string;
+  /** The test user whose account it is. */
+  psuId: string;
+  /** What a funds check on it answers, for the TPP developer. */
+  description: string;
+}
+
+/**
+ * The accounts a confirmation of funds names to see each answer: one with funds, one without. A
+ * funds check reads the account's expected balance in the instructed currency.
+ */
+export const FUNDS_TEST_ACCOUNTS: readonly FundsTestAccount[] = [
+  {
+    iban: "GE42SB0000000101904917",
+    psuId: "PSU-OK",
+    description:
+      "Has funds: fundsAvailable true for amounts up to its expected balance, 2391.25 GEL",
+  },
+  {
+    iban: "GE31SB0000000101904921",
+    psuId: "PSU-NO-FUNDS",
+    description: "Has no funds: balance 0.00 GEL, fundsAvailable false for any amount",
+  },
+];
