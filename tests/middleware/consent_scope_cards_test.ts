@@ -63,7 +63,11 @@ function looseCore() {
   return { upstream, statuses };
 }
 
-function policy(store: PolicyInput = {}, mode: Mode = "enforce", unknown = "forward") {
+function policy(
+  store: PolicyInput = {},
+  mode: Mode = "enforce",
+  unknown: "forward" | "refuse" = "forward",
+) {
   return buildPolicy({
     metrics: { token: TOKEN },
     defaults: {
@@ -108,7 +112,7 @@ function coreReads(upstream: ReturnType<typeof startUpstream>): string[] {
 function onEveryStore(
   name: string,
   fn: (gateway: TestGateway, core: ReturnType<typeof looseCore>) => Promise<void>,
-  options: { mode?: Mode; unknown?: string } = {},
+  options: { mode?: Mode; unknown?: "forward" | "refuse" } = {},
 ) {
   for (const kind of ["memory", "redis"] as const) {
     Deno.test({
