@@ -66,10 +66,17 @@ export async function openReport(
   }
 }
 
-/** The paging links of a report answer (top level and inside `transactions`) on this path. */
+/**
+ * The paging links of a report answer (top level and inside `transactions`, or a card report's
+ * `cardTransactions`) on this path.
+ */
 function pagingQueries(answer: Answer, path: string): string[] {
   const body = answerJson(answer) as Record<string, unknown> | undefined;
-  const holders = [body?._links, (body?.transactions as Record<string, unknown>)?._links];
+  const holders = [
+    body?._links,
+    (body?.transactions as Record<string, unknown>)?._links,
+    (body?.cardTransactions as Record<string, unknown>)?._links,
+  ];
   const queries: string[] = [];
   for (const links of holders) {
     if (!links || typeof links !== "object") continue;

@@ -2,17 +2,17 @@
  * `consent_frequency`: the consent's frequencyPerDay, counted at the edge for every gateway
  * instance. The gateway learns each consent as it passes (POST /v1/consents: the request's
  * recurringIndicator, frequencyPerDay and validUntil with the answer's consentId; GET of the
- * consent refreshes it; DELETE forgets it) and keeps it until validUntil. An account read without
- * PSU-IP-Address (TPP-initiated) counts per TPP and consent (callers without TPP identity share
- * one count), per resource (path) and per calendar day of the bank's time zone, against
- * min(frequencyPerDay, the TPP's maximum); a one-off consent allows 1 read of each resource,
- * whoever initiates it; PSU-initiated reads on recurring consents are not counted. Only reads the
- * core answers with 2xx count (counted on the way in, taken back on the way out). A resource is
- * the path: query parameters (`withBalance`, a report's dates) never make a read another
- * resource, and the further pages of a transaction report are part of the access that read it
- * (`_report_pages.ts`). A UUID consent id counts the same in any case. Over it: 429
- * ACCESS_EXCEEDED. A consent the gateway never saw is forwarded (the core decides), optionally
- * capped by a default.
+ * consent refreshes it; DELETE forgets it) and keeps it until validUntil. An account read (card
+ * account reads included) without PSU-IP-Address (TPP-initiated) counts per TPP and consent
+ * (callers without TPP identity share one count), per resource (path) and per calendar day of the
+ * bank's time zone, against min(frequencyPerDay, the TPP's maximum); a one-off consent allows 1
+ * read of each resource, whoever initiates it; PSU-initiated reads on recurring consents are not
+ * counted. Only reads the core answers with 2xx count (counted on the way in, taken back on the
+ * way out). A resource is the path: query parameters (`withBalance`, a report's dates) never make
+ * a read another resource, and the further pages of a transaction report (of an account or a card
+ * account) are part of the access that read it (`_report_pages.ts`). A UUID consent id counts the
+ * same in any case. Over it: 429 ACCESS_EXCEEDED. A consent the gateway never saw is forwarded
+ * (the core decides), optionally capped by a default.
  */
 import { z } from "zod";
 import type { Next } from "hono";
@@ -376,7 +376,9 @@ export const consentFrequency = defineCheck({
       case "deleteConsent":
         return { answer: (c, answer) => forgetDeleted(c, answer, config) };
     }
-    if (context.operation.group !== "ais") return undefined;
+    // Card account reads are account reads (Berlin Group 1.3.11): the same count.
+    const group = context.operation.group;
+    if (group !== "ais" && group !== "cards") return undefined;
     const plan = context.decisions;
     plan.frequency = (c) => frequencyPart(c, config);
     plan.owner ??= (c) => callerId(c, config.ids);
