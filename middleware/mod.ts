@@ -3,7 +3,7 @@
  * policy is resolved with them and each operation's chain is built from them.
  *
  * request -> route (catalogue) -> offered service -> header rules -> who is calling -> body -> signature -> body rules
- * -> consent scope -> idempotency -> rate limits -> consent frequency -> links -> catalogue cache
+ * -> consent scope -> basket scope -> idempotency -> rate limits -> consent frequency -> links -> catalogue cache
  * -> circuit -> upstream limits -> proxy (terminal) -> response
  */
 import type { Check } from "../src/core/check.ts";
@@ -41,6 +41,7 @@ import { idempotency } from "./idempotency.ts";
 import { rateLimit } from "./rate_limit.ts";
 import { consentFrequency } from "./consent_frequency.ts";
 import { consentScope } from "./consent_scope.ts";
+import { basketScope } from "./basket_scope.ts";
 import { catalogueCache } from "./catalogue_cache.ts";
 import { upstreamCircuit } from "./upstream_circuit.ts";
 import { upstreamLimits } from "./upstream_limits.ts";
@@ -81,6 +82,8 @@ export const CHECKS = [
   bodySchema,
   // Consent scope: account reads outside the consent refused before any count is taken.
   consentScope,
+  // Basket scope: a signing basket of another TPP's payments, consents or basket refused.
+  basketScope,
   // Shared state: idempotency, rate limits, consent frequency (one store decision together).
   idempotency,
   rateLimit,

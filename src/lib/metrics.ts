@@ -370,6 +370,10 @@ export function createMetrics() {
       "xs2a_consent_scope_total",
       "Account reads judged against the consent's scope, by operation and result (allowed, refused, unknown)",
     ),
+    basketScope: new Counter(
+      "xs2a_basket_scope_total",
+      "Signing basket requests judged by whose payments, consents and basket they name, by operation and result (allowed, refused, unknown)",
+    ),
     storeEntries: new Gauge(
       "xs2a_store_entries",
       "Entries held by the in-process (memory) store, expired ones not yet swept included",
