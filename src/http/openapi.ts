@@ -28,6 +28,7 @@ import {
   authorisationExamples,
   checkoutOrderExample,
   consentExample,
+  fundsConfirmationExample,
   PAIN_001_EXAMPLE,
   paymentExamples,
   standingOrderExample,
@@ -211,7 +212,7 @@ export function openApiDocument(policy: Policy, today: string): JsonSchema {
         required: true,
         content: json(
           component("ConfirmationOfFunds", built, () => fundsConfirmation(built)),
-          {},
+          { fundsConfirmation: fundsConfirmationExample() },
         ),
       };
     }

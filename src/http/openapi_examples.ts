@@ -105,3 +105,12 @@ export function checkoutOrderExample(): Record<string, unknown> {
     purchase_units: [{ amount: { currency_code: "GEL", value: 21 } }],
   };
 }
+
+/** A confirmation of funds: the official example's fields, with an IBAN whose check digits hold. */
+export function fundsConfirmationExample(): Record<string, unknown> {
+  return {
+    cardNumber: "12345678901234",
+    account: { iban: DEBTOR.iban },
+    instructedAmount: { currency: "EUR", amount: "123" },
+  };
+}

@@ -258,6 +258,7 @@ export function successBody(op: Operation, status: number): JsonSchema | undefin
         discount_code: TEXT,
       }, ["month", "amount"]),
     },
+    checkAvailabilityOfFunds: object({ fundsAvailable: { type: "boolean" } }, ["fundsAvailable"]),
     getProductById: object({
       product: ref("Product"),
       _links: { anyOf: [ref("Links"), { type: "null" }] },

@@ -79,6 +79,7 @@ Deno.test("every example request body of /openapi.json passes the gateway's body
     }
   }
   assert.equal(t.upstream.received.length, sent, "every example reached the bank");
-  // Payments (3 JSON, XML, form), consent, 3 starts x 4 and 3 updates x 5 authorisations, checkout.
-  assert.equal(sent, 5 + 1 + 3 * 4 + 3 * 5 + 1);
+  // Payments (3 JSON, XML, form), consent, 4 starts x 4 and 4 updates x 5 authorisations (payment,
+  // cancellation, consent, signing basket), checkout, confirmation of funds.
+  assert.equal(sent, 5 + 1 + 4 * 4 + 4 * 5 + 1 + 1);
 });
