@@ -53,6 +53,8 @@ function newCluster(urls: string[], connectMs: number) {
         ...(first.protocol === "rediss:" ? { tls: true as const } : {}),
       },
     },
+    // The store's own deadline bounds each command (see redis.ts).
+    commandOptions: { timeout: 0 },
     maxCommandRedirections: 4,
     // Discovery only; each node is connected when a command first needs it. Connecting to every
     // master at once made a gateway that starts while one master is down fail every decision.
