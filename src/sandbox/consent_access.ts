@@ -2,7 +2,8 @@
  * What a consent lets an account read see: the Consent-ID check and the grants per account.
  *
  * Grants come from `access.accounts`, `access.balances` and `access.transactions` (account
- * references by iban; balances and transactions imply details), or from the extensions
+ * references by iban, card accounts by maskedPan; balances and transactions imply details), or
+ * from the extensions
  * `allPsd2: "allAccounts"` (everything), `availableAccounts: "allAccounts"` (the list only) and
  * `availableAccountsWithBalance: "allAccounts"` (the list with balances). The account list shows
  * an account's `ownerName` when the consent asks for it: `access.additionalInformation.ownerName`
@@ -11,7 +12,6 @@
  */
 import type { Context } from "hono";
 import { effectiveStatus } from "./consent_rules.ts";
-import type { SeedAccount } from "./data.ts";
 import { formatError, SandboxError } from "./errors.ts";
 import { headerValue, isObject } from "./request.ts";
 import type { Consent, SandboxState } from "./state.ts";
@@ -29,6 +29,12 @@ export interface Grants {
 }
 
 const ALL = ["allAccounts", "allAccountsWithOwnerName"];
+
+/** What a consent's account references can name: an account's IBAN or a card's masked PAN. */
+export interface Referenced {
+  iban?: string;
+  maskedPan?: string;
+}
 
 /**
  * The valid consent named by the Consent-ID header.
@@ -55,8 +61,8 @@ export function requireConsent(c: Context, state: SandboxState): Consent {
   throw new SandboxError(401, code, { text, path: "Consent-ID" });
 }
 
-/** What the consent grants on the account. */
-export function grantsOf(consent: Consent, account: SeedAccount): Grants {
+/** What the consent grants on the account or card account. */
+export function grantsOf(consent: Consent, account: Referenced): Grants {
   const access = consent.access;
   const withOwner = [access.allPsd2, access.availableAccounts, access.availableAccountsWithBalance]
     .includes("allAccountsWithOwnerName");
@@ -92,11 +98,16 @@ export function requireGrant(grants: Grants, what: keyof Grants) {
   });
 }
 
-function names(references: unknown, account: SeedAccount): boolean {
+function names(references: unknown, account: Referenced): boolean {
   if (!Array.isArray(references)) return false;
-  return references.some((ref) => isObject(ref) && normalise(ref.iban) === account.iban);
+  return references.some((ref) =>
+    isObject(ref) &&
+    ((account.iban !== undefined && normalise(ref.iban) === normalise(account.iban)) ||
+      (account.maskedPan !== undefined &&
+        normalise(ref.maskedPan) === normalise(account.maskedPan)))
+  );
 }
 
-function normalise(iban: unknown): string {
-  return typeof iban === "string" ? iban.replace(/\s+/g, "").toUpperCase() : "";
+function normalise(reference: unknown): string {
+  return typeof reference === "string" ? reference.replace(/\s+/g, "").toUpperCase() : "";
 }

@@ -96,7 +96,7 @@ export function mountConsents(app: Hono, state: SandboxState) {
       frequencyPerDay: consent.frequencyPerDay,
       lastActionDate: lastActionDate(consent, state.now()),
       consentStatus: effectiveStatus(consent, state.now()),
-      _links: { account: { href: "/psd2/v1/accounts" } },
+      _links: consentLinks(consent),
     });
   });
   app.get(`${ONE}/status`, (c) => {
@@ -134,6 +134,21 @@ function createConsent(
     tpp: tppPreferences(options.c),
     authorisations: new Map(),
   };
+}
+
+/**
+ * A consent read's links: the account list, and the card account list (1.3.11 `cardAccount`) when
+ * the consent names a card by maskedPan or reaches every account.
+ */
+function consentLinks(consent: Consent): Record<string, { href: string }> {
+  const links = { account: { href: "/psd2/v1/accounts" } };
+  const { access } = consent;
+  const named = [access.accounts, access.balances, access.transactions].some((list) =>
+    Array.isArray(list) && list.some((ref) => isObject(ref) && typeof ref.maskedPan === "string")
+  );
+  const every = [access.allPsd2, access.availableAccounts, access.availableAccountsWithBalance]
+    .some((value) => typeof value === "string" && value.startsWith("allAccounts"));
+  return named || every ? { ...links, cardAccount: { href: "/psd2/v1/card-accounts" } } : links;
 }
 
 function findConsent(state: SandboxState, c: Context): Consent {

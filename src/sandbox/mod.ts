@@ -20,6 +20,7 @@
  */
 import { Hono } from "hono";
 import { mountAccounts } from "./accounts.ts";
+import { mountCardAccounts } from "./card_accounts.ts";
 import { DEFAULT_CA_DIR, mountCa } from "./ca.ts";
 import { BANK_SCA_ORIGIN } from "./authorisations.ts";
 import { mountCheckout } from "./checkout.ts";
@@ -87,6 +88,7 @@ export function createSandbox(options: SandboxOptions = {}): Hono {
   mountConsents(app, state);
   mountAccounts(app, state);
   mountTransactions(app, state);
+  mountCardAccounts(app, state);
   mountFunds(app);
   mountCheckout(app, state);
   mountInstallment(app);

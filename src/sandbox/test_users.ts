@@ -5,7 +5,13 @@
  */
 
 /** What a test user does. */
-export type Behaviour = "succeeds" | "failsSca" | "noFunds" | "multilevel" | "expiredConsent";
+export type Behaviour =
+  | "succeeds"
+  | "failsSca"
+  | "noFunds"
+  | "multilevel"
+  | "expiredConsent"
+  | "cardHolder";
 
 /** A documented test user. */
 export interface TestUser {
@@ -48,6 +54,12 @@ export const TEST_USERS: readonly TestUser[] = [
     behaviour: "expiredConsent",
     description:
       "Consents authorise, then read as expired: consentStatus expired, account reads 401 CONSENT_EXPIRED",
+  },
+  {
+    psuId: "PSU-CARD",
+    behaviour: "cardHolder",
+    description:
+      "SCA as PSU-OK; holds the sandbox's card accounts (525412******3241 in GEL, 403211******0042 in USD) with booked and pending card transactions, which no other user holds",
   },
 ];
 
