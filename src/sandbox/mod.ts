@@ -20,6 +20,7 @@
  */
 import { Hono } from "hono";
 import { mountAccounts } from "./accounts.ts";
+import { mountBaskets } from "./baskets.ts";
 import { mountCardAccounts } from "./card_accounts.ts";
 import { DEFAULT_CA_DIR, mountCa } from "./ca.ts";
 import { BANK_SCA_ORIGIN } from "./authorisations.ts";
@@ -84,6 +85,8 @@ export function createSandbox(options: SandboxOptions = {}): Hono {
   });
   app.onError(renderSandboxError);
   app.notFound(renderNotFound);
+  // Before payments and consents: it notes which TPP creates each.
+  mountBaskets(app, state);
   mountPayments(app, state);
   mountConsents(app, state);
   mountAccounts(app, state);

@@ -61,6 +61,12 @@ export const TEST_USERS: readonly TestUser[] = [
     description:
       "SCA as PSU-OK; holds the sandbox's card accounts (525412******3241 in GEL, 403211******0042 in USD) with booked and pending card transactions, which no other user holds",
   },
+  {
+    psuId: "PSU-BASKET",
+    behaviour: "succeeds",
+    description:
+      "SCA as PSU-OK, for signing baskets: initiate two payments, put both in a basket (POST /v1/signing-baskets) and authorise the basket once with the OTP 123456; both payments become ACCP, the basket ACTC",
+  },
 ];
 
 /** The behaviour of a PSU id (case-insensitive); unknown ids succeed. */
