@@ -165,6 +165,9 @@ Deno.test("the default and production example policy files are valid", async () 
   assert.equal(options("initiatePayment", "tpp_certificate").required, true);
   assert.equal(options("getProducts", "tpp_certificate").required, false);
   assert.equal(options("getBalances", "jws_signature").required, false);
+  assert.equal(options("checkAvailabilityOfFunds", "jws_signature").required, true);
+  assert.equal(options("checkAvailabilityOfFunds", "digest").required, true);
+  assert.equal(options("checkAvailabilityOfFunds", "consent_id").required, false);
   assert.equal(strict.store.kind, "redis");
 });
 
