@@ -1,15 +1,17 @@
 /**
- * The bench's picture: one bar per scenario with a target, its ratio to the bare proxy, the target
- * as a line across the bar. Plain SVG, no library: a change's effect is visible at a glance.
+ * The bench's picture: one bar per target, its ratio to the bare proxy, the target as a line across
+ * the bar; a row with no target yet (the KV file's) as a bar without a line. Plain SVG, no library:
+ * a change's effect is visible at a glance.
  */
 
-/** One bar: a ratio and the target it is held to. */
+/** One bar: a ratio and the target it is held to, if any. */
 export interface Bar {
   name: string;
   ratio: number;
-  target: number;
+  /** None: a figure only (drawn blue, without a line). */
+  target?: number;
   /** `min`: the ratio must reach the target (req/s); `max`: it must stay under it (CPU, p99). */
-  kind: "min" | "max";
+  kind?: "min" | "max";
   /** False when the scenario's rounds had rejected requests or an exhausted pool. */
   valid: boolean;
 }
@@ -26,7 +28,7 @@ export function ratioChart(bars: Bar[], title: string): string {
   const plot = width - left - 90;
   const top = 34;
   const height = top + bars.length * rowHeight + 30;
-  const max = Math.max(1.5, ...bars.map((b) => Math.max(b.ratio, b.target))) * 1.05;
+  const max = Math.max(1.5, ...bars.map((b) => Math.max(b.ratio, b.target ?? 0))) * 1.05;
   const round = (value: number) => Math.round(value * 10) / 10;
   const x = (value: number) => round(left + (value / max) * plot);
   const parts = [
@@ -45,18 +47,33 @@ export function ratioChart(bars: Bar[], title: string): string {
   }
   bars.forEach((bar, i) => {
     const y = top + i * rowHeight;
-    const met = bar.kind === "min" ? bar.ratio >= bar.target : bar.ratio <= bar.target;
-    const fill = !bar.valid ? "#999" : met ? "#3a7d44" : "#c0392b";
+    const target = bar.target;
+    const met = target === undefined ||
+      (bar.kind === "min" ? bar.ratio >= target : bar.ratio <= target);
+    const fill = !bar.valid
+      ? "#999"
+      : target === undefined
+      ? "#2e6da4"
+      : met
+      ? "#3a7d44"
+      : "#c0392b";
     const verdict = !bar.valid ? "invalid" : met ? "met" : "missed";
     parts.push(
       `<text x="${left - 6}" y="${y + 15}" text-anchor="end">${escape(bar.name)}</text>`,
       `<rect x="${left}" y="${y + 3}" width="${Math.max(1, round(x(bar.ratio) - left))}" ` +
         `height="${rowHeight - 8}" fill="${fill}"/>`,
-      `<line x1="${x(bar.target)}" x2="${x(bar.target)}" y1="${y}" y2="${y + rowHeight - 2}" ` +
+    );
+    if (target === undefined) {
+      const text = `${bar.ratio.toFixed(2)}x${bar.valid ? " (no target)" : " invalid"}`;
+      parts.push(`<text x="${x(bar.ratio) + 6}" y="${y + 15}">${text}</text>`);
+      return;
+    }
+    parts.push(
+      `<line x1="${x(target)}" x2="${x(target)}" y1="${y}" y2="${y + rowHeight - 2}" ` +
         `stroke="#000" stroke-width="2"/>`,
-      `<text x="${x(Math.max(bar.ratio, bar.target)) + 6}" y="${y + 15}">${bar.ratio.toFixed(2)}x ${
+      `<text x="${x(Math.max(bar.ratio, target)) + 6}" y="${y + 15}">${bar.ratio.toFixed(2)}x ${
         bar.kind === "min" ? ">=" : "<="
-      } ${bar.target}x ${verdict}</text>`,
+      } ${target}x ${verdict}</text>`,
     );
   });
   parts.push("</svg>");

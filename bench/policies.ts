@@ -102,3 +102,31 @@ export async function shadowPolicyFile(): Promise<string> {
   const file = await defaultPolicyFile();
   return await write(`${await Deno.readTextFile(file)}\nshadow: ${file}\n`);
 }
+
+/**
+ * config/production.example.yaml as a bank runs it, with what the bench must put in place of its
+ * placeholders and nothing else: the terminator is the load generator on 127.0.0.1 (the example
+ * lists placeholder addresses), and the rate limits (`per_tpp` 6000, `per_psu` 120 and the
+ * catalogue's `per_client` 600 a minute) are out of reach, as in every bench policy. Everything
+ * else comes from the environment the example names (bench/production.ts sets it).
+ */
+export async function productionPolicyFile(): Promise<string> {
+  const text = await Deno.readTextFile(`${root}config/production.example.yaml`);
+  let changed = text.replace(/^( {2}terminators: )\[[^\]]*\]/m, "$1[127.0.0.1/32]");
+  if (changed === text) {
+    throw new Error("config/production.example.yaml changed: the bench cannot set its terminator");
+  }
+  for (const limit of ["6000", "120", "600"]) {
+    const lifted = changed.replace(
+      new RegExp(`^( +)limit: ${limit}\\n`, "m"),
+      (_, indent) => `${indent}${OUT_OF_REACH}`,
+    );
+    if (lifted === changed) {
+      throw new Error(
+        `config/production.example.yaml changed: the bench cannot lift its limit of ${limit}`,
+      );
+    }
+    changed = lifted;
+  }
+  return await write(changed);
+}
