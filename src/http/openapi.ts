@@ -31,6 +31,7 @@ import {
   fundsConfirmationExample,
   PAIN_001_EXAMPLE,
   paymentExamples,
+  signingBasketExample,
   standingOrderExample,
 } from "./openapi_examples.ts";
 
@@ -219,7 +220,9 @@ export function openApiDocument(policy: Policy, today: string): JsonSchema {
     if (op.body === "signingBasket") {
       return {
         required: true,
-        content: json(component("SigningBasket", built, () => signingBasket(built)), {}),
+        content: json(component("SigningBasket", built, () => signingBasket(built)), {
+          signingBasket: signingBasketExample(),
+        }),
       };
     }
     const update = op.body === "authorisationUpdate";

@@ -114,3 +114,8 @@ export function fundsConfirmationExample(): Record<string, unknown> {
     instructedAmount: { currency: "EUR", amount: "123" },
   };
 }
+
+/** A signing basket: the official example's two payment ids. */
+export function signingBasketExample(): Record<string, unknown> {
+  return { paymentIds: ["123qwert456789", "12345qwert7899"] };
+}

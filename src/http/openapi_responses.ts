@@ -248,27 +248,6 @@ export function successBody(op: Operation, status: number): JsonSchema | undefin
       balances: { type: "array", items: ref("Balance") },
       ...links,
     }),
-    // Card accounts: Berlin Group 1.3.11 (cardAccountList ... cardAccountsTransactionsResponse200).
-    getCardAccountList: object({ cardAccounts: { type: "array", items: ref("CardAccount") } }, [
-      "cardAccounts",
-    ]),
-    readCardAccountDetails: object({ cardAccount: ref("CardAccount") }, ["cardAccount"]),
-    getCardAccountBalances: object({
-      cardAccount: ref("AccountReference"),
-      debitAccounting: { type: "boolean" },
-      balances: { type: "array", items: ref("Balance") },
-    }, ["balances"]),
-    getCardAccountTransactionList: object({
-      cardAccount: ref("AccountReference"),
-      debitAccounting: { type: "boolean" },
-      cardTransactions: object({
-        booked: { type: "array", items: ref("CardTransaction") },
-        pending: { type: "array", items: ref("CardTransaction") },
-        ...links,
-      }, ["_links"]),
-      balances: { type: "array", items: ref("Balance") },
-      ...links,
-    }),
     getTransactionDetails: object({ transactionsDetails: ref("Transaction") }, [
       "transactionsDetails",
     ]),
@@ -308,6 +287,28 @@ export function successBody(op: Operation, status: number): JsonSchema | undefin
       }, ["month", "amount"]),
     },
     checkAvailabilityOfFunds: object({ fundsAvailable: { type: "boolean" } }, ["fundsAvailable"]),
+    // Signing baskets: Berlin Group 1.3.11 (signingBasketResponse-201, signingBasketResponse-200,
+    // signingBasketStatusResponse-200; the authorisations as the payments' are).
+    createSigningBasket: object({
+      transactionStatus: ref("TransactionStatus"),
+      basketId: TEXT,
+      ...sca,
+      ...links,
+      ...messages,
+    }, ["transactionStatus", "basketId", "_links"]),
+    getSigningBasket: object({
+      payments: { type: "array", minItems: 1, items: TEXT },
+      consents: { type: "array", minItems: 1, items: TEXT },
+      transactionStatus: ref("TransactionStatus"),
+      ...links,
+    }, ["transactionStatus"]),
+    getSigningBasketStatus: object({ transactionStatus: ref("TransactionStatus") }, [
+      "transactionStatus",
+    ]),
+    startSigningBasketAuthorisation: authorisation,
+    getSigningBasketAuthorisation: ids,
+    getSigningBasketScaStatus: scaStatus,
+    updateSigningBasketPsuData: update,
     getProductById: object({
       product: ref("Product"),
       _links: { anyOf: [ref("Links"), { type: "null" }] },

@@ -80,6 +80,6 @@ Deno.test("every example request body of /openapi.json passes the gateway's body
   }
   assert.equal(t.upstream.received.length, sent, "every example reached the bank");
   // Payments (3 JSON, XML, form), consent, 4 starts x 4 and 4 updates x 5 authorisations (payment,
-  // cancellation, consent, signing basket), checkout, confirmation of funds.
-  assert.equal(sent, 5 + 1 + 4 * 4 + 4 * 5 + 1 + 1);
+  // cancellation, consent, signing basket), checkout, confirmation of funds, signing basket.
+  assert.equal(sent, 5 + 1 + 4 * 4 + 4 * 5 + 1 + 1 + 1);
 });
