@@ -248,6 +248,27 @@ export function successBody(op: Operation, status: number): JsonSchema | undefin
       balances: { type: "array", items: ref("Balance") },
       ...links,
     }),
+    // Card accounts: Berlin Group 1.3.11 (cardAccountList ... cardAccountsTransactionsResponse200).
+    getCardAccountList: object({ cardAccounts: { type: "array", items: ref("CardAccount") } }, [
+      "cardAccounts",
+    ]),
+    readCardAccountDetails: object({ cardAccount: ref("CardAccount") }, ["cardAccount"]),
+    getCardAccountBalances: object({
+      cardAccount: ref("AccountReference"),
+      debitAccounting: { type: "boolean" },
+      balances: { type: "array", items: ref("Balance") },
+    }, ["balances"]),
+    getCardAccountTransactionList: object({
+      cardAccount: ref("AccountReference"),
+      debitAccounting: { type: "boolean" },
+      cardTransactions: object({
+        booked: { type: "array", items: ref("CardTransaction") },
+        pending: { type: "array", items: ref("CardTransaction") },
+        ...links,
+      }, ["_links"]),
+      balances: { type: "array", items: ref("Balance") },
+      ...links,
+    }),
     getTransactionDetails: object({ transactionsDetails: ref("Transaction") }, [
       "transactionsDetails",
     ]),
