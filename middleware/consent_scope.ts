@@ -234,7 +234,7 @@ async function checkRead(
     }
     config.counts.refused.value++;
     throw refused(
-      `${family.noun} "${accountId}" is not known for consent "${id}"; read the list (GET ${family.listPath}) with this consent first`,
+      `${family.noun} "${accountId}" is not known for consent "${id}"; read the ${family.noun.toLowerCase()} list (GET ${family.listPath}) with this consent first`,
     );
   }
   if (!grants(scope, need, carried)) {

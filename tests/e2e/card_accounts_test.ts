@@ -110,7 +110,10 @@ Deno.test("e2e: a card outside the consent is refused at the edge", async () => 
   const before = await call(gateway, "GET", outside, { headers });
   assert.equal(before.status, 401);
   assert.equal(before.body.tppMessages[0].code, "CONSENT_INVALID");
-  assert.match(before.body.tppMessages[0].text, /read the list \(GET \/v1\/card-accounts\)/);
+  assert.match(
+    before.body.tppMessages[0].text,
+    /read the card account list \(GET \/v1\/card-accounts\)/,
+  );
   assert.equal((await call(gateway, "GET", "/v1/card-accounts", { headers })).status, 200);
   const after = await call(gateway, "GET", outside, { headers });
   assert.equal(after.status, 401);
