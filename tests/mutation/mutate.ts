@@ -115,6 +115,8 @@ export const COVERED_BY: Record<string, string[]> = {
     "tests/security/who_is_calling_test.ts",
   ],
   "middleware/consent_frequency.ts": [
+    "tests/middleware/consent_frequency_cards_test.ts",
+    "tests/security/card_accounts_test.ts",
     "tests/security/identifiers_case_test.ts",
     "tests/security/shared_state_consent_frequency_test.ts",
     "tests/security/shared_state_store_verdicts_test.ts",
@@ -179,10 +181,14 @@ export const COVERED_BY: Record<string, string[]> = {
   // The consent scope's gaps (account before list, references other than the IBAN) and ids in
   // another case; the canonical form of an id every decision keys on.
   "middleware/consent_scope.ts": [
+    "tests/middleware/consent_scope_cards_test.ts",
+    "tests/security/card_accounts_test.ts",
     "tests/security/consent_scope_gaps_test.ts",
     "tests/security/identifiers_case_test.ts",
   ],
   "middleware/_consent_grants.ts": [
+    "tests/middleware/consent_scope_cards_test.ts",
+    "tests/security/card_accounts_test.ts",
     "tests/security/consent_scope_gaps_test.ts",
     "tests/security/identifiers_case_test.ts",
   ],
