@@ -15,6 +15,13 @@ import { scriptedStore, storeDeadline } from "./script.ts";
 import { SettingsWatch } from "./redis_settings.ts";
 import { replicated, type ReplicaWait } from "./replicas.ts";
 
+/**
+ * Most decisions of one event-loop turn sent in one script call: Redis runs a call's decisions
+ * one after another and nothing else meanwhile, so the bound keeps a call short (64 of them take
+ * well under a millisecond).
+ */
+export const DECISIONS_PER_CALL = 64;
+
 /** Longest pause between two background reconnection attempts, in milliseconds. */
 const MAX_RECONNECT_DELAY = 1000;
 
@@ -230,6 +237,7 @@ export async function redisStore(
     prefix: section.prefix,
     timeoutMs: section.timeout,
     log: options.log,
+    batch: DECISIONS_PER_CALL,
   });
   return Object.assign(store, { condition: () => watch.condition() });
 }

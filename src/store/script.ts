@@ -1,18 +1,23 @@
 /**
  * A {@link Store} over any transport that can run the Lua scripts of `lua/` (node-redis over TCP,
- * Upstash over HTTP): one script call per decision. Scripts go as EVALSHA, falling back to EVAL
- * when the server answers NOSCRIPT (after a restart).
+ * Upstash over HTTP). Scripts go as EVALSHA, falling back to EVAL when the server answers NOSCRIPT
+ * (after a restart). Where the transport allows it (`batch` above 1), the decisions asked for in
+ * one turn of the event loop go as one script call: the requests that a turn's I/O woke share a
+ * round trip and the server's work of running a script, and each is decided as atomically as
+ * alone.
  */
+import { setImmediate } from "node:timers";
 import { withDeadline } from "../lib/deadline.ts";
 import type { Logger } from "../lib/log.ts";
 import {
   type Completion,
+  type Decision,
   newStats,
   type Store,
   type StoreStats,
   StoreUnavailableError,
 } from "./types.ts";
-import { DECIDE_SCRIPT, decodeVerdict, encodeDecision } from "./lua/decide.ts";
+import { batchReplies, DECIDE_SCRIPT, decodeVerdict, encodeDecisions } from "./lua/decide.ts";
 import { COMPLETE_SCRIPT, encodeCompletion } from "./lua/complete.ts";
 import { REFUND_SCRIPT } from "./lua/refund.ts";
 
@@ -45,6 +50,11 @@ export interface ScriptedStoreOptions {
   timeoutMs: number;
   /** See {@link Store.tagKeys}. */
   tagKeys?: boolean;
+  /**
+   * Most decisions sent in one script call (default 1: each alone). Only where every key of a
+   * batch may go to one server in one script: not a cluster, whose keys live in many slots.
+   */
+  batch?: number;
   log?: Logger;
 }
 
@@ -93,18 +103,31 @@ export function scriptedStore(transport: ScriptTransport, options: ScriptedStore
     return await bounded(() => transport.eval(script, keys, args));
   }
 
+  /** One script call for `decisions`: a verdict, or the error of its call, for each. */
+  async function decideAll(decisions: readonly Decision[]): Promise<unknown[]> {
+    const { keys, args } = encodeDecisions(decisions, prefix);
+    try {
+      return batchReplies(await run(DECIDE_SCRIPT, keys, args), decisions.length);
+    } catch (error) {
+      try {
+        failed("decide", error);
+      } catch (thrown) {
+        return decisions.map(() => thrown);
+      }
+    }
+  }
+
+  const decide = (options.batch ?? 1) > 1
+    ? turnBatches(decideAll, options.batch!)
+    : async (decision: Decision) => (await decideAll([decision]))[0];
+
   return {
     kind: options.kind,
     tagKeys: options.tagKeys,
     stats,
     async decide(decision) {
-      const { keys, args } = encodeDecision(decision, prefix);
-      let reply: unknown;
-      try {
-        reply = await run(DECIDE_SCRIPT, keys, args);
-      } catch (error) {
-        failed("decide", error);
-      }
+      const reply = await decide(decision);
+      if (reply instanceof Error) throw reply;
       return decodeVerdict(reply, decision);
     },
     async complete(completion: Completion) {
@@ -147,4 +170,38 @@ export function scriptedStore(transport: ScriptTransport, options: ScriptedStore
     },
     close: () => transport.close(),
   };
+}
+
+/**
+ * Collects the decisions asked for until the event loop's next turn (`setImmediate`: after the
+ * I/O callbacks of this one) and sends them in calls of at most `max`; each caller gets its own
+ * part of the replies. A failed call is each of its decisions' error.
+ */
+function turnBatches(
+  send: (decisions: readonly Decision[]) => Promise<unknown[]>,
+  max: number,
+): (decision: Decision) => Promise<unknown> {
+  type Waiting = { decision: Decision; resolve: (reply: unknown) => void };
+  let pending: Waiting[] = [];
+  let scheduled = false;
+  function flush(): void {
+    scheduled = false;
+    const batch = pending;
+    pending = [];
+    for (let start = 0; start < batch.length; start += max) {
+      const part = batch.slice(start, start + max);
+      send(part.map((w) => w.decision)).then(
+        (replies) => part.forEach((w, i) => w.resolve(replies[i])),
+        (error) => part.forEach((w) => w.resolve(error)),
+      );
+    }
+  }
+  return (decision) =>
+    new Promise((resolve) => {
+      pending.push({ decision, resolve });
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    });
 }

@@ -24,13 +24,18 @@ import {
  * KEYS: the X-Request-ID record (when the decision has one), each limit's key, then the consent
  * record and its three candidate day counters (when the read is to be counted).
  *
- * ARGV: idem_mode ("none", "replay" or "unique"), limit_count, has_frequency ("0" or "1"), then
+ * The script decides a batch of decisions in turn, on one reading of the clock (each as atomic as
+ * alone: no other command runs in between). ARGV[1] is their number; then, per decision, the
+ * count of its keys and of its arguments, and its arguments. KEYS are the decisions' keys in turn.
+ *
+ * A decision's arguments: idem_mode ("none", "replay" or "unique"), limit_count, has_frequency
+ * ("0" or "1"), then
  * - the X-Request-ID: fingerprint, token, enforce, inflight_ms, retention_ms
  * - each limit: period_us, tau_us (period times burst), enforce
  * - the consent counter: three day_start, day_end pairs, max_per_day, unknown_limit,
  *   psu_initiated, enforce
  *
- * Reply: {now_ms, blocked, idempotency, limits, frequency} with
+ * Reply: one {now_ms, blocked, idempotency, limits, frequency} per decision, with
  * - idempotency: {outcome, status, headers, body} (the last three only for a replay)
  * - limits: one {allowed, remaining, reset_ms, retry_ms} per limit (none once the X-Request-ID
  *   stopped the decision)
@@ -43,145 +48,174 @@ local time = redis.call("TIME")
 local now_us = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local now = math.floor(now_us / 1000)
 
-local idem_mode = ARGV[1]
-local limit_count = tonumber(ARGV[2])
-local has_frequency = ARGV[3] == "1"
-local key_index, arg_index = 0, 3
+local key_index, arg_index = 0, 1
 local function next_key() key_index = key_index + 1 return KEYS[key_index] end
 local function next_arg() arg_index = arg_index + 1 return ARGV[arg_index] end
-local blocked = 0
 
--- The X-Request-ID: its earlier use, if any.
-local outcome = "none"
-local idem_key, fingerprint, token, inflight_ms, retention_ms
-if idem_mode ~= "none" then
-  idem_key = next_key()
-  fingerprint = next_arg()
-  token = next_arg()
-  local idem_enforce = next_arg() == "1"
-  inflight_ms = tonumber(next_arg())
-  retention_ms = tonumber(next_arg())
-  local state, seen_fingerprint, inflight_until, status, headers, body =
-    unpack(redis.call("HMGET", idem_key, "s", "f", "u", "st", "h", "b"))
-  if not state then outcome = "free"
-  elseif idem_mode == "unique" or state == "seen" then outcome = "duplicate"
-  elseif seen_fingerprint ~= fingerprint then outcome = "mismatch"
-  elseif state == "inflight" and inflight_until and now >= tonumber(inflight_until) then
-    outcome = "unknown"
-  elseif state == "inflight" then outcome = "inflight"
-  elseif state == "done" then outcome = "replay"
-  elseif state == "gone" then outcome = "gone"
-  else outcome = "duplicate" end
-  if outcome == "replay" then
-    return {now, 0, {outcome, status or "", headers or "", body or ""}, {}, {}}
-  end
-  if outcome ~= "free" and idem_enforce then
-    return {now, 1, {outcome, "", "", ""}, {}, {}}
-  end
-end
+local function decide()
+  local idem_mode = next_arg()
+  local limit_count = tonumber(next_arg())
+  local has_frequency = next_arg() == "1"
+  local blocked = 0
 
--- The rate limits (GCRA): each allowed or not, none written yet.
-local limit_keys, limit_tats, limit_allowed, limits = {}, {}, {}, {}
-for i = 1, limit_count do
-  local limit_key = next_key()
-  local period = tonumber(next_arg())
-  local tau = tonumber(next_arg())
-  local limit_enforce = next_arg() == "1"
-  local stored = redis.call("GET", limit_key)
-  local tat = stored and tonumber(stored) or now_us
-  if tat < now_us then tat = now_us end
-  local next_tat = tat + period
-  local allow_at = next_tat - tau
-  limit_keys[i] = limit_key
-  limit_tats[i] = next_tat
-  limit_allowed[i] = now_us >= allow_at
-  if limit_allowed[i] then
-    local remaining = math.floor((now_us - allow_at) / period + 0.000001)
-    limits[i] = {1, remaining, math.ceil((next_tat - now_us) / 1000), 0}
-  else
-    limits[i] = {0, 0, math.ceil((tat - now_us) / 1000), math.ceil((allow_at - now_us) / 1000)}
-    if limit_enforce then blocked = 1 end
-  end
-end
-
--- The consent counter: the day the store's clock falls in, among three candidates.
-local counted, read_allowed, read_limit, used, retry_ms, known = 0, 1, 0, 0, 0, 0
-local day_key, day_end, today
-local counted_day = 0
-if has_frequency then
-  local consent_key = next_key()
-  local day_keys = {next_key(), next_key(), next_key()}
-  local day_starts, day_ends = {}, {}
-  for d = 1, 3 do
-    day_starts[d] = tonumber(next_arg())
-    day_ends[d] = tonumber(next_arg())
-  end
-  local max_per_day = tonumber(next_arg())
-  local unknown_limit = tonumber(next_arg())
-  local psu_initiated = next_arg() == "1"
-  local frequency_enforce = next_arg() == "1"
-  local terms = redis.call("GET", consent_key)
-  local recurring, per_day
-  if terms then recurring, per_day = string.match(terms, "^([01])|(%d+)$") end
-  if recurring then
-    known = 1
-    if recurring == "0" then
-      counted, read_limit = 1, 1
-    elseif not psu_initiated then
-      counted, read_limit = 1, math.min(tonumber(per_day), max_per_day)
+  -- The X-Request-ID: its earlier use, if any.
+  local outcome = "none"
+  local idem_key, fingerprint, token, inflight_ms, retention_ms
+  if idem_mode ~= "none" then
+    idem_key = next_key()
+    fingerprint = next_arg()
+    token = next_arg()
+    local idem_enforce = next_arg() == "1"
+    inflight_ms = tonumber(next_arg())
+    retention_ms = tonumber(next_arg())
+    local state, seen_fingerprint, inflight_until, status, headers, body =
+      unpack(redis.call("HMGET", idem_key, "s", "f", "u", "st", "h", "b"))
+    if not state then outcome = "free"
+    elseif idem_mode == "unique" or state == "seen" then outcome = "duplicate"
+    elseif seen_fingerprint ~= fingerprint then outcome = "mismatch"
+    elseif state == "inflight" and inflight_until and now >= tonumber(inflight_until) then
+      outcome = "unknown"
+    elseif state == "inflight" then outcome = "inflight"
+    elseif state == "done" then outcome = "replay"
+    elseif state == "gone" then outcome = "gone"
+    else outcome = "duplicate" end
+    if outcome == "replay" then
+      return {now, 0, {outcome, status or "", headers or "", body or ""}, {}, {}}
     end
-  elseif unknown_limit > 0 and not psu_initiated then
-    counted, read_limit = 1, unknown_limit
-  end
-  if counted == 1 then
-    today = 2
-    for d = 1, 3 do
-      if day_starts[d] <= now and now < day_ends[d] then today = d end
-    end
-    day_key, day_end = day_keys[today], day_ends[today]
-    used = tonumber(redis.call("GET", day_key) or "0")
-    retry_ms = day_end - now
-    if used >= read_limit then
-      read_allowed = 0
-      if frequency_enforce then blocked = 1 end
+    if outcome ~= "free" and idem_enforce then
+      return {now, 1, {outcome, "", "", ""}, {}, {}}
     end
   end
-end
 
--- Nothing is written for a rejected request.
-if blocked == 0 then
+  -- The rate limits (GCRA): each allowed or not, none written yet.
+  local limit_keys, limit_tats, limit_allowed, limits = {}, {}, {}, {}
   for i = 1, limit_count do
+    local limit_key = next_key()
+    local period = tonumber(next_arg())
+    local tau = tonumber(next_arg())
+    local limit_enforce = next_arg() == "1"
+    local stored = redis.call("GET", limit_key)
+    local tat = stored and tonumber(stored) or now_us
+    if tat < now_us then tat = now_us end
+    local next_tat = tat + period
+    local allow_at = next_tat - tau
+    limit_keys[i] = limit_key
+    limit_tats[i] = next_tat
+    limit_allowed[i] = now_us >= allow_at
     if limit_allowed[i] then
-      redis.call("SET", limit_keys[i], string.format("%.0f", limit_tats[i]),
-        "PX", math.ceil((limit_tats[i] - now_us) / 1000) + 1)
-    end
-  end
-  if counted == 1 and read_allowed == 1 then
-    used = redis.call("INCR", day_key)
-    redis.call("PEXPIREAT", day_key, day_end + 3600000)
-    counted_day = today
-  end
-  if outcome == "free" then
-    if idem_mode == "replay" then
-      redis.call("HSET", idem_key, "s", "inflight", "f", fingerprint, "t", token,
-        "u", string.format("%.0f", now + inflight_ms))
-      redis.call("PEXPIRE", idem_key, math.max(inflight_ms, retention_ms))
+      local remaining = math.floor((now_us - allow_at) / period + 0.000001)
+      limits[i] = {1, remaining, math.ceil((next_tat - now_us) / 1000), 0}
     else
-      redis.call("HSET", idem_key, "s", "seen")
-      redis.call("PEXPIRE", idem_key, retention_ms)
+      limits[i] = {0, 0, math.ceil((tat - now_us) / 1000), math.ceil((allow_at - now_us) / 1000)}
+      if limit_enforce then blocked = 1 end
     end
-    outcome = "claimed"
   end
+
+  -- The consent counter: the day the store's clock falls in, among three candidates.
+  local counted, read_allowed, read_limit, used, retry_ms, known = 0, 1, 0, 0, 0, 0
+  local day_key, day_end, today
+  local counted_day = 0
+  if has_frequency then
+    local consent_key = next_key()
+    local day_keys = {next_key(), next_key(), next_key()}
+    local day_starts, day_ends = {}, {}
+    for d = 1, 3 do
+      day_starts[d] = tonumber(next_arg())
+      day_ends[d] = tonumber(next_arg())
+    end
+    local max_per_day = tonumber(next_arg())
+    local unknown_limit = tonumber(next_arg())
+    local psu_initiated = next_arg() == "1"
+    local frequency_enforce = next_arg() == "1"
+    local terms = redis.call("GET", consent_key)
+    local recurring, per_day
+    if terms then recurring, per_day = string.match(terms, "^([01])|(%d+)$") end
+    if recurring then
+      known = 1
+      if recurring == "0" then
+        counted, read_limit = 1, 1
+      elseif not psu_initiated then
+        counted, read_limit = 1, math.min(tonumber(per_day), max_per_day)
+      end
+    elseif unknown_limit > 0 and not psu_initiated then
+      counted, read_limit = 1, unknown_limit
+    end
+    if counted == 1 then
+      today = 2
+      for d = 1, 3 do
+        if day_starts[d] <= now and now < day_ends[d] then today = d end
+      end
+      day_key, day_end = day_keys[today], day_ends[today]
+      used = tonumber(redis.call("GET", day_key) or "0")
+      retry_ms = day_end - now
+      if used >= read_limit then
+        read_allowed = 0
+        if frequency_enforce then blocked = 1 end
+      end
+    end
+  end
+
+  -- Nothing is written for a rejected request.
+  if blocked == 0 then
+    for i = 1, limit_count do
+      if limit_allowed[i] then
+        redis.call("SET", limit_keys[i], string.format("%.0f", limit_tats[i]),
+          "PX", math.ceil((limit_tats[i] - now_us) / 1000) + 1)
+      end
+    end
+    if counted == 1 and read_allowed == 1 then
+      used = redis.call("INCR", day_key)
+      redis.call("PEXPIREAT", day_key, day_end + 3600000)
+      counted_day = today
+    end
+    if outcome == "free" then
+      if idem_mode == "replay" then
+        redis.call("HSET", idem_key, "s", "inflight", "f", fingerprint, "t", token,
+          "u", string.format("%.0f", now + inflight_ms))
+        redis.call("PEXPIRE", idem_key, math.max(inflight_ms, retention_ms))
+      else
+        redis.call("HSET", idem_key, "s", "seen")
+        redis.call("PEXPIRE", idem_key, retention_ms)
+      end
+      outcome = "claimed"
+    end
+  end
+
+  local frequency = {}
+  if has_frequency then
+    frequency = {counted, read_allowed, read_limit, used, retry_ms, known, counted_day}
+  end
+  return {now, blocked, {outcome, "", "", ""}, limits, frequency}
 end
 
-local frequency = {}
-if has_frequency then
-  frequency = {counted, read_allowed, read_limit, used, retry_ms, known, counted_day}
+-- Each decision in turn: its key and argument counts first, so that one that stops early
+-- (a replay, a duplicate) leaves the next one's keys and arguments where they begin.
+local replies = {}
+for d = 1, tonumber(ARGV[1]) do
+  local key_count, arg_count = tonumber(next_arg()), tonumber(next_arg())
+  local key_end, arg_end = key_index + key_count, arg_index + arg_count
+  replies[d] = decide()
+  key_index, arg_index = key_end, arg_end
 end
-return {now, blocked, {outcome, "", "", ""}, limits, frequency}
+return replies
 `;
 
-/** KEYS and ARGV of {@link DECIDE_SCRIPT} for a decision, every key under `prefix`. */
+/** KEYS and ARGV of {@link DECIDE_SCRIPT} for a batch of decisions, every key under `prefix`. */
+export function encodeDecisions(
+  decisions: readonly Decision[],
+  prefix: string,
+): { keys: string[]; args: string[] } {
+  const keys: string[] = [];
+  const args = [String(decisions.length)];
+  for (const decision of decisions) {
+    const one = encodeDecision(decision, prefix);
+    keys.push(...one.keys);
+    args.push(String(one.keys.length), String(one.args.length), ...one.args);
+  }
+  return { keys, args };
+}
+
+/** The keys and arguments of one decision, every key under `prefix`. */
 export function encodeDecision(
   decision: Decision,
   prefix: string,
@@ -226,7 +260,13 @@ function unexpected(): StoreUnavailableError {
   return new StoreUnavailableError("The store answered the decision in an unexpected form");
 }
 
-/** Reads the reply of {@link DECIDE_SCRIPT} to `decision`. */
+/** The replies of {@link DECIDE_SCRIPT} to a batch of `count` decisions, one each. */
+export function batchReplies(reply: unknown, count: number): unknown[] {
+  if (!Array.isArray(reply) || reply.length !== count) throw unexpected();
+  return reply;
+}
+
+/** Reads the reply of {@link DECIDE_SCRIPT} to one `decision`. */
 export function decodeVerdict(reply: unknown, decision: Decision): Verdict {
   if (!Array.isArray(reply) || reply.length !== 5) throw unexpected();
   const [now, blocked, idempotency, limits, frequency] = reply;

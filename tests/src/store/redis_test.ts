@@ -253,3 +253,46 @@ Deno.test({
     await assert.rejects(store.decide({ limits: [limit()] }), StoreUnavailableError);
   },
 });
+
+Deno.test({
+  name:
+    "redisStore decides one turn's decisions in one script call, each as if alone: a repeat, a limit, a replay",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    await using own = await ownRedisStore();
+    const { store } = own;
+    const kept = idem({ key: "idem:tpp:done" });
+    const first = await store.decide({ idempotency: kept, limits: [] });
+    assert.equal(first.idempotency?.outcome, "claimed");
+    await store.complete({
+      key: kept.key,
+      token: kept.token,
+      action: "done",
+      retentionMs: 60_000,
+      response: { status: 201, headers: [], body: "{}" },
+    });
+    const trips = store.stats.roundTrips;
+    // Asked for in one turn: the same X-Request-ID twice, a limit of 3 five times, and a replay
+    // between them (a decision that stops early must not shift the next one's keys).
+    const verdicts = await Promise.all([
+      store.decide({ idempotency: idem({ key: "idem:tpp:a", mode: "unique" }), limits: [] }),
+      store.decide({ idempotency: idem({ key: "idem:tpp:a", mode: "unique" }), limits: [] }),
+      ...Array.from({ length: 5 }, () => store.decide({ limits: [limit()] })),
+      store.decide({ idempotency: { ...kept, token: "another" }, limits: [limit()] }),
+      store.decide({ limits: [limit({ key: "rl:other" })] }),
+    ]);
+    assert.equal(store.stats.roundTrips - trips, 1, "one script call for the turn");
+    assert.deepEqual(verdicts.slice(0, 2).map((v) => v.idempotency?.outcome), [
+      "claimed",
+      "duplicate",
+    ]);
+    assert.deepEqual(
+      verdicts.slice(2, 7).map((v) => v.limits[0].allowed),
+      [true, true, true, false, false],
+    );
+    assert.equal(verdicts[7].idempotency?.outcome, "replay");
+    assert.equal(verdicts[7].idempotency?.response?.status, 201);
+    assert.deepEqual(verdicts[8].limits.map((l) => l.allowed), [true]);
+    assert.equal(verdicts[8].limits[0].remaining, 2);
+  },
+});
