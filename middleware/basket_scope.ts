@@ -56,7 +56,7 @@ interface BasketConfig {
 }
 
 /** The store key of the owner of a payment or basket (its id in the canonical form). */
-export function ownerKey(ids: Identifiers, kind: Kind, id: string): string {
+function ownerKey(ids: Identifiers, kind: Kind, id: string): string {
   return `owner:${kind}:${keyPart(ids.id("resource_id", id))}`;
 }
 
