@@ -25,7 +25,7 @@ export function ratioChart(bars: Bar[], title: string): string {
   const rowHeight = 26;
   const left = 290;
   const width = 760;
-  const plot = width - left - 90;
+  const plot = width - left - 140;
   const top = 34;
   const height = top + bars.length * rowHeight + 30;
   const max = Math.max(1.5, ...bars.map((b) => Math.max(b.ratio, b.target ?? 0))) * 1.05;
@@ -68,12 +68,14 @@ export function ratioChart(bars: Bar[], title: string): string {
       parts.push(`<text x="${x(bar.ratio) + 6}" y="${y + 15}">${text}</text>`);
       return;
     }
+    // "<=" must be escaped: an SVG with a bare "<" in its text is not XML, and no viewer draws it.
+    const label = `${bar.ratio.toFixed(2)}x ${
+      bar.kind === "min" ? ">=" : "<="
+    } ${target}x ${verdict}`;
     parts.push(
       `<line x1="${x(target)}" x2="${x(target)}" y1="${y}" y2="${y + rowHeight - 2}" ` +
         `stroke="#000" stroke-width="2"/>`,
-      `<text x="${x(Math.max(bar.ratio, target)) + 6}" y="${y + 15}">${bar.ratio.toFixed(2)}x ${
-        bar.kind === "min" ? ">=" : "<="
-      } ${target}x ${verdict}</text>`,
+      `<text x="${x(Math.max(bar.ratio, target)) + 6}" y="${y + 15}">${escape(label)}</text>`,
     );
   });
   parts.push("</svg>");
