@@ -37,11 +37,11 @@ operations:
   );
   const lines = policyChanges(policy(BASE), after);
   assert.deepEqual(lines, [
-    "- query_params.max_page_size: 100 -> 50 (on every operation (38))",
+    "- query_params.max_page_size: 100 -> 50 (on every operation (51))",
     "- digest.required: false -> true (on group pis (12))",
-    "- http_signature: switched off (was enforce) (on every operation (38))",
+    "- http_signature: switched off (was enforce) (on every operation (51))",
     "- psu_device_id: mode enforce -> report (on getAccountList)",
-    "\n38 of 38 operations change.",
+    "\n51 of 51 operations change.",
   ]);
 });
 
@@ -71,8 +71,8 @@ trust: { clock_skew: 30s }
       "- store.timeout: 500ms -> 2s (section: every operation)",
       // The default as the schema writes it (60s), not its largest unit (1m).
       "- trust.clock_skew: 60s -> 30s (section: every operation)",
-      "- idempotency.retention: 24h -> 48h (on initiatePayment, ",
-      "- idempotency.wait: 5s -> 400ms (on initiatePayment, ",
+      "- idempotency.retention: 24h -> 48h (on group piis (1), initiatePayment, ",
+      "- idempotency.wait: 5s -> 400ms (on group piis (1), initiatePayment, ",
     ]
   ) assert.ok(lines.some((l) => l.startsWith(line)), `${line}\n in:\n${lines.join("\n")}`);
   assert.ok(
