@@ -141,9 +141,12 @@ function templates(pathOf: (op: Operation) => string): Template[] {
     .sort(specificity);
 }
 
-/** The upstream path template of an operation (README, "Choices": `/v1` under `/psd2/v1`). */
+/**
+ * The upstream path template of an operation (README, "Choices": a Berlin Group operation's `/v1`
+ * under `/psd2/v1`; checkout, calculator and products: the same path).
+ */
 export function upstreamTemplate(op: Operation): string {
-  return ["pis", "ais", "consents"].includes(op.group) ? `/psd2${op.path}` : op.path;
+  return ["checkout", "installment", "products"].includes(op.group) ? op.path : `/psd2${op.path}`;
 }
 
 const PUBLIC = templates((op) => op.path);
@@ -639,6 +642,14 @@ const pain001 = fc.tuple(
 `
 );
 
+/** A confirmation of funds (1.3.11 `confirmationOfFunds`): account and amount, the rest optional. */
+const fundsConfirmation = fc.record({
+  cardNumber: fc.stringMatching(/^[0-9]{8,19}$/),
+  account: accountReference,
+  payee: charsetText(70),
+  instructedAmount: fc.record({ currency, amount: positiveAmount }),
+}, { requiredKeys: ["account", "instructedAmount"] });
+
 /** A JSON body value for an operation, or `undefined` for XML or none. */
 function jsonBodyFor(op: Operation, params: Record<string, string>): fc.Arbitrary<unknown> {
   switch (op.body) {
@@ -656,6 +667,8 @@ function jsonBodyFor(op: Operation, params: Record<string, string>): fc.Arbitrar
       return authorisationBody(true);
     case "checkoutOrder":
       return checkoutOrder;
+    case "fundsConfirmation":
+      return fundsConfirmation;
     default:
       return fc.constant(undefined);
   }
