@@ -33,7 +33,7 @@ import { duration } from "../src/lib/fields.ts";
 import { errorText } from "../src/lib/mask.ts";
 import type { CounterCell } from "../src/lib/metrics.ts";
 import { type Identifiers, identifiers } from "../src/psd2/identifiers.ts";
-import { keyPart } from "./_shared_state.ts";
+import { consentScopeKey } from "./_consent_records.ts";
 import {
   accessScope,
   ACCOUNTS,
@@ -80,7 +80,7 @@ interface ScopeConfig {
 }
 
 function scopeKey(config: ScopeConfig, id: string): string {
-  return `scope:${keyPart(config.ids.id("consent_id", id))}`;
+  return consentScopeKey(config.ids, id);
 }
 
 async function load(config: ScopeConfig, id: string): Promise<Scope | undefined> {

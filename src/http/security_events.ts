@@ -38,6 +38,7 @@ const REASONS: Readonly<Record<string, SecurityReason>> = {
   bearer_token: "token",
   authorization: "scope",
   consent_scope: "scope",
+  basket_scope: "scope",
   consent_frequency: "frequency",
   body_limit: "smuggling",
   idempotency: "replay",
@@ -79,8 +80,11 @@ export function securityReason(finding: Finding): SecurityReason | undefined {
   return REASONS[finding.check];
 }
 
+/** Checks whose refusal is one TPP reaching for another's resources: always high. */
+const SCOPES: ReadonlySet<string> = new Set(["consent_scope", "basket_scope"]);
+
 function severityOf(reason: SecurityReason, finding: Finding): Severity {
-  if (HIGH.has(finding.code) || reason === "smuggling" || finding.check === "consent_scope") {
+  if (HIGH.has(finding.code) || reason === "smuggling" || SCOPES.has(finding.check)) {
     return "high";
   }
   return reason === "frequency" || reason === "rate_limit" ? "low" : "medium";

@@ -22,12 +22,14 @@ import { policyFileText } from "../lib/policy_files.ts";
 import { parsePolicy, type Policy, PolicyError } from "./load.ts";
 
 /**
- * The checks a candidate never runs: shared state (consent scope learns consents; idempotency,
+ * The checks a candidate never runs: shared state (consent and basket scope learn consents,
+ * payments and baskets; idempotency,
  * rate limits and consent frequency count), answer rewrites, the catalogue cache (a local reply),
  * the circuit and the concurrency limits (they hold the core's capacity), and the proxy.
  */
 export const SKIPPED: ReadonlySet<string> = new Set([
   "consent_scope",
+  "basket_scope",
   "idempotency",
   "rate_limit",
   "consent_frequency",

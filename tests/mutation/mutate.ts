@@ -186,6 +186,11 @@ export const COVERED_BY: Record<string, string[]> = {
     "tests/security/consent_scope_gaps_test.ts",
     "tests/security/identifiers_case_test.ts",
   ],
+  // Another TPP's payment, consent or basket in a basket, ids in another case.
+  "middleware/basket_scope.ts": [
+    "tests/middleware/basket_scope_test.ts",
+    "tests/security/basket_scope_test.ts",
+  ],
   "middleware/_consent_grants.ts": [
     "tests/middleware/consent_scope_cards_test.ts",
     "tests/security/card_accounts_test.ts",

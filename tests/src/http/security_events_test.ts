@@ -125,4 +125,10 @@ Deno.test("securityReason() covers every reason the issue names, and only those"
   assert.equal((revoked.event as { severity: number }).severity, 73);
   const limited = securityEvent(finding("rate_limit", "ACCESS_EXCEEDED"), facts)!;
   assert.equal((limited.event as { severity: number }).severity, 21);
+  // Another TPP's payment in a basket: as high as another TPP's consent.
+  for (const check of ["consent_scope", "basket_scope"]) {
+    const reached = securityEvent(finding(check, "RESOURCE_UNKNOWN", { status: 403 }), facts)!;
+    assert.equal((reached.event as { severity: number }).severity, 73, check);
+    assert.equal(securityReason(finding(check, "RESOURCE_UNKNOWN")), "scope");
+  }
 });
