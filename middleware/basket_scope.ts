@@ -71,9 +71,11 @@ function createdId(answer: Answer, field: string): string | undefined {
 
 /** Learns the calling TPP as the owner of the resource the core created. */
 async function learn(c: GatewayContext, answer: Answer, config: BasketConfig, kind: Kind) {
+  // A caller without a TPP identity owns nothing the gateway could judge: its answer is not read.
   const tpp = c.get("tpp")?.id;
+  if (!tpp) return;
   const id = createdId(answer, kind === "payment" ? "paymentId" : "basketId");
-  if (!tpp || !id) return;
+  if (!id) return;
   try {
     // The record belongs to the TPP that created the resource (its share of a bounded store).
     await config.services.store.put(ownerKey(config.ids, kind, id), tpp, config.retentionMs, tpp);
