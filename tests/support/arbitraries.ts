@@ -17,6 +17,7 @@ import {
   PAYMENT_SERVICES,
   templateParams,
 } from "../../src/psd2/catalogue.ts";
+import { BOOKING_STATUS, CARD_BOOKING_STATUS } from "../../src/bodies/query.ts";
 
 /** Replaced by a new UUID each time a request is sent (X-Request-ID replay stays out of the way). */
 export const FRESH_ID = "<fresh X-Request-ID>";
@@ -650,6 +651,12 @@ const fundsConfirmation = fc.record({
   instructedAmount: fc.record({ currency, amount: positiveAmount }),
 }, { requiredKeys: ["account", "instructedAmount"] });
 
+/** A signing basket (1.3.11 `signingBasket`): payment ids, consent ids, or both, at least one. */
+const signingBasket = fc.record({
+  paymentIds: fc.array(safeId, { minLength: 1, maxLength: 5 }),
+  consentIds: fc.array(safeId, { minLength: 1, maxLength: 5 }),
+}, { requiredKeys: [] }).filter((basket) => Object.keys(basket).length > 0);
+
 /** A JSON body value for an operation, or `undefined` for XML or none. */
 function jsonBodyFor(op: Operation, params: Record<string, string>): fc.Arbitrary<unknown> {
   switch (op.body) {
@@ -669,6 +676,8 @@ function jsonBodyFor(op: Operation, params: Record<string, string>): fc.Arbitrar
       return checkoutOrder;
     case "fundsConfirmation":
       return fundsConfirmation;
+    case "signingBasket":
+      return signingBasket;
     default:
       return fc.constant(undefined);
   }
@@ -684,8 +693,11 @@ function queryFor(op: Operation): fc.Arbitrary<[string, string][]> {
   const bool = fc.constantFrom("true", "false");
   switch (op.id) {
     case "getTransactionList":
+    case "getCardAccountTransactionList":
       return fc.record({
-        bookingStatus: fc.constantFrom("information", "booked", "pending", "both", "all"),
+        bookingStatus: op.id === "getTransactionList"
+          ? fc.constantFrom(...BOOKING_STATUS)
+          : fc.constantFrom(...CARD_BOOKING_STATUS),
         dates: fc.tuple(anyDate, anyDate).map(([a, b]) => (a <= b ? [a, b] : [b, a])),
         hasFrom: fc.boolean(),
         hasTo: fc.boolean(),
@@ -701,7 +713,8 @@ function queryFor(op: Operation): fc.Arbitrary<[string, string][]> {
           dateTo: q.hasTo ? q.dates[1] : undefined,
           entryReferenceFrom: q.entryReferenceFrom,
           deltaList: q.deltaList,
-          withBalance: q.withBalance,
+          // 1.3.11 gives card reports no withBalance.
+          withBalance: op.id === "getTransactionList" ? q.withBalance : undefined,
         });
       }).chain((list) => fc.shuffledSubarray(list, { minLength: list.length }));
     case "getAccountList":

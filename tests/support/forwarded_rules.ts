@@ -10,6 +10,7 @@ import type { Operation } from "../../src/psd2/catalogue.ts";
 import { bytesOf, type FuzzRequest, hasControl, ibanValid, upstreamRoute } from "./arbitraries.ts";
 import type { Exchange } from "./fuzz.ts";
 import { knownQuery } from "./mutations.ts";
+import { BOOKING_STATUS, CARD_BOOKING_STATUS } from "../../src/bodies/query.ts";
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const SAFE_ID = /^[A-Za-z0-9._~-]{1,128}$/;
@@ -118,6 +119,8 @@ const TOP_FIELDS: Record<string, string[]> = {
     "capture_method",
     "purchase_units",
   ],
+  fundsConfirmation: ["cardNumber", "account", "payee", "instructedAmount"],
+  signingBasket: ["paymentIds", "consentIds"],
   authorisation: ["psuData", "authenticationMethodId", "scaAuthenticationData"],
   authorisationUpdate: [
     "psuData",
@@ -139,6 +142,8 @@ const REQUIRED: Record<string, string[]> = {
   ],
   consent: TOP_FIELDS.consent,
   checkoutOrder: ["intent", "items", "redirect_url", "purchase_units"],
+  fundsConfirmation: ["account", "instructedAmount"],
+  signingBasket: [],
   authorisation: [],
   authorisationUpdate: [],
 };
@@ -192,6 +197,14 @@ function checkBody(
     }
   }
   if (kind === "periodic-payments") checkMonths(value, where);
+  if (op.body === "signingBasket") {
+    const ids = [...(value.paymentIds ?? []), ...(value.consentIds ?? [])];
+    assert.ok(ids.length > 0 && ids.every((id) => SAFE_ID.test(id)), `Basket ids\n${where}`);
+  }
+  if (op.body === "fundsConfirmation") {
+    assert.match(value.instructedAmount?.amount ?? "", /^[0-9]{1,14}(\.[0-9]{1,3})?$/, where);
+    assert.ok(ibanOk(value.account), `account\n${where}`);
+  }
   if (op.body === "consent") {
     assert.ok(realDate(value.validUntil), where);
     assert.ok(Number.isInteger(value.frequencyPerDay) && value.frequencyPerDay >= 1, where);
@@ -233,9 +246,10 @@ function checkQuery(op: Operation, query: string, where: string) {
     assert.ok(knownQuery(op).includes(k), `Query parameter "${k}" forwarded\n${where}`);
     assert.ok(!hasControl(k) && !hasControl(v), `Control character in the query\n${where}`);
   }
-  if (op.id === "getTransactionList") {
+  if (op.id === "getTransactionList" || op.id === "getCardAccountTransactionList") {
     const status = params.get("bookingStatus");
-    assert.ok(["information", "booked", "pending", "both", "all"].includes(status ?? ""), where);
+    const statuses = op.id === "getTransactionList" ? BOOKING_STATUS : CARD_BOOKING_STATUS;
+    assert.ok((statuses as readonly string[]).includes(status ?? ""), where);
     const from = params.get("dateFrom");
     const to = params.get("dateTo");
     if (from !== null) assert.ok(realDate(from), where);

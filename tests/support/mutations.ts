@@ -102,6 +102,9 @@ export function knownQuery(op: Operation): string[] {
       "withBalance",
     ];
   }
+  if (op.id === "getCardAccountTransactionList") {
+    return ["dateFrom", "dateTo", "entryReferenceFrom", "bookingStatus", "deltaList"];
+  }
   if (op.id === "getAccountList" || op.id === "readAccountDetails") return ["withBalance"];
   if (op.id === "calculateInstallment") return ["amount", "client_id"];
   if (op.group === "products" && op.id !== "getProductById") return ["page", "page-size"];
