@@ -9,7 +9,7 @@
  * certificate (RFC 8705 `cnf.x5t#S256`) is good only with that transport certificate, and the
  * policy can require a claim to name the certificate's TPP (`certificate_claim`).
  */
-import { errors, type JWTPayload, jwtVerify } from "jose";
+import { errors, type JWTPayload } from "jose";
 import { z } from "zod";
 import { errorText } from "../src/lib/mask.ts";
 import type { Group } from "../src/psd2/catalogue.ts";
@@ -18,6 +18,7 @@ import { requestHeaders } from "../src/core/request.ts";
 import { type CodeFor, GatewayError } from "../src/psd2/errors.ts";
 import { JWS_ALGORITHMS } from "../src/signing/jws.ts";
 import { keySet, readJwksFile } from "../src/tokens/jwks.ts";
+import { verifyToken } from "../src/tokens/verified.ts";
 import {
   InactiveToken,
   introspectionOptions,
@@ -368,10 +369,10 @@ export const bearerToken = defineCheck({
         checkIntrospected(claims, verify, services.now(), realm);
       } else {
         try {
-          ({ payload: claims } = await jwtVerify(token, keys!, {
+          claims = await verifyToken(token, keys!, {
             ...verify,
             currentDate: new Date(services.now()),
-          }));
+          });
         } catch (error) {
           const rejected = fromJose(error, realm);
           if (rejected.status === 503) {

@@ -1,0 +1,72 @@
+/**
+ * Bearer tokens verified once: a TPP sends the same access token with every request until it
+ * expires, and checking its RS256 or PS256 signature each time cost more CPU than the rest of a
+ * read (a third of the gateway's samples on the production example's read). A token whose
+ * signature verified is kept with the key that verified it; when the same token comes again, its
+ * key is looked up as for a first verification (so a key set that is no longer fresh is fetched
+ * again, and a key that left the set is not found), and the kept result counts only when that is
+ * still the very key, and the token's exp and nbf still hold. Anything else is verified in full,
+ * which also gives the error a token gets.
+ */
+import {
+  type JWTHeaderParameters,
+  type JWTPayload,
+  jwtVerify,
+  type JWTVerifyGetKey,
+  type JWTVerifyOptions,
+} from "jose";
+import { BoundedCache } from "../pki/lru.ts";
+
+/** Tokens kept per key set and verification options (the least recently used go first). */
+export const VERIFIED_TOKENS = 10_000;
+
+interface Verified {
+  key: unknown;
+  header: JWTHeaderParameters;
+  claims: JWTPayload;
+}
+
+const caches = new WeakMap<JWTVerifyGetKey, Map<string, BoundedCache<string, Verified>>>();
+
+function cacheOf(keys: JWTVerifyGetKey, options: JWTVerifyOptions): BoundedCache<string, Verified> {
+  let byOptions = caches.get(keys);
+  if (!byOptions) caches.set(keys, byOptions = new Map());
+  const { currentDate: _now, ...fixed } = options;
+  const id = JSON.stringify(fixed);
+  let cache = byOptions.get(id);
+  if (!cache) byOptions.set(id, cache = new BoundedCache(VERIFIED_TOKENS));
+  return cache;
+}
+
+/** Whether exp and nbf hold at `now` (milliseconds), with the options' clock tolerance. */
+function timely(claims: JWTPayload, options: JWTVerifyOptions, now: number): boolean {
+  const seconds = now / 1000;
+  const tolerance = typeof options.clockTolerance === "number" ? options.clockTolerance : 0;
+  if (typeof claims.exp !== "number" || claims.exp + tolerance <= seconds) return false;
+  return typeof claims.nbf !== "number" || claims.nbf - tolerance <= seconds;
+}
+
+/**
+ * The token's claims, as `jwtVerify(token, keys, options)` gives them (and its errors), verified
+ * once per token and key; `options.currentDate` is the time it is judged at.
+ */
+export async function verifyToken(
+  token: string,
+  keys: JWTVerifyGetKey,
+  options: JWTVerifyOptions & { currentDate: Date },
+): Promise<JWTPayload> {
+  const cache = cacheOf(keys, options);
+  const kept = cache.get(token);
+  if (kept && timely(kept.claims, options, options.currentDate.getTime())) {
+    const key = await Promise.resolve(keys(kept.header, undefined as never)).catch(() => undefined);
+    if (key !== undefined && key === kept.key) return kept.claims;
+  }
+  let used: unknown;
+  const { payload, protectedHeader } = await jwtVerify(token, async (header, input) => {
+    used = await keys(header, input);
+    return used as Awaited<ReturnType<JWTVerifyGetKey>>;
+  }, options);
+  // With several matching keys jose tries each itself: no one key to keep.
+  if (used !== undefined) cache.set(token, { key: used, header: protectedHeader, claims: payload });
+  return payload;
+}
