@@ -6,6 +6,7 @@
  * The certificate header and X-Forwarded-For count only from a TLS terminator
  * (`trust.terminators`); from any other peer they are refused or stripped (`trust.from_other_peers`).
  */
+import { base64Bytes } from "../src/lib/base64.ts";
 import { z } from "zod";
 import { defineCheck, modal } from "../src/core/check.ts";
 import { dropHeader, fromTerminator, requestHeaders } from "../src/core/request.ts";
@@ -32,7 +33,7 @@ declare module "../src/core/check.ts" {
 function stapledBytes(value: string): Uint8Array | undefined {
   const text = value.trim().replace(/^:(.*):$/, "$1");
   try {
-    return Uint8Array.from(atob(text), (ch) => ch.charCodeAt(0));
+    return base64Bytes(text);
   } catch {
     return undefined;
   }

@@ -3,6 +3,7 @@
  * the issuing CA, their dates checked, and kept as a set of revoked serial numbers, so that a
  * lookup is one map access.
  */
+import { base64Bytes } from "../lib/base64.ts";
 import "reflect-metadata";
 import { X509Certificate, X509Crl } from "@peculiar/x509";
 import { normalSerial } from "./pem.ts";
@@ -39,7 +40,7 @@ function derOf(data: Uint8Array): Uint8Array {
   );
   if (!match) throw new CrlError("It is PEM without an X509 CRL block");
   try {
-    return Uint8Array.from(atob(match[1].replace(/\s+/g, "")), (c) => c.charCodeAt(0));
+    return base64Bytes(match[1]);
   } catch {
     throw new CrlError("Its PEM base64 is malformed");
   }

@@ -3,6 +3,7 @@
  * the error for a certificate that cannot be read. Parsing (@peculiar/x509) is
  * src/pki/certificate.ts, loaded with the first certificate.
  */
+import { base64Bytes } from "../lib/base64.ts";
 
 /** OID of organizationIdentifier (ETSI EN 319 412-1), for example `PSDGE-NBG-123456`. */
 export const ORGANIZATION_IDENTIFIER_OID = "2.5.4.97";
@@ -28,8 +29,7 @@ export function certificateBytes(input: string | Uint8Array): Uint8Array<ArrayBu
     throw new CertificateFormatError("It is neither PEM nor base64");
   }
   try {
-    const binary = atob(body.replace(/-/g, "+").replace(/_/g, "/"));
-    return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+    return base64Bytes(body);
   } catch {
     throw new CertificateFormatError("Its base64 is malformed");
   }

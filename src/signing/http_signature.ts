@@ -7,6 +7,7 @@
  * policy's (the standard's minimum by default); a time it covers, the `Date` header or
  * `(created)`, must lie within a skew of the bank's clock, and the policy may require one.
  */
+import { base64Bytes } from "../lib/base64.ts";
 import { GatewayError } from "../psd2/errors.ts";
 import type { CertificateInfo } from "../pki/certificate.ts";
 import { type KeyId, namesCertificate, parseKeyId } from "./key_id.ts";
@@ -185,7 +186,7 @@ export class HttpSignatureVerifier
   ): Promise<boolean> {
     let signature: Uint8Array<ArrayBuffer>;
     try {
-      signature = Uint8Array.from(atob(params.signature), (c) => c.charCodeAt(0));
+      signature = base64Bytes(params.signature);
     } catch {
       throw invalid("The Signature signature must be base64");
     }

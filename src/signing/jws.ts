@@ -7,6 +7,7 @@
  * HttpHeaders mechanism (ETSI TS 119 182-1, clause 5.2.8) makes no header mandatory: what `pars`
  * must cover is the policy's, by default the Berlin Group minimum (signer.ts).
  */
+import { base64Bytes } from "../lib/base64.ts";
 import { flattenedVerify } from "jose";
 import { GatewayError } from "../psd2/errors.ts";
 import { signedBytes, type SignedRequest } from "./signer.ts";
@@ -76,12 +77,11 @@ export function sigTInstant(sigT: string): number | undefined {
   return local + fraction - offset;
 }
 
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
 function decodeHeader(part: string): Record<string, unknown> {
   try {
-    const json = atob(part.replace(/-/g, "+").replace(/_/g, "/"));
-    const header = JSON.parse(
-      new TextDecoder().decode(Uint8Array.from(json, (c) => c.charCodeAt(0))),
-    );
+    const header = JSON.parse(UTF8.decode(base64Bytes(part)));
     if (header && typeof header === "object" && !Array.isArray(header)) return header;
   } catch {
     // Reported below.
