@@ -17,6 +17,8 @@ import {
 import { consent } from "../../../src/bodies/consent.ts";
 import { authorisation } from "../../../src/bodies/authorisation.ts";
 import { checkoutOrder } from "../../../src/bodies/checkout_order.ts";
+import { fundsConfirmation } from "../../../src/bodies/funds_confirmation.ts";
+import { signingBasket } from "../../../src/bodies/signing_basket.ts";
 import { phrase } from "../../../src/bodies/issues.ts";
 import type { BodyOptions } from "../../../src/bodies/text.ts";
 import { earliestToday } from "../../../src/lib/dates.ts";
@@ -34,6 +36,8 @@ function schemas(options: BodyOptions): Record<string, z.ZodType> {
     standingOrder: standingOrder(options, today),
     consent: consent(options, today),
     checkoutOrder: checkoutOrder(options),
+    fundsConfirmation: fundsConfirmation(options),
+    signingBasket: signingBasket(options),
     authorisation: authorisation(options, false),
     authorisationUpdate: authorisation(options, true),
   };
