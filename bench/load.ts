@@ -36,18 +36,33 @@ export function command(
     : new Deno.Command(program, { args, ...options });
 }
 
+/** BENCH_CPU_PROF: a directory where every server writes a V8 CPU profile when it stops. */
+const profiles = Deno.env.get("BENCH_CPU_PROF");
+
 /** A Deno server with the gateway's flags (every server runs with them); returns its pid. */
 export function spawn(
   args: string[],
   env: Record<string, string> = {},
   role: "server" | "load" = "server",
 ): number {
-  const child = command(Deno.execPath(), ["run", V8_FLAGS, "--allow-all", ...args], role, {
-    env,
-    cwd: root,
-    stdout: "null",
-    stderr: "inherit",
-  }).spawn();
+  const profile = profiles && role === "server"
+    ? [
+      "--cpu-prof",
+      `--cpu-prof-dir=${profiles}`,
+      `--cpu-prof-name=${args[0].replace(/\W/g, "_")}-${children.length}.cpuprofile`,
+    ]
+    : [];
+  const child = command(
+    Deno.execPath(),
+    ["run", V8_FLAGS, ...profile, "--allow-all", ...args],
+    role,
+    {
+      env,
+      cwd: root,
+      stdout: "null",
+      stderr: "inherit",
+    },
+  ).spawn();
   children.push(child);
   return child.pid;
 }
