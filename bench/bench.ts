@@ -65,13 +65,7 @@
  */
 import { freePort, waitForPort } from "./ports.ts";
 import { V8_FLAGS } from "../src/lib/v8_flags.ts";
-import {
-  jwsVerificationCost,
-  PAYMENT_BODY,
-  PAYMENT_TARGET,
-  signedPostFixture,
-} from "../tests/support/signing.ts";
-import { initiationHeaders } from "../tests/support/requests.ts";
+import { jwsVerificationCost, signedPostFixture } from "../tests/support/signing.ts";
 import {
   children,
   command,
@@ -82,6 +76,7 @@ import {
   rssBytes,
   spawn,
   stopAll,
+  WRITE,
   wrk,
 } from "./load.ts";
 import { type RequestShape, signedPool, signedShape } from "./signed_pool.ts";
@@ -195,21 +190,6 @@ const READ: RequestShape = {
     "Consent-ID": "consent-bench-1",
     "PSU-IP-Address": "192.0.2.10",
   },
-};
-
-/**
- * A payment initiation without an X-Request-ID (wrk.lua makes a fresh one per request): the
- * signed fixture's body (441 bytes) and headers, unsigned.
- */
-const WRITE: RequestShape = {
-  method: "POST",
-  path: PAYMENT_TARGET,
-  headers: Object.fromEntries(
-    Object.entries(
-      initiationHeaders({ "psu-id": "PSU-1234", "tpp-redirect-uri": "https://tpp.example/return" }),
-    ).filter(([name]) => name !== "x-request-id"),
-  ),
-  body: PAYMENT_BODY,
 };
 
 const upstreamPort = freePort();

@@ -5,6 +5,23 @@
  */
 import { V8_FLAGS } from "../src/lib/v8_flags.ts";
 import type { RequestShape } from "./signed_pool.ts";
+import { PAYMENT_BODY, PAYMENT_TARGET } from "../tests/support/signing.ts";
+import { initiationHeaders } from "../tests/support/requests.ts";
+
+/**
+ * A payment initiation without an X-Request-ID (wrk.lua makes a fresh one per request): the
+ * signed fixture's body (441 bytes) and headers, unsigned.
+ */
+export const WRITE: RequestShape = {
+  method: "POST",
+  path: PAYMENT_TARGET,
+  headers: Object.fromEntries(
+    Object.entries(
+      initiationHeaders({ "psu-id": "PSU-1234", "tpp-redirect-uri": "https://tpp.example/return" }),
+    ).filter(([name]) => name !== "x-request-id"),
+  ),
+  body: PAYMENT_BODY,
+};
 
 const root = new URL("..", import.meta.url).pathname;
 export const pinned = Deno.env.get("BENCH_PIN") === "1";

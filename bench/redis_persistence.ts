@@ -9,23 +9,10 @@
  *   deno run --allow-all bench/redis_persistence.ts [rounds=6] [seconds=3] [warmup=5]
  */
 import { freePort, waitForPort } from "./ports.ts";
-import { children, command, cpuMicros, spawn, stopAll, wrk } from "./load.ts";
+import { children, command, cpuMicros, spawn, stopAll, WRITE, wrk } from "./load.ts";
 import { defaultPolicyFile } from "./policies.ts";
-import { PAYMENT_BODY, PAYMENT_TARGET } from "../tests/support/signing.ts";
-import { initiationHeaders } from "../tests/support/requests.ts";
-import type { RequestShape } from "./signed_pool.ts";
 
 const [rounds, seconds, warmup] = [6, 3, 5].map((d, i) => Number(Deno.args[i] ?? d));
-const WRITE: RequestShape = {
-  method: "POST",
-  path: PAYMENT_TARGET,
-  headers: Object.fromEntries(
-    Object.entries(
-      initiationHeaders({ "psu-id": "PSU-1234", "tpp-redirect-uri": "https://tpp.example/return" }),
-    ).filter(([name]) => name !== "x-request-id"),
-  ),
-  body: PAYMENT_BODY,
-};
 
 const upstream = freePort();
 spawn(["bench/upstream.ts", String(upstream)], {}, "load");

@@ -1,7 +1,7 @@
 /**
  * The query parameters each operation defines (000 and 001, plus the Berlin Group's paging of the
- * transaction list and its card account operations), with their formats: `query_params` accepts these names, and the published
- * contract describes them with these schemas.
+ * transaction list and its card account operations), with their formats: `query_params` accepts
+ * these names, and the published contract describes them with these schemas.
  */
 import type { Operation } from "../psd2/catalogue.ts";
 import type { JsonSchema } from "./headers.ts";
@@ -29,42 +29,30 @@ function int(min: number, max: number): JsonSchema {
   return { type: "integer", minimum: min, maximum: max };
 }
 
+const optional = (name: string, schema: JsonSchema) => ({ name, required: false, schema });
+
+/** A transaction report's query: its bookingStatus values, withBalance or not, and paging. */
+function report(statuses: readonly string[], withBalance: boolean): QueryParameter[] {
+  return [
+    optional("dateFrom", DATE),
+    optional("dateTo", DATE),
+    optional("entryReferenceFrom", { type: "string", maxLength: 128 }),
+    { name: "bookingStatus", required: true, schema: { type: "string", enum: [...statuses] } },
+    optional("deltaList", BOOLEAN),
+    ...(withBalance ? [optional("withBalance", BOOLEAN)] : []),
+    optional("pageIndex", int(0, INT32_MAX)),
+    optional("itemsPerPage", int(1, INT32_MAX)),
+  ];
+}
+
 /** The query parameters of an operation; `maxPageSize` is the product catalogue's page-size cap. */
 export function queryParameters(op: Operation, maxPageSize: number): QueryParameter[] {
-  const optional = (name: string, schema: JsonSchema) => ({ name, required: false, schema });
   if (op.id === "getCardAccountTransactionList") {
     // 1.3.11 lists no paging for card reports; the account report's pageIndex and itemsPerPage are
     // taken too, so that a bank's paging links of a card report pass the gateway.
-    return [
-      optional("dateFrom", DATE),
-      optional("dateTo", DATE),
-      optional("entryReferenceFrom", { type: "string", maxLength: 128 }),
-      {
-        name: "bookingStatus",
-        required: true,
-        schema: { type: "string", enum: [...CARD_BOOKING_STATUS] },
-      },
-      optional("deltaList", BOOLEAN),
-      optional("pageIndex", int(0, INT32_MAX)),
-      optional("itemsPerPage", int(1, INT32_MAX)),
-    ];
+    return report(CARD_BOOKING_STATUS, false);
   }
-  if (op.id === "getTransactionList") {
-    return [
-      optional("dateFrom", DATE),
-      optional("dateTo", DATE),
-      optional("entryReferenceFrom", { type: "string", maxLength: 128 }),
-      {
-        name: "bookingStatus",
-        required: true,
-        schema: { type: "string", enum: [...BOOKING_STATUS] },
-      },
-      optional("deltaList", BOOLEAN),
-      optional("withBalance", BOOLEAN),
-      optional("pageIndex", int(0, INT32_MAX)),
-      optional("itemsPerPage", int(1, INT32_MAX)),
-    ];
-  }
+  if (op.id === "getTransactionList") return report(BOOKING_STATUS, true);
   if (op.id === "getAccountList" || op.id === "readAccountDetails") {
     return [optional("withBalance", BOOLEAN)];
   }

@@ -20,9 +20,8 @@ import {
   type SeedCard,
   type SeedCardTransaction,
 } from "./card_data.ts";
-import { isIsoDate, isoDate } from "./dates.ts";
-import { formatError, resourceUnknown } from "./errors.ts";
-import { deltaOf, pageOf } from "./report_pages.ts";
+import { resourceUnknown } from "./errors.ts";
+import { deltaOf, pageOf, readFilters } from "./report_pages.ts";
 import type { Consent, SandboxState } from "./state.ts";
 import { behaviourOf } from "./test_users.ts";
 
@@ -88,7 +87,7 @@ export function mountCardAccounts(app: Hono, state: SandboxState) {
   });
   app.get(`${BASE}/:accountId/transactions`, (c) => {
     const { card, consent } = readableCard(c, { state, what: "transactions" });
-    const { status, from, to } = readFilters(c, state.now());
+    const { status, from, to } = readFilters(c, state.now(), BOOKING_STATUSES);
     const seed = CARD_TRANSACTIONS.get(card.resourceId) ?? { booked: [], pending: [] };
     const inRange = (date: string | undefined) => date !== undefined && date >= from && date <= to;
     const href = cardHref(card);
@@ -140,28 +139,4 @@ function cardView(card: SeedCard, grants: Grants): Record<string, unknown> {
     creditLimit: card.creditLimit,
     _links: links,
   };
-}
-
-function readFilters(c: Context, now: Date) {
-  const status = c.req.query("bookingStatus") ?? "";
-  if (!BOOKING_STATUSES.includes(status)) {
-    throw formatError(
-      `Query "bookingStatus" must be one of ${BOOKING_STATUSES.join(", ")}`,
-      "bookingStatus",
-    );
-  }
-  return {
-    status,
-    from: readDate(c, "dateFrom") ?? "0000-01-01",
-    to: readDate(c, "dateTo") ?? isoDate(now),
-  };
-}
-
-function readDate(c: Context, name: string): string | undefined {
-  const value = c.req.query(name);
-  if (value === undefined || value === "") return undefined;
-  if (!isIsoDate(value)) {
-    throw formatError(`Query "${name}" must be a date written YYYY-MM-DD`, name);
-  }
-  return value;
 }

@@ -9,6 +9,7 @@
  */
 import type { Context } from "hono";
 import { formatError } from "./errors.ts";
+import { isIsoDate, isoDate } from "./dates.ts";
 import type { Consent } from "./state.ts";
 
 /** Entries per page when only `pageIndex` is given. */
@@ -104,4 +105,32 @@ function readInt(c: Context, name: string, min: number): number | undefined {
   const n = /^[0-9]{1,9}$/.test(value) ? Number(value) : NaN;
   if (!(n >= min)) throw formatError(`Query "${name}" must be an integer from ${min}`, name);
   return n;
+}
+
+/**
+ * A report's filters from its query: bookingStatus (one of `statuses`: an account's or a card
+ * account's), dateFrom (from the start when absent) and dateTo (today when absent).
+ */
+export function readFilters(c: Context, now: Date, statuses: readonly string[]) {
+  const status = c.req.query("bookingStatus") ?? "";
+  if (!statuses.includes(status)) {
+    throw formatError(
+      `Query "bookingStatus" must be one of ${statuses.join(", ")}`,
+      "bookingStatus",
+    );
+  }
+  return {
+    status,
+    from: readDate(c, "dateFrom") ?? "0000-01-01",
+    to: readDate(c, "dateTo") ?? isoDate(now),
+  };
+}
+
+function readDate(c: Context, name: string): string | undefined {
+  const value = c.req.query(name);
+  if (value === undefined || value === "") return undefined;
+  if (!isIsoDate(value)) {
+    throw formatError(`Query "${name}" must be a date written YYYY-MM-DD`, name);
+  }
+  return value;
 }

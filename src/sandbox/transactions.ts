@@ -8,12 +8,11 @@
  * Delta reports and pages as src/sandbox/report_pages.ts says; `withBalance=true` adds the
  * account's balances where the consent grants them. Entries carry their `entryReference`.
  */
-import type { Context, Hono } from "hono";
+import type { Hono } from "hono";
 import { accountHref, readableAccount } from "./accounts.ts";
 import { accountBalances } from "./data.ts";
-import { deltaOf, pageOf, queryIsTrue } from "./report_pages.ts";
-import { isIsoDate, isoDate } from "./dates.ts";
-import { formatError, resourceUnknown } from "./errors.ts";
+import { deltaOf, pageOf, queryIsTrue, readFilters } from "./report_pages.ts";
+import { resourceUnknown } from "./errors.ts";
 import type { SandboxState } from "./state.ts";
 import {
   type AccountTransactions,
@@ -29,7 +28,7 @@ const BOOKING_STATUSES = ["information", "booked", "pending", "both", "all"];
 export function mountTransactions(app: Hono, state: SandboxState) {
   app.get("/psd2/v1/accounts/:accountId/transactions", (c) => {
     const { account, grants, consent } = readableAccount(c, { state, what: "transactions" });
-    const { status, from, to } = readFilters(c, state.now());
+    const { status, from, to } = readFilters(c, state.now(), BOOKING_STATUSES);
     const seed = TRANSACTIONS.get(account.resourceId) ?? NO_TRANSACTIONS;
     const href = accountHref(account);
     const inRange = (date: string) => date >= from && date <= to;
@@ -78,28 +77,4 @@ export function mountTransactions(app: Hono, state: SandboxState) {
       },
     });
   });
-}
-
-function readFilters(c: Context, now: Date) {
-  const status = c.req.query("bookingStatus") ?? "";
-  if (!BOOKING_STATUSES.includes(status)) {
-    throw formatError(
-      `Query "bookingStatus" must be one of ${BOOKING_STATUSES.join(", ")}`,
-      "bookingStatus",
-    );
-  }
-  return {
-    status,
-    from: readDate(c, "dateFrom") ?? "0000-01-01",
-    to: readDate(c, "dateTo") ?? isoDate(now),
-  };
-}
-
-function readDate(c: Context, name: string): string | undefined {
-  const value = c.req.query(name);
-  if (value === undefined || value === "") return undefined;
-  if (!isIsoDate(value)) {
-    throw formatError(`Query "${name}" must be a date written YYYY-MM-DD`, name);
-  }
-  return value;
 }
