@@ -185,6 +185,9 @@ export class TrustStore {
 
   #isBlocked(info: CertificateInfo): boolean {
     if (this.#blockedSha.has(info.sha256)) return true;
+    // Run for every certificate of the chain on every request: the issuer's DN is normalised
+    // only when some serial is blocked.
+    if (this.#blockedSerials.length === 0) return false;
     const issuer = normalDn(info.cert.issuer);
     return this.#blockedSerials.some((b) =>
       b.serial === info.serial && (b.issuer === undefined || b.issuer === issuer)
