@@ -18,7 +18,7 @@ import { requestHeaders } from "../src/core/request.ts";
 import { type CodeFor, GatewayError } from "../src/psd2/errors.ts";
 import { JWS_ALGORITHMS } from "../src/signing/jws.ts";
 import { keySet, readJwksFile } from "../src/tokens/jwks.ts";
-import { verifyToken } from "../src/tokens/verified.ts";
+import { tokenVerifier } from "../src/tokens/verified.ts";
 import {
   InactiveToken,
   introspectionOptions,
@@ -320,6 +320,7 @@ export const bearerToken = defineCheck({
       audience: options.audience,
       clockTolerance: options.leeway / 1000,
     };
+    const verified = keys && tokenVerifier(keys, verify);
     const scopeText = options.scopes.join(" ");
     return async (c, next) => {
       const authorization = requestHeaders(c).get("authorization");
@@ -369,10 +370,7 @@ export const bearerToken = defineCheck({
         checkIntrospected(claims, verify, services.now(), realm);
       } else {
         try {
-          claims = await verifyToken(token, keys!, {
-            ...verify,
-            currentDate: new Date(services.now()),
-          });
+          claims = await verified!(token, services.now());
         } catch (error) {
           const rejected = fromJose(error, realm);
           if (rejected.status === 503) {

@@ -31,8 +31,7 @@ const caches = new WeakMap<JWTVerifyGetKey, Map<string, BoundedCache<string, Ver
 function cacheOf(keys: JWTVerifyGetKey, options: JWTVerifyOptions): BoundedCache<string, Verified> {
   let byOptions = caches.get(keys);
   if (!byOptions) caches.set(keys, byOptions = new Map());
-  const { currentDate: _now, ...fixed } = options;
-  const id = JSON.stringify(fixed);
+  const id = JSON.stringify(options);
   let cache = byOptions.get(id);
   if (!cache) byOptions.set(id, cache = new BoundedCache(VERIFIED_TOKENS));
   return cache;
@@ -47,26 +46,32 @@ function timely(claims: JWTPayload, options: JWTVerifyOptions, now: number): boo
 }
 
 /**
- * The token's claims, as `jwtVerify(token, keys, options)` gives them (and its errors), verified
- * once per token and key; `options.currentDate` is the time it is judged at.
+ * The verifier of one key set and set of options: a token's claims, as `jwtVerify(token, keys,
+ * options)` gives them (and its errors), verified once per token and key, judged at `now`
+ * (milliseconds). Made once per check, so that a request only looks its token up.
  */
-export async function verifyToken(
-  token: string,
+export function tokenVerifier(
   keys: JWTVerifyGetKey,
-  options: JWTVerifyOptions & { currentDate: Date },
-): Promise<JWTPayload> {
+  options: JWTVerifyOptions,
+): (token: string, now: number) => Promise<JWTPayload> {
   const cache = cacheOf(keys, options);
-  const kept = cache.get(token);
-  if (kept && timely(kept.claims, options, options.currentDate.getTime())) {
-    const key = await Promise.resolve(keys(kept.header, undefined as never)).catch(() => undefined);
-    if (key !== undefined && key === kept.key) return kept.claims;
-  }
-  let used: unknown;
-  const { payload, protectedHeader } = await jwtVerify(token, async (header, input) => {
-    used = await keys(header, input);
-    return used as Awaited<ReturnType<JWTVerifyGetKey>>;
-  }, options);
-  // With several matching keys jose tries each itself: no one key to keep.
-  if (used !== undefined) cache.set(token, { key: used, header: protectedHeader, claims: payload });
-  return payload;
+  return async (token, now) => {
+    const kept = cache.get(token);
+    if (kept && timely(kept.claims, options, now)) {
+      const key = await Promise.resolve(keys(kept.header, undefined as never)).catch(() =>
+        undefined
+      );
+      if (key !== undefined && key === kept.key) return kept.claims;
+    }
+    let used: unknown;
+    const { payload, protectedHeader } = await jwtVerify(token, async (header, input) => {
+      used = await keys(header, input);
+      return used as Awaited<ReturnType<JWTVerifyGetKey>>;
+    }, { ...options, currentDate: new Date(now) });
+    // With several matching keys jose tries each itself: no one key to keep.
+    if (used !== undefined) {
+      cache.set(token, { key: used, header: protectedHeader, claims: payload });
+    }
+    return payload;
+  };
 }
