@@ -319,3 +319,31 @@ Deno.test("sigTInstant() refuses what names no real instant", () => {
     assert.equal(sigTInstant(sigT), undefined, sigT);
   }
 });
+
+Deno.test("JwsVerifier.verify() checks PS256/384/512, RS256/384/512 and ES256, and refuses each altered", async () => {
+  const ec = await issue(ca, { keyType: "EC" });
+  const every = new JwsVerifier(store, {
+    algorithms: ["PS256", "PS384", "PS512", "RS256", "RS384", "RS512", "ES256"],
+    sigtSkewSeconds: 300,
+    coverage: { always: ["(request-target)", "digest", "x-request-id"], whenPresent: [] },
+    group: "pis",
+  });
+  const check = (headers: Headers, value = headers.get("x-jws-signature")!) =>
+    every.verify(value, { method: "POST", target: TARGET, headers, now: Date.now() });
+  for (
+    const [alg, signer] of [
+      ...["PS256", "PS384", "PS512", "RS256", "RS384", "RS512"].map((a) => [a, tpp] as const),
+      ["ES256", ec] as const,
+    ]
+  ) {
+    const headers = await signed({ alg }, signer);
+    assert.equal((await check(headers)).organizationId, "PSDGE-NBG-123456", alg);
+    // One character of the signature changed, and the signed X-Request-ID changed.
+    const value = headers.get("x-jws-signature")!;
+    const flipped = value.slice(0, -2) + (value.at(-2) === "A" ? "B" : "A") + value.at(-1);
+    await assert.rejects(check(headers, flipped), GatewayError, alg);
+    const other = new Headers(headers);
+    other.set("x-request-id", crypto.randomUUID());
+    await assert.rejects(check(other), GatewayError, alg);
+  }
+});
