@@ -9,6 +9,8 @@
  * its siblings have the same form.
  */
 
+import { AUTHENTICATION_OBJECT, SCA_STATUS } from "./official_schemas.ts";
+
 const TEXT = { type: "string" };
 
 /** `hrefType`, and the `_links*` maps of them (open: the file lets the ASPSP add links). */
@@ -22,35 +24,6 @@ const PSU_MESSAGE_TEXT = { type: "string", maxLength: 500 };
 export const TRANSACTION_STATUS_SBS = {
   type: "string",
   enum: ["ACSC", "ACTC", "PATC", "RCVD", "RJCT", "CANC"],
-};
-
-/** `scaStatus` */
-export const SCA_STATUS = {
-  type: "string",
-  enum: [
-    "received",
-    "psuIdentified",
-    "psuAuthenticated",
-    "scaMethodSelected",
-    "started",
-    "unconfirmed",
-    "finalised",
-    "failed",
-    "exempted",
-  ],
-};
-
-/** `authenticationObject` */
-const AUTHENTICATION_OBJECT = {
-  type: "object",
-  required: ["authenticationType", "authenticationMethodId"],
-  properties: {
-    authenticationType: TEXT,
-    authenticationVersion: TEXT,
-    authenticationMethodId: { type: "string", maxLength: 35 },
-    name: TEXT,
-    explanation: TEXT,
-  },
 };
 
 /** `scaMethods`, `chosenScaMethod`, `challengeData` (its fields as open values). */

@@ -10,36 +10,11 @@ import Ajv2020 from "ajv/dist/2020.js";
 import { startBank } from "../e2e/bank.ts";
 import { call, PSU_IP } from "../e2e/flow.ts";
 import { recurringConsent } from "../support/consents.ts";
+import { AUTHENTICATION_OBJECT, SCA_STATUS } from "./official_schemas.ts";
 
 const TEXT = { type: "string" };
 const HREF = { type: "object", required: ["href"], properties: { href: TEXT } };
 const LINKS = { type: "object", additionalProperties: HREF };
-const SCA_STATUS = {
-  type: "string",
-  enum: [
-    "received",
-    "psuIdentified",
-    "psuAuthenticated",
-    "scaMethodSelected",
-    "started",
-    "unconfirmed",
-    "finalised",
-    "failed",
-    "exempted",
-  ],
-};
-/** `authenticationObject` */
-const AUTHENTICATION_OBJECT = {
-  type: "object",
-  required: ["authenticationType", "authenticationMethodId"],
-  properties: {
-    authenticationType: TEXT,
-    authenticationVersion: TEXT,
-    authenticationMethodId: { type: "string", maxLength: 35 },
-    name: TEXT,
-    explanation: TEXT,
-  },
-};
 /** `challengeData` */
 const CHALLENGE_DATA = {
   type: "object",

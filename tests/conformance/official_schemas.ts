@@ -4,11 +4,41 @@
  * message tests validate against, transcribed as JSON Schema under the file's own names: the
  * message of a success answer (`tppMessageGeneric`, whose `code` the file types as the category),
  * the payment status answer, and the error body of every status (`Error4xx_NG_*`: messages with a
- * category and a code, an optional path and text of at most 500 characters, and `_links`).
+ * category and a code, an optional path and text of at most 500 characters, and `_links`), and
+ * the SCA status and authentication object that the SCA and basket tests share.
  */
 
 const tppMessageCategory = { type: "string", enum: ["ERROR", "WARNING"] };
 const tppMessageText = { type: "string", maxLength: 500 };
+
+/** `scaStatus` */
+export const SCA_STATUS = {
+  type: "string",
+  enum: [
+    "received",
+    "psuIdentified",
+    "psuAuthenticated",
+    "scaMethodSelected",
+    "started",
+    "unconfirmed",
+    "finalised",
+    "failed",
+    "exempted",
+  ],
+};
+
+/** `authenticationObject` */
+export const AUTHENTICATION_OBJECT = {
+  type: "object",
+  required: ["authenticationType", "authenticationMethodId"],
+  properties: {
+    authenticationType: { type: "string" },
+    authenticationVersion: { type: "string" },
+    authenticationMethodId: { type: "string", maxLength: 35 },
+    name: { type: "string" },
+    explanation: { type: "string" },
+  },
+};
 
 /** `tppMessageGeneric`: `code` refers to `tppMessageCategory` in the file. */
 export const TPP_MESSAGE_GENERIC = {
