@@ -78,6 +78,15 @@ export interface Identifiers {
 
 const DEFAULTS = identifiersSection.parse(undefined);
 
+/** Each operation's path parameters, read from its template once (not on every request). */
+const templateNames = new WeakMap<Operation, readonly string[]>();
+
+function namesOf(operation: Operation): readonly string[] {
+  let names = templateNames.get(operation);
+  if (!names) templateNames.set(operation, names = templateParams(operation.path));
+  return names;
+}
+
 /** The comparisons the policy's `identifiers` section gives (its defaults when there is none). */
 export function identifiers(section: IdentifiersSection = DEFAULTS): Identifiers {
   const insensitive = (kind: IdKind) => section.case[kind] === "insensitive";
@@ -95,7 +104,7 @@ export function identifiers(section: IdentifiersSection = DEFAULTS): Identifiers
     param,
     path(operation: Operation, params: Record<string, string>) {
       let path = operation.path;
-      for (const name of templateParams(operation.path)) {
+      for (const name of namesOf(operation)) {
         path = path.replace(
           `{${name}}`,
           encodeURIComponent(param(operation, name, params[name] ?? "")),
