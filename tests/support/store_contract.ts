@@ -370,6 +370,21 @@ export function storeContract(
     );
   });
 
+  test("the store's clock picks the first or the third candidate day when it falls there", async (s) => {
+    await s.put("consent:c1", "1|4", 60_000);
+    // The gateway's clock a day ahead of the store's, then a day behind: now is in day 1, day 3.
+    for (const [shift, index] of [[DAY, 0], [-DAY, 2]] as const) {
+      const days = frequency().days.map((d) => ({
+        key: `${d.key}@${shift}`,
+        start: d.start + shift,
+        end: d.end + shift,
+      }));
+      const counted = (await s.decide(decision({ frequency: frequency({ days }) }))).frequency!;
+      assert.equal(counted.counter, days[index].key, `day ${index + 1}`);
+      assert.ok(Math.abs(counted.retryMs - (days[index].end - Date.now())) < 5_000, "its end");
+    }
+  });
+
   test("names the day counter a read was counted in, and a refund takes it back (never below 0)", async (s) => {
     await s.put("consent:c1", "1|2", 60_000);
     const first = (await s.decide(decision({ frequency: frequency() }))).frequency!;

@@ -25,109 +25,117 @@ import {
  * record and its three candidate day counters (when the read is to be counted).
  *
  * The script decides a batch of decisions in turn, on one reading of the clock (each as atomic as
- * alone: no other command runs in between). ARGV[1] is their number; then, per decision, the
- * count of its keys and of its arguments, and its arguments. KEYS are the decisions' keys in turn.
+ * alone: no other command runs in between). ARGV[1] is their number; then each decision's
+ * arguments, KEYS are the decisions' keys in turn. A decision's first three arguments say how many
+ * keys and arguments it has, so that one that stops early (a replay, a duplicate) leaves the next
+ * one's where they begin.
  *
  * A decision's arguments: idem_mode ("none", "replay" or "unique"), limit_count, has_frequency
  * ("0" or "1"), then
- * - the X-Request-ID: fingerprint, token, enforce, inflight_ms, retention_ms
+ * - the X-Request-ID: fingerprint, token, enforce, inflight_ms, expire_ms (how long a claim is
+ *   kept: the retention, and in replay mode at least the in-flight time)
  * - each limit: period_us, tau_us (period times burst), enforce
  * - the consent counter: three day_start, day_end pairs, max_per_day, unknown_limit,
  *   psu_initiated, enforce
  *
- * Reply: one {now_ms, blocked, idempotency, limits, frequency} per decision, with
- * - idempotency: {outcome, status, headers, body} (the last three only for a replay)
- * - limits: one {allowed, remaining, reset_ms, retry_ms} per limit (none once the X-Request-ID
- *   stopped the decision)
- * - frequency: {counted, allowed, limit, used, retry_ms, known, counted_day}, or {} without a
- *   counter; counted_day is the index (1 to 3) of the day counter the read was counted in, 0 when
- *   it was not
+ * Reply: one flat array per decision, {now_ms, blocked, outcome, ...}, followed by
+ * - a replay: status, headers, body
+ * - a decision the X-Request-ID stopped: nothing
+ * - otherwise: allowed, remaining, reset_ms, retry_ms per limit, then (with a counter) counted,
+ *   allowed, limit, used, retry_ms, known, counted_day; counted_day is the index (1 to 3) of the
+ *   day counter the read was counted in, 0 when it was not
+ *
+ * What a decision costs Redis is mostly the script's own work, not its commands (callgrind,
+ * `deno run -A bench/redis_instructions.ts`): numbers are handed to commands as integer strings
+ * (a Lua number becomes "%.17g" text, and `%.0f` formats through multi-precision code), the
+ * candidate day most likely to hold the store's clock is tried first, every key a decision reads
+ * comes in one MGET, and a day counter's expiry is set when the counter is made.
  */
 export const DECIDE_SCRIPT = `
 local time = redis.call("TIME")
 local now_us = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local now = math.floor(now_us / 1000)
+local call, format, ceil = redis.call, string.format, math.ceil
 
-local key_index, arg_index = 0, 1
-local function next_key() key_index = key_index + 1 return KEYS[key_index] end
-local function next_arg() arg_index = arg_index + 1 return ARGV[arg_index] end
+-- The last key and argument read.
+local k, a = 0, 1
 
-local function decide()
-  local idem_mode = next_arg()
-  local limit_count = tonumber(next_arg())
-  local has_frequency = next_arg() == "1"
+local function decide(idem_mode, limit_count, has_frequency)
   local blocked = 0
 
   -- The X-Request-ID: its earlier use, if any.
   local outcome = "none"
-  local idem_key, fingerprint, token, inflight_ms, retention_ms
+  local idem_key, fingerprint, token, inflight_ms, expire_ms
   if idem_mode ~= "none" then
-    idem_key = next_key()
-    fingerprint = next_arg()
-    token = next_arg()
-    local idem_enforce = next_arg() == "1"
-    inflight_ms = tonumber(next_arg())
-    retention_ms = tonumber(next_arg())
-    local state, seen_fingerprint, inflight_until, status, headers, body =
-      unpack(redis.call("HMGET", idem_key, "s", "f", "u", "st", "h", "b"))
-    if not state then outcome = "free"
-    elseif idem_mode == "unique" or state == "seen" then outcome = "duplicate"
-    elseif seen_fingerprint ~= fingerprint then outcome = "mismatch"
-    elseif state == "inflight" and inflight_until and now >= tonumber(inflight_until) then
-      outcome = "unknown"
-    elseif state == "inflight" then outcome = "inflight"
-    elseif state == "done" then outcome = "replay"
-    elseif state == "gone" then outcome = "gone"
-    else outcome = "duplicate" end
-    if outcome == "replay" then
-      return {now, 0, {outcome, status or "", headers or "", body or ""}, {}, {}}
+    k = k + 1
+    idem_key = KEYS[k]
+    fingerprint, token = ARGV[a + 1], ARGV[a + 2]
+    local idem_enforce = ARGV[a + 3] == "1"
+    inflight_ms, expire_ms = ARGV[a + 4], ARGV[a + 5]
+    a = a + 5
+    if idem_mode == "unique" then
+      if call("HGET", idem_key, "s") then outcome = "duplicate" else outcome = "free" end
+    else
+      local state, seen_fingerprint, inflight_until, status, headers, body =
+        unpack(call("HMGET", idem_key, "s", "f", "u", "st", "h", "b"))
+      if not state then outcome = "free"
+      elseif state == "seen" then outcome = "duplicate"
+      elseif seen_fingerprint ~= fingerprint then outcome = "mismatch"
+      elseif state == "inflight" and inflight_until and now >= tonumber(inflight_until) then
+        outcome = "unknown"
+      elseif state == "inflight" then outcome = "inflight"
+      elseif state == "done" then outcome = "replay"
+      elseif state == "gone" then outcome = "gone"
+      else outcome = "duplicate" end
+      if outcome == "replay" then
+        return {now, 0, outcome, status or "", headers or "", body or ""}
+      end
     end
-    if outcome ~= "free" and idem_enforce then
-      return {now, 1, {outcome, "", "", ""}, {}, {}}
-    end
+    if outcome ~= "free" and idem_enforce then return {now, 1, outcome} end
   end
 
+  local reply = {now, 0, outcome}
+  local n = 3
+
+  -- Every record the decision reads, in one command: the limits, the consent, its day counters.
+  local read_count = limit_count + (has_frequency and 4 or 0)
+  local values = {}
+  if read_count > 0 then values = call("MGET", unpack(KEYS, k + 1, k + read_count)) end
+
   -- The rate limits (GCRA): each allowed or not, none written yet.
-  local limit_keys, limit_tats, limit_allowed, limits = {}, {}, {}, {}
+  local limit_tats = {}
   for i = 1, limit_count do
-    local limit_key = next_key()
-    local period = tonumber(next_arg())
-    local tau = tonumber(next_arg())
-    local limit_enforce = next_arg() == "1"
-    local stored = redis.call("GET", limit_key)
+    local period, tau = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+    local limit_enforce = ARGV[a + 3] == "1"
+    a = a + 3
+    local stored = values[i]
     local tat = stored and tonumber(stored) or now_us
     if tat < now_us then tat = now_us end
     local next_tat = tat + period
     local allow_at = next_tat - tau
-    limit_keys[i] = limit_key
-    limit_tats[i] = next_tat
-    limit_allowed[i] = now_us >= allow_at
-    if limit_allowed[i] then
-      local remaining = math.floor((now_us - allow_at) / period + 0.000001)
-      limits[i] = {1, remaining, math.ceil((next_tat - now_us) / 1000), 0}
+    if now_us >= allow_at then
+      limit_tats[i] = next_tat
+      reply[n + 1] = 1
+      reply[n + 2] = math.floor((now_us - allow_at) / period + 0.000001)
+      reply[n + 3] = ceil((next_tat - now_us) / 1000)
+      reply[n + 4] = 0
     else
-      limits[i] = {0, 0, math.ceil((tat - now_us) / 1000), math.ceil((allow_at - now_us) / 1000)}
+      reply[n + 1] = 0
+      reply[n + 2] = 0
+      reply[n + 3] = ceil((tat - now_us) / 1000)
+      reply[n + 4] = ceil((allow_at - now_us) / 1000)
       if limit_enforce then blocked = 1 end
     end
+    n = n + 4
   end
 
   -- The consent counter: the day the store's clock falls in, among three candidates.
   local counted, read_allowed, read_limit, used, retry_ms, known = 0, 1, 0, 0, 0, 0
-  local day_key, day_end, today
-  local counted_day = 0
+  local today, day_end
   if has_frequency then
-    local consent_key = next_key()
-    local day_keys = {next_key(), next_key(), next_key()}
-    local day_starts, day_ends = {}, {}
-    for d = 1, 3 do
-      day_starts[d] = tonumber(next_arg())
-      day_ends[d] = tonumber(next_arg())
-    end
-    local max_per_day = tonumber(next_arg())
-    local unknown_limit = tonumber(next_arg())
-    local psu_initiated = next_arg() == "1"
-    local frequency_enforce = next_arg() == "1"
-    local terms = redis.call("GET", consent_key)
+    local psu_initiated = ARGV[a + 9] == "1"
+    local frequency_enforce = ARGV[a + 10] == "1"
+    local terms = values[limit_count + 1]
     local recurring, per_day
     if terms then recurring, per_day = string.match(terms, "^([01])|(%d+)$") end
     if recurring then
@@ -135,67 +143,82 @@ local function decide()
       if recurring == "0" then
         counted, read_limit = 1, 1
       elseif not psu_initiated then
-        counted, read_limit = 1, math.min(tonumber(per_day), max_per_day)
+        counted, read_limit = 1, math.min(tonumber(per_day), tonumber(ARGV[a + 7]))
       end
-    elseif unknown_limit > 0 and not psu_initiated then
-      counted, read_limit = 1, unknown_limit
+    elseif not psu_initiated then
+      local unknown_limit = tonumber(ARGV[a + 8])
+      if unknown_limit > 0 then counted, read_limit = 1, unknown_limit end
     end
     if counted == 1 then
+      -- The middle day is the gateway's own; the others only when the clocks straddle midnight.
       today = 2
-      for d = 1, 3 do
-        if day_starts[d] <= now and now < day_ends[d] then today = d end
+      if not (tonumber(ARGV[a + 3]) <= now and now < tonumber(ARGV[a + 4])) then
+        for d = 1, 3, 2 do
+          if tonumber(ARGV[a + 2 * d - 1]) <= now and now < tonumber(ARGV[a + 2 * d]) then
+            today = d
+          end
+        end
       end
-      day_key, day_end = day_keys[today], day_ends[today]
-      used = tonumber(redis.call("GET", day_key) or "0")
+      day_end = tonumber(ARGV[a + 2 * today])
+      used = tonumber(values[limit_count + 1 + today] or "0")
       retry_ms = day_end - now
       if used >= read_limit then
         read_allowed = 0
         if frequency_enforce then blocked = 1 end
       end
     end
+    a = a + 10
   end
 
   -- Nothing is written for a rejected request.
+  local counted_day = 0
   if blocked == 0 then
     for i = 1, limit_count do
-      if limit_allowed[i] then
-        redis.call("SET", limit_keys[i], string.format("%.0f", limit_tats[i]),
-          "PX", math.ceil((limit_tats[i] - now_us) / 1000) + 1)
+      local tat = limit_tats[i]
+      if tat then
+        call("SET", KEYS[k + i], format("%d", tat), "PX", format("%d", ceil((tat - now_us) / 1000) + 1))
       end
     end
     if counted == 1 and read_allowed == 1 then
-      used = redis.call("INCR", day_key)
-      redis.call("PEXPIREAT", day_key, day_end + 3600000)
+      local day_key = KEYS[k + limit_count + 1 + today]
+      used = call("INCR", day_key)
+      if used == 1 then call("PEXPIREAT", day_key, format("%d", day_end + 3600000)) end
       counted_day = today
     end
     if outcome == "free" then
       if idem_mode == "replay" then
-        redis.call("HSET", idem_key, "s", "inflight", "f", fingerprint, "t", token,
-          "u", string.format("%.0f", now + inflight_ms))
-        redis.call("PEXPIRE", idem_key, math.max(inflight_ms, retention_ms))
+        call("HSET", idem_key, "s", "inflight", "f", fingerprint, "t", token,
+          "u", format("%d", now + tonumber(inflight_ms)))
       else
-        redis.call("HSET", idem_key, "s", "seen")
-        redis.call("PEXPIRE", idem_key, retention_ms)
+        call("HSET", idem_key, "s", "seen")
       end
-      outcome = "claimed"
+      call("PEXPIRE", idem_key, expire_ms)
+      reply[3] = "claimed"
     end
   end
+  reply[2] = blocked
 
-  local frequency = {}
   if has_frequency then
-    frequency = {counted, read_allowed, read_limit, used, retry_ms, known, counted_day}
+    reply[n + 1] = counted
+    reply[n + 2] = read_allowed
+    reply[n + 3] = read_limit
+    reply[n + 4] = used
+    reply[n + 5] = retry_ms
+    reply[n + 6] = known
+    reply[n + 7] = counted_day
   end
-  return {now, blocked, {outcome, "", "", ""}, limits, frequency}
+  return reply
 end
 
--- Each decision in turn: its key and argument counts first, so that one that stops early
--- (a replay, a duplicate) leaves the next one's keys and arguments where they begin.
 local replies = {}
 for d = 1, tonumber(ARGV[1]) do
-  local key_count, arg_count = tonumber(next_arg()), tonumber(next_arg())
-  local key_end, arg_end = key_index + key_count, arg_index + arg_count
-  replies[d] = decide()
-  key_index, arg_index = key_end, arg_end
+  local idem_mode, limit_count, has_frequency = ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 3] == "1"
+  a = a + 3
+  local idem = idem_mode ~= "none"
+  local key_end = k + (idem and 1 or 0) + limit_count + (has_frequency and 4 or 0)
+  local arg_end = a + (idem and 5 or 0) + 3 * limit_count + (has_frequency and 10 or 0)
+  replies[d] = decide(idem_mode, limit_count, has_frequency)
+  k, a = key_end, arg_end
 end
 return replies
 `;
@@ -207,11 +230,7 @@ export function encodeDecisions(
 ): { keys: string[]; args: string[] } {
   const keys: string[] = [];
   const args = [String(decisions.length)];
-  for (const decision of decisions) {
-    const one = encodeDecision(decision, prefix);
-    keys.push(...one.keys);
-    args.push(String(one.keys.length), String(one.args.length), ...one.args);
-  }
+  for (const decision of decisions) encodeInto(decision, prefix, keys, args);
   return { keys, args };
 }
 
@@ -220,21 +239,27 @@ export function encodeDecision(
   decision: Decision,
   prefix: string,
 ): { keys: string[]; args: string[] } {
-  const { idempotency, limits, frequency } = decision;
   const keys: string[] = [];
-  const args = [
-    idempotency?.mode ?? "none",
-    String(limits.length),
-    frequency ? "1" : "0",
-  ];
+  const args: string[] = [];
+  encodeInto(decision, prefix, keys, args);
+  return { keys, args };
+}
+
+function encodeInto(decision: Decision, prefix: string, keys: string[], args: string[]): void {
+  const { idempotency, limits, frequency } = decision;
+  if (frequency && frequency.days.length !== 3) {
+    throw new Error("A frequency part needs three candidate days");
+  }
+  args.push(idempotency?.mode ?? "none", String(limits.length), frequency ? "1" : "0");
   if (idempotency) {
+    const { inflightMs, retentionMs } = idempotency;
     keys.push(prefix + idempotency.key);
     args.push(
       idempotency.fingerprint,
       idempotency.token,
       idempotency.enforce ? "1" : "0",
-      String(idempotency.inflightMs),
-      String(idempotency.retentionMs),
+      String(inflightMs),
+      String(idempotency.mode === "replay" ? Math.max(inflightMs, retentionMs) : retentionMs),
     );
   }
   for (const limit of limits) {
@@ -243,7 +268,6 @@ export function encodeDecision(
     args.push(String(period), String(period * limit.burst), limit.enforce ? "1" : "0");
   }
   if (frequency) {
-    if (frequency.days.length !== 3) throw new Error("A frequency part needs three candidate days");
     keys.push(prefix + frequency.consentKey, ...frequency.days.map((d) => prefix + d.key));
     for (const day of frequency.days) args.push(String(day.start), String(day.end));
     args.push(
@@ -253,7 +277,6 @@ export function encodeDecision(
       frequency.enforce ? "1" : "0",
     );
   }
-  return { keys, args };
 }
 
 function unexpected(): StoreUnavailableError {
@@ -268,16 +291,14 @@ export function batchReplies(reply: unknown, count: number): unknown[] {
 
 /** Reads the reply of {@link DECIDE_SCRIPT} to one `decision`. */
 export function decodeVerdict(reply: unknown, decision: Decision): Verdict {
-  if (!Array.isArray(reply) || reply.length !== 5) throw unexpected();
-  const [now, blocked, idempotency, limits, frequency] = reply;
-  if (!Array.isArray(idempotency) || !Array.isArray(limits) || !Array.isArray(frequency)) {
-    throw unexpected();
-  }
+  if (!Array.isArray(reply) || reply.length < 3) throw unexpected();
+  const [now, blocked, outcome] = reply;
   const verdict: Verdict = { now: Number(now), blocked: Number(blocked) === 1, limits: [] };
   if (decision.idempotency) {
-    const [outcome, status, headers, body] = idempotency.map(String);
-    verdict.idempotency = { outcome: outcome as IdempotencyOutcome };
+    verdict.idempotency = { outcome: String(outcome) as IdempotencyOutcome };
     if (outcome === "replay") {
+      if (reply.length !== 6) throw unexpected();
+      const [status, headers, body] = reply.slice(3).map(String);
       let pairs: [string, string][];
       try {
         pairs = headers ? JSON.parse(headers) : [];
@@ -288,14 +309,19 @@ export function decodeVerdict(reply: unknown, decision: Decision): Verdict {
       return verdict;
     }
   }
-  for (const limit of limits) {
-    if (!Array.isArray(limit)) throw unexpected();
-    const [allowed, remaining, resetMs, retryMs] = limit.map(Number);
+  // A decision its X-Request-ID stopped has no more; any other has every part it asked for.
+  if (reply.length === 3 && verdict.blocked && decision.idempotency) return verdict;
+  const { limits, frequency } = decision;
+  if (reply.length !== 3 + 4 * limits.length + (frequency ? 7 : 0)) throw unexpected();
+  const numbers = reply.map(Number);
+  for (let at = 3; at < 3 + 4 * limits.length; at += 4) {
+    const [allowed, remaining, resetMs, retryMs] = numbers.slice(at, at + 4);
     const result: LimitVerdict = { allowed: allowed === 1, remaining, resetMs, retryMs };
     verdict.limits.push(result);
   }
-  if (frequency.length > 0) {
-    const [counted, allowed, limit, used, retryMs, known, countedDay] = frequency.map(Number);
+  if (frequency) {
+    const at = 3 + 4 * limits.length;
+    const [counted, allowed, limit, used, retryMs, known, countedDay] = numbers.slice(at, at + 7);
     const result: FrequencyVerdict = {
       counted: counted === 1,
       allowed: allowed === 1,
@@ -305,7 +331,7 @@ export function decodeVerdict(reply: unknown, decision: Decision): Verdict {
       known: known === 1,
     };
     if (countedDay > 0) {
-      const day = decision.frequency?.days[countedDay - 1];
+      const day = frequency.days[countedDay - 1];
       if (!day) throw unexpected();
       result.counter = day.key;
     }

@@ -13,9 +13,19 @@ Deno.test("encodeDecision() puts the counts first and one key per record", () =>
   assert.equal(args.length, 3 + 5 + 3 + 6 + 4);
 });
 
+Deno.test("encodeDecision() keeps a claim for its retention, a replay's at least in flight", () => {
+  const expiry = (decision: Decision) => encodeDecision(decision, "p:").args[7];
+  const replay = idem();
+  assert.equal(expiry({ limits: [], idempotency: replay }), String(replay.retentionMs));
+  const shortReplay = { ...replay, inflightMs: 5000, retentionMs: 1000 };
+  assert.equal(expiry({ limits: [], idempotency: shortReplay }), "5000");
+  const unique = { ...shortReplay, mode: "unique" as const };
+  assert.equal(expiry({ limits: [], idempotency: unique }), "1000");
+});
+
 Deno.test("decodeVerdict() reads the reply's named layout", () => {
   const verdict = decodeVerdict(
-    [1700000000000, 0, ["claimed", "", "", ""], [[1, 2, 20000, 0]], [1, 1, 4, 1, 3600, 1]],
+    [1700000000000, 0, "claimed", 1, 2, 20000, 0, 1, 1, 4, 1, 3600, 1, 0],
     DECISION,
   );
   assert.deepEqual(verdict, {
@@ -26,7 +36,7 @@ Deno.test("decodeVerdict() reads the reply's named layout", () => {
     frequency: { counted: true, allowed: true, limit: 4, used: 1, retryMs: 3600, known: true },
   });
   const replay = decodeVerdict(
-    [1, 0, ["replay", "201", '[["content-type","application/json"]]', "e30="], [], []],
+    [1, 0, "replay", "201", '[["content-type","application/json"]]', "e30="],
     DECISION,
   );
   assert.deepEqual(replay.idempotency?.response, {
@@ -40,10 +50,12 @@ Deno.test("decodeVerdict() refuses a reply out of shape as a store failure", () 
   const replies = [
     null,
     "OK",
-    [1, 0, ["claimed", "", "", ""], []],
-    [1, 0, "claimed", [], []],
-    [1, 0, ["claimed", "", "", ""], [5], []],
-    [1, 0, ["replay", "201", "not json", ""], [], []],
+    [1, 0],
+    [1, 0, "claimed", 1, 2, 20000, 0],
+    [1, 0, "claimed", 1, 2, 20000, 0, 1, 1, 4, 1, 3600, 1, 0, 0],
+    [1, 0, "replay", "201", "not json", ""],
+    [1, 0, "replay", "201", "[]"],
+    [1, 0, "claimed"],
   ];
   for (const reply of replies) {
     assert.throws(
@@ -65,7 +77,7 @@ Deno.test("encodeDecision() refuses a frequency part without exactly three candi
 
 Deno.test("decodeVerdict() reads only the parts the decision asked for", () => {
   const limitsOnly: Decision = { limits: [limit()] };
-  const verdict = decodeVerdict([5, 0, [], [[1, 3, 100, 0]], []], limitsOnly);
+  const verdict = decodeVerdict([5, 0, "none", 1, 3, 100, 0], limitsOnly);
   assert.deepEqual(verdict, {
     now: 5,
     blocked: false,
@@ -74,21 +86,30 @@ Deno.test("decodeVerdict() reads only the parts the decision asked for", () => {
   assert.equal("idempotency" in verdict, false);
   assert.equal("frequency" in verdict, false);
   // A replay without headers has none.
-  const replay = decodeVerdict([1, 0, ["replay", "204", "", ""], [], []], DECISION);
+  const replay = decodeVerdict([1, 0, "replay", "204", "", ""], DECISION);
   assert.deepEqual(replay.idempotency?.response, { status: 204, headers: [], body: "" });
   // The counter of the day the read was counted on.
   const counted = decodeVerdict(
-    [1, 0, ["claimed", "", "", ""], [[1, 2, 20000, 0]], [1, 1, 4, 1, 3600, 1, 2]],
+    [1, 0, "claimed", 1, 2, 20000, 0, 1, 1, 4, 1, 3600, 1, 2],
     DECISION,
   );
   assert.equal(counted.frequency?.counter, DECISION.frequency!.days[1].key);
+  // A decision its X-Request-ID stopped ends at its outcome.
+  const stopped = decodeVerdict([1, 1, "duplicate"], DECISION);
+  assert.deepEqual(stopped, {
+    now: 1,
+    blocked: true,
+    idempotency: { outcome: "duplicate" },
+    limits: [],
+  });
 });
 
 Deno.test("decodeVerdict() refuses a reply with a part too many or a day it did not offer", () => {
   const replies: [unknown, Decision][] = [
-    [[1, 0, ["claimed", "", "", ""], [], [], []], DECISION],
-    [[1, 0, [], [], [1, 1, 4, 1, 3600, 1, 1]], { limits: [] }],
-    [[1, 0, ["claimed", "", "", ""], [[1, 2, 20000, 0]], [1, 1, 4, 1, 3600, 1, 4]], DECISION],
+    [[1, 0, "claimed", 1, 2, 20000, 0, 1, 1, 4, 1, 3600, 1, 0, 5], DECISION],
+    [[1, 0, "none", 1, 1, 4, 1, 3600, 1, 1], { limits: [] }],
+    [[1, 0, "claimed", 1, 2, 20000, 0, 1, 1, 4, 1, 3600, 1, 4], DECISION],
+    [[1, 1, "none"], { limits: [limit()] }],
   ];
   for (const [reply, decision] of replies) {
     assert.throws(() => decodeVerdict(reply, decision), (error: unknown) => {
