@@ -9,7 +9,8 @@
  * certificate (RFC 8705 `cnf.x5t#S256`) is good only with that transport certificate, and the
  * policy can require a claim to name the certificate's TPP (`certificate_claim`).
  */
-import { errors, type JWTPayload } from "jose";
+import type { JWTPayload } from "jose";
+import * as errors from "jose/errors";
 import { z } from "zod";
 import { errorText } from "../src/lib/mask.ts";
 import type { Group } from "../src/psd2/catalogue.ts";

@@ -4,13 +4,16 @@
  * dates, blocked list, PSD2 roles. Parsing and chain verification happen once per certificate
  * (bounded cache); per request only the dates and the blocked list are compared.
  */
-import { importX509 } from "jose";
 import type { Group } from "../psd2/catalogue.ts";
 import { GatewayError } from "../psd2/errors.ts";
 import type { CertificateInfo } from "./certificate.ts";
 import { CertificateFormatError, normalSerial } from "./pem.ts";
 import { BoundedCache } from "./lru.ts";
 import type { PkiSections } from "./sections.ts";
+import { lazy } from "../lib/lazy.ts";
+
+/** jose's key import, loaded with the first signing certificate's key (never at start-up). */
+const joseKeys = lazy(() => import("jose/key/import"));
 
 type Trust = PkiSections["trust"];
 type TppKeys = PkiSections["tpp_keys"];
@@ -286,7 +289,8 @@ export class TrustStore {
     if (!byAlg) this.#keys.set(info, byAlg = new Map());
     let key = byAlg.get(alg);
     if (!key) {
-      key = importX509(info.cert.toString("pem"), alg);
+      const pem = info.cert.toString("pem");
+      key = joseKeys().then(({ importX509 }) => importX509(pem, alg));
       byAlg.set(alg, key);
       key.catch(() => byAlg.delete(alg));
     }

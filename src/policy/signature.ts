@@ -8,14 +8,18 @@
  * running policy keeps serving (src/http/live_policy.ts). `deno task policy:sign` makes the
  * signature (src/cli/policy_sign.ts).
  */
-import { compactVerify, importJWK, type JWK } from "jose";
+import type { JWK } from "jose";
 import { createPrivateKey, createPublicKey } from "node:crypto";
 import { PolicyError } from "./load.ts";
+import { lazy } from "../lib/lazy.ts";
 
 /** The environment variable that names the verification key. */
 export const KEY_VARIABLE = "GATEWAY_POLICY_KEY";
 /** The environment variable that names the signature file (default: `<policy file>.sig`). */
 export const SIGNATURE_VARIABLE = "GATEWAY_POLICY_SIGNATURE";
+
+/** jose, loaded only where a deployment names a key (most never do). */
+const jose = lazy(() => import("jose"));
 
 /** The JWS algorithm a key signs with. */
 export function keyAlgorithm(jwk: JWK): string {
@@ -97,6 +101,7 @@ export async function verifyPolicySignature(
       `the signature "${where}" must be a detached JWS, <header>..<signature>`,
     ]);
   }
+  const { compactVerify, importJWK } = await jose();
   try {
     const payload = new Uint8Array(bytes).toBase64({ alphabet: "base64url", omitPadding: true });
     await compactVerify(

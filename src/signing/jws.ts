@@ -8,7 +8,7 @@
  * must cover is the policy's, by default the Berlin Group minimum (signer.ts).
  */
 import { base64Bytes } from "../lib/base64.ts";
-import { flattenedVerify } from "jose";
+import { lazy } from "../lib/lazy.ts";
 import { GatewayError } from "../psd2/errors.ts";
 import { signedBytes, type SignedRequest } from "./signer.ts";
 import { outsideSkew, RequestSignatureVerifier, type SchemeOptions } from "./verifier.ts";
@@ -34,6 +34,8 @@ const MECHANISMS: readonly unknown[] = [HTTP_HEADERS_MECHANISM, `${HTTP_HEADERS_
 const CRIT = ["sigT", "sigD", "b64"];
 
 const HEADER = "x-jws-signature";
+/** jose's verification, loaded with the first signature to verify (a start never needs it). */
+const joseVerify = lazy(() => import("jose/jws/flattened/verify"));
 /** The longest x5c chain parsed (signer and intermediates; the anchor need not be sent). */
 const MAX_X5C = 4;
 const COMPACT_DETACHED = /^([A-Za-z0-9_-]+)\.\.([A-Za-z0-9_-]+)$/;
@@ -228,6 +230,7 @@ export class JwsVerifier extends RequestSignatureVerifier<ReadJws, JwsVerifierOp
       const written = pars.map((p, i) => names[i] === "(request-target)" ? names[i] : p);
       payloads.push(signedBytes(written, request));
     }
+    const { flattenedVerify } = await joseVerify();
     for (const payload of payloads) {
       try {
         await flattenedVerify(

@@ -7,13 +7,17 @@
  * problem: it is never reported as an invalid token. `/readyz` shows each endpoint's state: the
  * last answer of the readiness interval, or a probe with a token no server knows.
  */
-import { importPKCS8, type JWTPayload, SignJWT } from "jose";
+import type { JWTPayload } from "jose";
 import { z } from "zod";
 import { BoundedCache } from "../pki/lru.ts";
 import { duration, httpUrl, TIMER_MAX } from "../lib/fields.ts";
 import type { Metrics } from "../lib/metrics.ts";
 import { policyFileText } from "../lib/policy_files.ts";
 import { healthError, type SourceHealth } from "../lib/health.ts";
+import { lazy } from "../lib/lazy.ts";
+
+/** jose, loaded with the first client assertion (a start never signs one). */
+const jose = lazy(() => import("jose"));
 
 /** Algorithms of private_key_jwt client assertions. */
 const ASSERTION_ALGORITHMS = ["RS256", "PS256", "ES256"] as const;
@@ -242,6 +246,7 @@ export class Introspector {
   /** An RFC 7523 client assertion for this request. */
   async #assertion(): Promise<string> {
     const options = this.#options;
+    const { importPKCS8, SignJWT } = await jose();
     this.#key ??= importPKCS8(privateKeyPem(options.private_key!), options.key_algorithm);
     const now = Math.floor(this.#services.now() / 1000);
     return await new SignJWT({})

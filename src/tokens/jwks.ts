@@ -4,13 +4,10 @@
  * (jose's remote key set). One key set per source and app, shared by every operation; `/readyz`
  * asks each for its state (`jwksHealth`), which fetches a set that is no longer fresh.
  */
-import {
-  createLocalJWKSet,
-  createRemoteJWKSet,
-  customFetch,
-  type JSONWebKeySet,
-  type JWTVerifyGetKey,
-} from "jose";
+// jose's key sets alone, not its index (JWE, key generation...): a start loads no more of jose.
+import type { JSONWebKeySet, JWTVerifyGetKey } from "jose";
+import { createLocalJWKSet } from "jose/jwks/local";
+import { createRemoteJWKSet, customFetch } from "jose/jwks/remote";
 import { policyFileText } from "../lib/policy_files.ts";
 import { healthError, type SourceHealth } from "../lib/health.ts";
 

@@ -8,14 +8,12 @@
  * still the very key, and the token's exp and nbf still hold. Anything else is verified in full,
  * which also gives the error a token gets.
  */
-import {
-  type JWTHeaderParameters,
-  type JWTPayload,
-  jwtVerify,
-  type JWTVerifyGetKey,
-  type JWTVerifyOptions,
-} from "jose";
+import type { JWTHeaderParameters, JWTPayload, JWTVerifyGetKey, JWTVerifyOptions } from "jose";
 import { BoundedCache } from "../pki/lru.ts";
+import { lazy } from "../lib/lazy.ts";
+
+/** jose's JWT verification, loaded with the first token to verify (a start verifies none). */
+const joseVerify = lazy(() => import("jose/jwt/verify"));
 
 /** Tokens kept per key set and verification options (the least recently used go first). */
 export const VERIFIED_TOKENS = 10_000;
@@ -64,6 +62,7 @@ export function tokenVerifier(
       if (key !== undefined && key === kept.key) return kept.claims;
     }
     let used: unknown;
+    const { jwtVerify } = await joseVerify();
     const { payload, protectedHeader } = await jwtVerify(token, async (header, input) => {
       used = await keys(header, input);
       return used as Awaited<ReturnType<JWTVerifyGetKey>>;
