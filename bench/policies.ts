@@ -85,7 +85,7 @@ export async function signedPolicyFile(fixture: SignedPostFixture): Promise<stri
   return await write(
     fixture.policy.replace(
       "trust:\n",
-      `metrics:\n  token: \${METRICS_TOKEN}\nstore:\n${STORE_ROOM}trust:\n`,
+      `metrics:\n  token: \${METRICS_TOKEN}\nstore:\n  kind: memory\n${STORE_ROOM}trust:\n`,
     ).replace(
       "defaults:\n",
       "defaults:\n  rate_limit: { limits: { per_tpp: { key: [tpp], limit: 1000000000, window: 1m } } }\n",

@@ -12,9 +12,12 @@ import {
   passthroughPolicyFile,
   productionPolicyFile,
   shadowPolicyFile,
+  signedPolicyFile,
   writeFloorPolicyFile,
 } from "../bench/policies.ts";
 import { createCa } from "./support/pki.ts";
+import { signedPostFixture } from "./support/signing.ts";
+import { setDefaultStoreKind } from "../src/sections/sections.ts";
 
 const OUT_OF_REACH = 1_000_000_000;
 
@@ -89,4 +92,16 @@ Deno.test("the bench's other policy files load, their per_tpp limit out of reach
     assert.equal(limits.per_tpp.limit, OUT_OF_REACH, made.name);
   }
   await parse(await passthroughPolicyFile(), env);
+});
+
+Deno.test("the signed rows run on the memory store their names say", async () => {
+  // Unnamed, main.ts would open a SQLite file: the rows would measure another store.
+  const env = { UPSTREAM_URL: "http://127.0.0.1:9", METRICS_TOKEN: "a-long-enough-metrics-token" };
+  const file = await signedPolicyFile(await signedPostFixture());
+  setDefaultStoreKind("sqlite"); // as main.ts serves
+  try {
+    assert.equal((await parse(file, env)).store.kind, "memory");
+  } finally {
+    setDefaultStoreKind("memory");
+  }
 });
