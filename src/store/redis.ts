@@ -16,9 +16,9 @@ import { SettingsWatch } from "./redis_settings.ts";
 import { replicated, type ReplicaWait } from "./replicas.ts";
 
 /**
- * Most decisions of one event-loop turn sent in one script call: Redis runs a call's decisions
- * one after another and nothing else meanwhile, so the bound keeps a call short (64 of them take
- * well under a millisecond).
+ * Most decisions of one event-loop turn sent in one script call (and most reads in one MGET):
+ * Redis runs a call's decisions one after another and nothing else meanwhile, so the bound keeps
+ * a call short (64 of them take well under a millisecond).
  */
 export const DECISIONS_PER_CALL = 64;
 
@@ -230,6 +230,7 @@ export async function redisStore(
       replicated(send(["EVAL", script, String(keys.length), ...keys, ...args]), needs),
     set: (key, value, ttlMs) => replicated(send(["SET", key, value, "PX", String(ttlMs)]), needs),
     get: (key) => send(["GET", key]),
+    getMany: (keys) => send(["MGET", ...keys]),
     del: (key) => send(["DEL", key]),
     close,
   }, {

@@ -2,9 +2,9 @@
  * A {@link Store} over any transport that can run the Lua scripts of `lua/` (node-redis over TCP,
  * Upstash over HTTP). Scripts go as EVALSHA, falling back to EVAL when the server answers NOSCRIPT
  * (after a restart). Where the transport allows it (`batch` above 1), the decisions asked for in
- * one turn of the event loop go as one script call: the requests that a turn's I/O woke share a
- * round trip and the server's work of running a script, and each is decided as atomically as
- * alone.
+ * one turn of the event loop go as one script call, and the reads as one MGET: the requests that
+ * a turn's I/O woke share a round trip and the server's work of running a command, and each is
+ * decided as atomically as alone.
  */
 import { setImmediate } from "node:timers";
 import { withDeadline } from "../lib/deadline.ts";
@@ -27,6 +27,8 @@ export interface ScriptTransport {
   eval(script: string, keys: string[], args: string[]): Promise<unknown>;
   set(key: string, value: string, ttlMs: number): Promise<unknown>;
   get(key: string): Promise<unknown>;
+  /** The values of `keys` in one command (MGET), where every key may go to one server. */
+  getMany?(keys: string[]): Promise<unknown>;
   del(key: string): Promise<unknown>;
   close(): Promise<void>;
 }
@@ -51,14 +53,15 @@ export interface ScriptedStoreOptions {
   /** See {@link Store.tagKeys}. */
   tagKeys?: boolean;
   /**
-   * Most decisions sent in one script call (default 1: each alone). Only where every key of a
-   * batch may go to one server in one script: not a cluster, whose keys live in many slots.
+   * Most decisions sent in one script call, and reads in one MGET (default 1: each alone). Only
+   * where every key of a batch may go to one server in one command: not a cluster, whose keys
+   * live in many slots.
    */
   batch?: number;
   log?: Logger;
 }
 
-/** A {@link Store} over a script transport: one script call per decision. */
+/** A {@link Store} over a script transport: one script call per decision, or per turn's batch. */
 export function scriptedStore(transport: ScriptTransport, options: ScriptedStoreOptions): Store {
   const { prefix, log } = options;
   const stats: StoreStats = newStats();
@@ -121,6 +124,33 @@ export function scriptedStore(transport: ScriptTransport, options: ScriptedStore
     ? turnBatches(decideAll, options.batch!)
     : async (decision: Decision) => (await decideAll([decision]))[0];
 
+  /** The reads of one turn in one MGET (a consent's scope per account read, a payment's owner). */
+  async function getAll(keys: readonly string[]): Promise<unknown[]> {
+    try {
+      const values = await bounded(() => transport.getMany!(keys.map((key) => prefix + key)));
+      if (!Array.isArray(values) || values.length !== keys.length) {
+        throw new Error("MGET answered in an unexpected form");
+      }
+      return values;
+    } catch (error) {
+      try {
+        failed("get", error);
+      } catch (thrown) {
+        return keys.map(() => thrown);
+      }
+    }
+  }
+
+  const read = (options.batch ?? 1) > 1 && transport.getMany
+    ? turnBatches(getAll, options.batch!)
+    : async (key: string) => {
+      try {
+        return await bounded(() => transport.get(prefix + key));
+      } catch (error) {
+        failed("get", error);
+      }
+    };
+
   return {
     kind: options.kind,
     tagKeys: options.tagKeys,
@@ -153,12 +183,8 @@ export function scriptedStore(transport: ScriptTransport, options: ScriptedStore
       }
     },
     async get(key) {
-      let value: unknown;
-      try {
-        value = await bounded(() => transport.get(prefix + key));
-      } catch (error) {
-        failed("get", error);
-      }
+      const value = await read(key);
+      if (value instanceof Error) throw value;
       return typeof value === "string" ? value : undefined;
     },
     async delete(key) {
@@ -173,15 +199,15 @@ export function scriptedStore(transport: ScriptTransport, options: ScriptedStore
 }
 
 /**
- * Collects the decisions asked for until the event loop's next turn (`setImmediate`: after the
- * I/O callbacks of this one) and sends them in calls of at most `max`; each caller gets its own
- * part of the replies. A failed call is each of its decisions' error.
+ * Collects what is asked for until the event loop's next turn (`setImmediate`: after the I/O
+ * callbacks of this one) and sends it in calls of at most `max`; each caller gets its own part of
+ * the replies. A failed call is each of its items' error.
  */
-function turnBatches(
-  send: (decisions: readonly Decision[]) => Promise<unknown[]>,
+function turnBatches<T>(
+  send: (items: readonly T[]) => Promise<unknown[]>,
   max: number,
-): (decision: Decision) => Promise<unknown> {
-  type Waiting = { decision: Decision; resolve: (reply: unknown) => void };
+): (item: T) => Promise<unknown> {
+  type Waiting = { item: T; resolve: (reply: unknown) => void };
   let pending: Waiting[] = [];
   let scheduled = false;
   function flush(): void {
@@ -190,15 +216,15 @@ function turnBatches(
     pending = [];
     for (let start = 0; start < batch.length; start += max) {
       const part = batch.slice(start, start + max);
-      send(part.map((w) => w.decision)).then(
+      send(part.map((w) => w.item)).then(
         (replies) => part.forEach((w, i) => w.resolve(replies[i])),
         (error) => part.forEach((w) => w.resolve(error)),
       );
     }
   }
-  return (decision) =>
+  return (item) =>
     new Promise((resolve) => {
-      pending.push({ decision, resolve });
+      pending.push({ item, resolve });
       if (!scheduled) {
         scheduled = true;
         setImmediate(flush);

@@ -296,3 +296,20 @@ Deno.test({
     assert.equal(verdicts[8].limits[0].remaining, 2);
   },
 });
+
+Deno.test({
+  name: "redisStore reads one turn's keys in one MGET, each its own value",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    await using own = await ownRedisStore();
+    const { store } = own;
+    await store.put("scope:a", "A", 60_000);
+    await store.put("scope:b", "B", 60_000);
+    const trips = store.stats.roundTrips;
+    const values = await Promise.all(
+      ["scope:a", "scope:missing", "scope:b", "scope:a"].map((key) => store.get(key)),
+    );
+    assert.equal(store.stats.roundTrips - trips, 1, "one MGET for the turn");
+    assert.deepEqual(values, ["A", undefined, "B", "A"]);
+  },
+});
