@@ -2,7 +2,10 @@
  * What a start-up loads (the cold start of a scaled-out instance or a Deno Deploy isolate): the
  * modules main.ts and serve.ts import statically, read from `deno info --json`. Libraries only
  * some policies or requests need are imported dynamically when they do; bench/bench.ts's
- * cold-start row measures the time.
+ * cold-start row measures the time. jose: its key sets and error classes only (the checks that
+ * build bearer-token chains need them synchronously), never its index (46 modules: JWE, key
+ * generation, every signing flavour); signature and token verification, key import and policy
+ * signatures load their part on first use (src/lib/lazy.ts).
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
@@ -61,5 +64,15 @@ for (const entry of ["main.ts", "serve.ts"]) {
       const found = loaded.filter((m) => pattern.test(m));
       assert.deepEqual(found, [], `${entry} imports statically what loads later (${why})`);
     }
+  });
+}
+
+for (const entry of ["main.ts", "serve.ts"]) {
+  Deno.test(`${entry} loads jose's key sets and errors at start-up, not its index`, async () => {
+    const jose = (await staticImports(entry))
+      .filter((m) => /^npm:\/?jose@/.test(m))
+      .map((m) => m.replace(/^npm:\/?jose@[^/]+/, "jose"))
+      .sort();
+    assert.deepEqual(jose, ["jose/errors", "jose/jwks/local", "jose/jwks/remote"]);
   });
 }
