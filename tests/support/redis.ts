@@ -72,15 +72,23 @@ export function uniquePrefix(): string {
   return `test:${crypto.randomUUID().slice(0, 8)}:${++counter}:`;
 }
 
+/** Ports handed out in this process: each once, though its server may not be listening yet. */
+const handedOut = new Set<number>();
+
 /**
  * A free port below Linux's ephemeral range (32768-60999): a server listening on port 0, here or
- * in another test run on the machine, can never take it while a killed Redis is down.
+ * in another test run on the machine, can never take it while a killed Redis is down. Never the
+ * same port twice in one process: servers started side by side (each test of the restart faults
+ * starts six) would otherwise, now and then, draw one port, and the second redis-server, unable
+ * to listen, would leave its test talking to the first.
  */
 function freePort(): number {
   for (;;) {
     const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (handedOut.has(port)) continue;
     try {
       Deno.listen({ hostname: "127.0.0.1", port }).close();
+      handedOut.add(port);
       return port;
     } catch {
       // Taken: try another.
