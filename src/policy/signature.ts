@@ -18,8 +18,11 @@ export const KEY_VARIABLE = "GATEWAY_POLICY_KEY";
 /** The environment variable that names the signature file (default: `<policy file>.sig`). */
 export const SIGNATURE_VARIABLE = "GATEWAY_POLICY_SIGNATURE";
 
-/** jose, loaded only where a deployment names a key (most never do). */
-const jose = lazy(() => import("jose"));
+/** jose's parts, loaded only where a deployment names a key (most never do). */
+const jose = lazy(async () => ({
+  ...await import("jose/jws/compact/verify"),
+  ...await import("jose/key/import"),
+}));
 
 /** The JWS algorithm a key signs with. */
 export function keyAlgorithm(jwk: JWK): string {

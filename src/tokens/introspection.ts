@@ -16,8 +16,11 @@ import { policyFileText } from "../lib/policy_files.ts";
 import { healthError, type SourceHealth } from "../lib/health.ts";
 import { lazy } from "../lib/lazy.ts";
 
-/** jose, loaded with the first client assertion (a start never signs one). */
-const jose = lazy(() => import("jose"));
+/** jose's parts, loaded with the first client assertion (a start never signs one). */
+const jose = lazy(async () => ({
+  ...await import("jose/key/import"),
+  ...await import("jose/jwt/sign"),
+}));
 
 /** Algorithms of private_key_jwt client assertions. */
 const ASSERTION_ALGORITHMS = ["RS256", "PS256", "ES256"] as const;
