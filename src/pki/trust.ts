@@ -290,7 +290,8 @@ export class TrustStore {
     let key = byAlg.get(alg);
     if (!key) {
       const pem = info.cert.toString("pem");
-      key = joseKeys().then(({ importX509 }) => importX509(pem, alg));
+      // Extractable: an RSA key's public numbers are read for verification (signing/value.ts).
+      key = joseKeys().then(({ importX509 }) => importX509(pem, alg, { extractable: true }));
       byAlg.set(alg, key);
       key.catch(() => byAlg.delete(alg));
     }

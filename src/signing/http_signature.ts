@@ -12,7 +12,13 @@ import { GatewayError } from "../psd2/errors.ts";
 import type { CertificateInfo } from "../pki/certificate.ts";
 import { type KeyId, namesCertificate, parseKeyId } from "./key_id.ts";
 import { signedBytes, type SignedRequest } from "./signer.ts";
-import { outsideSkew, RequestSignatureVerifier, type SchemeOptions } from "./verifier.ts";
+import { verifyValue } from "./value.ts";
+import {
+  type Algorithm,
+  outsideSkew,
+  RequestSignatureVerifier,
+  type SchemeOptions,
+} from "./verifier.ts";
 
 /**
  * draft-cavage algorithms, with the JWS algorithm of the same key use. `hs2019` takes the
@@ -180,9 +186,10 @@ export class HttpSignatureVerifier
   }
 
   protected async matches(
-    { params, names, named }: ReadHttpSignature,
+    { params, names }: ReadHttpSignature,
     key: CryptoKey,
     request: SignedRequest,
+    { jws }: Algorithm,
   ): Promise<boolean> {
     let signature: Uint8Array<ArrayBuffer>;
     try {
@@ -190,8 +197,8 @@ export class HttpSignatureVerifier
     } catch {
       throw invalid("The Signature signature must be base64");
     }
-    return await crypto.subtle.verify(
-      named === "hs2019" ? { name: "RSA-PSS", saltLength: 64 } : "RSASSA-PKCS1-v1_5",
+    return await verifyValue(
+      jws,
       key,
       signature,
       signedBytes(names, request, { "(created)": params.created, "(expires)": params.expires }),

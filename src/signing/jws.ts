@@ -8,9 +8,9 @@
  * must cover is the policy's, by default the Berlin Group minimum (signer.ts).
  */
 import { base64Bytes } from "../lib/base64.ts";
-import { lazy } from "../lib/lazy.ts";
 import { GatewayError } from "../psd2/errors.ts";
 import { signedBytes, type SignedRequest } from "./signer.ts";
+import { verifyValue } from "./value.ts";
 import { outsideSkew, RequestSignatureVerifier, type SchemeOptions } from "./verifier.ts";
 
 /** Asymmetric JWS algorithms a policy may allow (never `none`, never HMAC). */
@@ -34,8 +34,6 @@ const MECHANISMS: readonly unknown[] = [HTTP_HEADERS_MECHANISM, `${HTTP_HEADERS_
 const CRIT = ["sigT", "sigD", "b64"];
 
 const HEADER = "x-jws-signature";
-/** jose's verification, loaded with the first signature to verify (a start never needs it). */
-const joseVerify = lazy(() => import("jose/jws/flattened/verify"));
 /** The longest x5c chain parsed (signer and intermediates; the anchor need not be sent). */
 const MAX_X5C = 4;
 const COMPACT_DETACHED = /^([A-Za-z0-9_-]+)\.\.([A-Za-z0-9_-]+)$/;
@@ -230,18 +228,19 @@ export class JwsVerifier extends RequestSignatureVerifier<ReadJws, JwsVerifierOp
       const written = pars.map((p, i) => names[i] === "(request-target)" ? names[i] : p);
       payloads.push(signedBytes(written, request));
     }
-    const { flattenedVerify } = await joseVerify();
+    // The JWS signing input with b64 false: ASCII(BASE64URL(protected)) || "." || payload.
+    const signed = `${protectedPart}.`;
+    let value: Uint8Array<ArrayBuffer>;
+    try {
+      value = base64Bytes(signature);
+    } catch {
+      return false;
+    }
     for (const payload of payloads) {
-      try {
-        await flattenedVerify(
-          { protected: protectedPart, payload, signature },
-          key,
-          { algorithms: [alg], crit: { sigT: true, sigD: true } },
-        );
-        return true;
-      } catch {
-        // The next form, or reported by the core.
-      }
+      const input = new Uint8Array(signed.length + payload.length);
+      for (let i = 0; i < signed.length; i++) input[i] = signed.charCodeAt(i);
+      input.set(payload, signed.length);
+      if (await verifyValue(alg, key, value, input)) return true;
     }
     return false;
   }

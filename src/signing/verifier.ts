@@ -82,8 +82,13 @@ export abstract class RequestSignatureVerifier<
   protected abstract findSigner(read: Read, request: SignedRequest): Promise<FoundSigner>;
   /** The algorithm the signature is checked with. */
   protected abstract algorithm(read: Read, signer: CertificateInfo): Algorithm;
-  /** Whether the signature value verifies with `key`. */
-  protected abstract matches(read: Read, key: CryptoKey, request: SignedRequest): Promise<boolean>;
+  /** Whether the signature value verifies with `key`, imported for `algorithm`. */
+  protected abstract matches(
+    read: Read,
+    key: CryptoKey,
+    request: SignedRequest,
+    algorithm: Algorithm,
+  ): Promise<boolean>;
 
   /**
    * Verifies one request's signature; returns the signer's certificate. `beforeCrypto` runs after
@@ -121,7 +126,7 @@ export abstract class RequestSignatureVerifier<
     } catch {
       throw invalid(`The signing certificate's key does not fit ${algorithm.label}`);
     }
-    if (!await this.matches(read, key, request)) {
+    if (!await this.matches(read, key, request, algorithm)) {
       throw invalid(
         `${scheme.subject} signature value does not verify over ${
           read.names.join(", ")
