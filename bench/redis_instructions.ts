@@ -15,7 +15,7 @@
 import { createClient } from "redis";
 import { freePort, waitForPort } from "./ports.ts";
 import * as current from "../src/store/lua/decide.ts";
-import type { Decision } from "../src/store/types.ts";
+import type { Decision, LimitPart } from "../src/store/types.ts";
 
 type Script = Pick<typeof current, "DECIDE_SCRIPT" | "encodeDecisions">;
 
@@ -42,30 +42,48 @@ const limit = (key: string) => ({
 });
 const today = Math.floor(Date.now() / DAY) * DAY;
 
+/** A consent counter's part: the consent `consentKey`, today and the days beside it. */
+const counter = (consentKey: string, unknownLimit: number) => ({
+  consentKey,
+  days: [-1, 0, 1].map((k) => ({
+    key: `day:c1:${k}`,
+    start: today + k * DAY,
+    end: today + (k + 1) * DAY,
+  })),
+  max: 1e6,
+  unknownLimit,
+  psuInitiated: false,
+  enforce: true,
+});
+
+/** The production read: a unique X-Request-ID, the limits given, a counted read. */
+const productionRead = (limits: LimitPart[]) => () => ({
+  idempotency: claim("unique"),
+  limits,
+  frequency: counter("consent:c1", 4),
+});
+
 /** The shapes of the bench's rows: what a request of each asks the store. */
 const SHAPES: Record<string, () => Decision> = {
   "a read (one limit)": () => ({ limits: [limit("rl:tpp")] }),
+  "the default read (a limit, a consent it does not know)": () => ({
+    limits: [limit("rl:tpp")],
+    frequency: counter("consent:unknown", 0),
+  }),
+  "the default read, its limit leased": () => ({
+    limits: [],
+    frequency: counter("consent:unknown", 0),
+  }),
   "a unique X-Request-ID": () => ({ idempotency: claim("unique"), limits: [] }),
   "a payment (replayable, one limit)": () => ({
     idempotency: claim("replay"),
     limits: [limit("rl:tpp")],
   }),
-  "the production read (unique, two limits, a counted read)": () => ({
-    idempotency: claim("unique"),
-    limits: [limit("rl:tpp"), limit("rl:tpp:psu")],
-    frequency: {
-      consentKey: "consent:c1",
-      days: [-1, 0, 1].map((k) => ({
-        key: `day:c1:${k}`,
-        start: today + k * DAY,
-        end: today + (k + 1) * DAY,
-      })),
-      max: 1e6,
-      unknownLimit: 4,
-      psuInitiated: false,
-      enforce: true,
-    },
-  }),
+  "the production read (unique, two limits, a counted read)": productionRead([
+    limit("rl:tpp"),
+    limit("rl:tpp:psu"),
+  ]),
+  "the production read, its limits leased": productionRead([]),
 };
 
 let dumps = 0;

@@ -17,9 +17,11 @@ import {
   type Decision,
   type DecisionOutcome,
   type DecisionPlan,
+  type LimitVerdict,
   StoreUnavailableError,
   verdictProblem,
 } from "../src/store/types.ts";
+import { leasesOf } from "../src/store/leases.ts";
 import { clientAddress } from "../src/core/request.ts";
 import type { Identifiers } from "../src/psd2/identifiers.ts";
 
@@ -69,6 +71,74 @@ function build(c: GatewayContext, plan: SharedStatePlan): Decision {
   };
 }
 
+/**
+ * A decision whose limits may be leased (`want` above 1): the limits this process holds a lease
+ * of are decided here, the rest by the store, which may grant a lease. A request another part
+ * refuses gives its leased requests back; a decision left with nothing for the store makes no
+ * round trip.
+ */
+async function leased(services: Services, decision: Decision): Promise<DecisionOutcome> {
+  const leases = leasesOf(services.store);
+  const now = Date.now();
+  const local = decision.limits.map((limit) =>
+    (limit.want ?? 1) > 1 ? leases.take(limit.key, now) : undefined
+  );
+  // One request at a time asks for a lease of a limit; those beside it ask for themselves.
+  const asking: string[] = [];
+  const limits = decision.limits.flatMap((limit, i) => {
+    if (local[i]) return [];
+    if ((limit.want ?? 1) <= 1) return [limit];
+    if (leases.ask(limit.key)) {
+      asking.push(limit.key);
+      return [limit];
+    }
+    return [{ ...limit, want: 1 }];
+  });
+  const asked = { ...decision, limits };
+  const storeBound = asked.idempotency || asked.frequency || asked.limits.length > 0;
+  let outcome: DecisionOutcome;
+  try {
+    outcome = storeBound
+      ? await ask(services, asked)
+      : { decision: asked, verdict: { now, blocked: false, limits: [] } };
+  } finally {
+    for (const key of asking) leases.answered(key);
+  }
+  const { verdict } = outcome;
+  // Stopped by the X-Request-ID (no limit looked at), refused, or no answer: nothing was used.
+  const idempotency = verdict?.idempotency?.outcome;
+  const stopped = idempotency === "replay" ||
+    (decision.idempotency?.enforce && idempotency !== "claimed" && idempotency !== "free");
+  if (!verdict || stopped || verdict.blocked) {
+    for (const taken of local) if (taken) leases.giveBack(taken.lease);
+    if (!verdict || stopped) return { ...outcome, decision };
+    return { decision, verdict: { ...verdict, limits: merged(local, verdict.limits) } };
+  }
+  // What the store granted beyond this request is this gateway's to use, still to count down.
+  const granted = verdict.limits.map((result, i) => {
+    leases.keep(asked.limits[i].key, result, now);
+    const lease = (result.granted ?? 1) - 1;
+    return lease > 0 ? { ...result, remaining: result.remaining + lease } : result;
+  });
+  return { decision, verdict: { ...verdict, limits: merged(local, granted) } };
+}
+
+/** The verdicts in the decision's order: the leased ones here, the store's between them. */
+function merged(
+  local: ({ verdict: LimitVerdict } | undefined)[],
+  fromStore: LimitVerdict[],
+): LimitVerdict[] {
+  let next = 0;
+  return local.map((taken) => taken?.verdict ?? fromStore[next++]);
+}
+
+/** The store's answer to `decision`, with its leases where it may have any. */
+function asked(services: Services, decision: Decision): Promise<DecisionOutcome> {
+  return decision.limits.some((limit) => (limit.want ?? 1) > 1)
+    ? leased(services, decision)
+    : ask(services, decision);
+}
+
 /** The request's decision, asked of the store once and shared by the checks. */
 export function decide(
   c: GatewayContext,
@@ -77,7 +147,7 @@ export function decide(
 ): Promise<DecisionOutcome> {
   let outcome = c.get("decision");
   if (!outcome) {
-    outcome = ask(services, build(c, plan));
+    outcome = asked(services, build(c, plan));
     c.set("decision", outcome);
   }
   return outcome;
@@ -86,7 +156,7 @@ export function decide(
 /** Asks the same decision again (an in-flight duplicate polling for the first request). */
 export async function decideAgain(c: GatewayContext, services: Services): Promise<DecisionOutcome> {
   const { decision } = await c.get("decision")!;
-  const outcome = ask(services, decision);
+  const outcome = asked(services, decision);
   c.set("decision", outcome);
   return await outcome;
 }

@@ -1,8 +1,9 @@
 /**
- * `rate_limit`: named request limits (GCRA, exact across gateway instances: one atomic store
- * decision per request, on the store's clock). Each limit counts by a key (TPP, PSU, client
- * address, consent, operation, or a combination; the PSU is PSU-ID, else the bearer token's
- * subject, else one unknown PSU per TPP); limits with the same name share one counter
+ * `rate_limit`: named request limits (GCRA across gateway instances: atomic store decisions on
+ * the store's clock; a shared store may grant an instance a lease of the requests that follow,
+ * src/store/leases.ts, never more than the limit allows). Each limit counts by a key (TPP, PSU,
+ * client address, consent, operation, or a combination; the PSU is PSU-ID, else the bearer
+ * token's subject, else one unknown PSU per TPP); limits with the same name share one counter
  * across every operation that has them. Over a limit: 429 ACCESS_EXCEEDED with Retry-After and
  * RateLimit-Limit, -Remaining, -Reset; forwarded requests carry the RateLimit headers too.
  * Rejected requests (by this or any other check) consume nothing. TPPs may be put in tiers that
@@ -30,6 +31,7 @@ import {
 import { duration, headerName } from "../src/lib/fields.ts";
 import { retryAfter } from "../src/psd2/retry_after.ts";
 import type { LimitPart, LimitVerdict } from "../src/store/types.ts";
+import { LEASE_MS } from "../src/store/leases.ts";
 import { clientAddress } from "../src/core/request.ts";
 import type {} from "./bearer_token.ts"; // tokenSubject
 
@@ -65,6 +67,8 @@ interface CompiledLimit {
   readonly limit: number;
   readonly windowMs: number;
   readonly burst: number;
+  /** Requests one store decision may take for this gateway at once (see {@link leaseOf}). */
+  readonly want: number;
 }
 
 /** The options compiled once for one operation; every request of it reads this. */
@@ -95,20 +99,35 @@ function windowText(ms: number): string {
   return `${ms}ms`;
 }
 
+/**
+ * Requests a store decision may take at once for a limit: at most `lease`, and no more than the
+ * limit refills in the lease's lifetime, so that a lease left unused costs the TPP no more than a
+ * second of its quota. The memory store is in the process already: it decides every request.
+ */
+function leaseOf(lease: number, limit: number, windowMs: number, store: Services["store"]) {
+  if (store.kind === "memory") return 1;
+  return Math.max(1, Math.min(lease, Math.floor(limit * LEASE_MS / windowMs)));
+}
+
 /** The named limits with one tier's overrides applied. */
 function applyTier(
   limits: [string, z.output<typeof limitSchema>][],
-  tier: Record<string, Override>,
+  { tier, lease }: {
+    tier: Record<string, Override>;
+    lease: (limit: number, windowMs: number) => number;
+  },
 ): readonly CompiledLimit[] {
   return Object.freeze(limits.map(([limitName, limit]) => {
     const override = tier[limitName] ?? {};
     const count = override.limit ?? limit.limit;
+    const windowMs = override.window ?? limit.window;
     return Object.freeze({
       name: limitName,
       key: limit.key,
       limit: count,
-      windowMs: override.window ?? limit.window,
+      windowMs,
       burst: override.burst ?? (override.limit ? count : limit.burst ?? count),
+      want: lease(count, windowMs),
     });
   }));
 }
@@ -126,8 +145,12 @@ function compile(options: Options, { operation, services, sections }: BuildConte
       }] does not count by tpp, which a Redis Cluster store needs (one decision's keys share the caller's slot): add tpp to the key, or put a hash tag in store.prefix ("{xs2a}:") to keep every key in one slot`,
     );
   }
+  const lease = (limit: number, windowMs: number) =>
+    leaseOf(options.lease, limit, windowMs, services.store);
   const tiers = new Map(
-    Object.entries(options.tiers).map(([tier, overrides]) => [tier, applyTier(base, overrides)]),
+    Object.entries(options.tiers).map((
+      [tier, overrides],
+    ) => [tier, applyTier(base, { tier: overrides, lease })]),
   );
   const ids = identifiers(sections.identifiers);
   const config: RateLimitConfig = {
@@ -135,7 +158,7 @@ function compile(options: Options, { operation, services, sections }: BuildConte
     enforce: options.mode === "enforce",
     fail: options.fail,
     ipHeader: options.client_ip_header,
-    standard: applyTier(base, {}),
+    standard: applyTier(base, { tier: {}, lease }),
     byTpp: new Map(
       Object.entries(options.tpps).map((
         [tpp, tier],
@@ -196,6 +219,7 @@ function limitParts(c: GatewayContext, config: RateLimitConfig): LimitPart[] {
       windowMs: limit.windowMs,
       burst: limit.burst,
       enforce: config.enforce,
+      want: limit.want,
     });
   }
   return parts;
@@ -290,6 +314,9 @@ export const rateLimit = defineCheck({
     ),
     tpps: z.record(z.string().min(1), name).default({}).describe(
       "The tier of each caller: by TPP id (PSDGE-NBG-123456: gold), or ip:<address> for callers without a TPP identity",
+    ),
+    lease: z.number().int().min(1).max(64).default(16).describe(
+      "Requests one store decision may take for this gateway instance at once, used by the requests that follow on the same limit within 1 s: at most what the limit refills in 1 s and a quarter of what it allows at the time; 1: every request asks the store (the memory store always does). The limit holds across instances either way; a lease left unused is quota lost until it refills",
     ),
     client_ip_header: headerName().optional().describe(
       "Header in which the TLS terminator passes the client address instead of X-Forwarded-For (its last value counts; believed only from trust.terminators); default: X-Forwarded-For's rightmost address that is not a terminator",

@@ -146,15 +146,20 @@ export function decideOnEntries(
     const tau = period * limit.burst;
     const stored = valueOf(read, limit.key, now);
     const tat = Math.max(typeof stored === "number" ? stored : nowUs, nowUs);
-    const next = tat + period;
+    let next = tat + period;
     const allowAt = next - tau;
     let result: LimitVerdict;
     if (nowUs >= allowAt) {
+      // Requests allowed now, this one included; a lease takes at most a quarter of them.
+      const allowed = Math.floor((nowUs - allowAt) / period + 1e-6) + 1;
+      const granted = Math.max(1, Math.min(limit.want ?? 1, Math.floor(allowed / 4)));
+      next = tat + granted * period;
       result = {
         allowed: true,
-        remaining: Math.floor((nowUs - allowAt) / period + 1e-6),
+        remaining: allowed - granted,
         resetMs: Math.ceil((next - nowUs) / 1000),
         retryMs: 0,
+        granted,
       };
     } else {
       result = {

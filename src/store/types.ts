@@ -39,6 +39,11 @@ export interface LimitPart {
   windowMs: number;
   burst: number;
   enforce: boolean;
+  /**
+   * Requests asked for at once (default 1): this one and a lease the gateway keeps for the ones
+   * that follow. The store grants at most a quarter of what the limit allows now, at least one.
+   */
+  want?: number;
 }
 
 /** One calendar day of the bank's time zone, with the counter key of that day. */
@@ -127,6 +132,8 @@ export interface LimitVerdict {
   resetMs: number;
   /** Milliseconds until a request would be allowed (0 when allowed). */
   retryMs: number;
+  /** Requests granted when allowed: this one and the lease's (absent: 1). */
+  granted?: number;
 }
 
 export interface FrequencyVerdict {
@@ -228,6 +235,13 @@ export function verdictProblem(decision: Decision, verdict: Verdict): string | u
   for (const [i, limit] of verdict.limits.entries()) {
     const counts = [limit.remaining, limit.resetMs, limit.retryMs].every(count);
     if (typeof limit.allowed !== "boolean" || !counts) return `the verdict of limit ${i + 1}`;
+    const granted = limit.granted ?? 1;
+    if (
+      limit.allowed &&
+      !(Number.isInteger(granted) && granted >= 1 && granted <= (decision.limits[i].want ?? 1))
+    ) {
+      return `the grant of limit ${i + 1}`;
+    }
     if (!limit.allowed && decision.limits[i].enforce) rejected = true;
   }
   const frequency = verdict.frequency;

@@ -24,6 +24,8 @@ import { type Decision, StoreUnavailableError, type Verdict } from "../../src/st
 import { gatewayApp as startGateway } from "../support/gateway.ts";
 import { startUpstream } from "../support/upstream.ts";
 import { buildPolicy } from "../support/policies.ts";
+import { idem, limit } from "../support/store_contract.ts";
+import { LEASE_MS } from "../../src/store/leases.ts";
 
 const POLICY = buildPolicy({
   defaults: {
@@ -222,4 +224,73 @@ Deno.test("decideAgain() asks again and keeps the new outcome for the checks tha
   });
   assert.notEqual(again, first);
   assert.equal(next, again);
+});
+
+/** A plan of one wide limit that leases (and more parts), on a real memory store. */
+function leasePlan(parts: Partial<Decision> = {}) {
+  const wide = limit({ key: "rl:wide", limit: 100, windowMs: 60_000, burst: 100, want: 16 });
+  return {
+    limits: () => [wide, ...(parts.limits ?? [])],
+    idempotency: parts.idempotency && (() => parts.idempotency),
+  };
+}
+
+Deno.test("decide() serves a lease of a limit in-process, and asks the store when it is used up", async () => {
+  const { store, services } = storeServices();
+  const plan = leasePlan();
+  const remaining = [];
+  const trips = [];
+  for (let i = 0; i < 17; i++) {
+    const outcome = await inContext({}, (c) => decide(c, plan, services));
+    remaining.push(outcome.verdict!.limits[0].remaining);
+    trips.push(store.stats.roundTrips);
+  }
+  // 100 allowed: the store grants 16 and keeps 84; this gateway counts its 15 down, then asks.
+  assert.deepEqual(remaining, Array.from({ length: 17 }, (_, i) => 99 - i));
+  assert.deepEqual(trips, [1, ...Array(15).fill(1), 2]);
+});
+
+Deno.test("decide() gives a leased request back when another part refuses the request", async () => {
+  const { store, services } = storeServices();
+  const tight = limit({ key: "rl:tight", limit: 1, windowMs: 3_600_000, burst: 1 });
+  const both = leasePlan({ limits: [tight] });
+  const first = await inContext({}, (c) => decide(c, both, services));
+  assert.equal(first.verdict!.blocked, false);
+  assert.equal(first.verdict!.limits[0].remaining, 99);
+  const refused = await inContext({}, (c) => decide(c, both, services));
+  assert.equal(refused.verdict!.blocked, true, "the tight limit refuses");
+  assert.equal(refused.verdict!.limits[1].allowed, false);
+  // The request the tight limit refused used none of the lease: the next one is the second.
+  const wideOnly = leasePlan();
+  const next = await inContext({}, (c) => decide(c, wideOnly, services));
+  assert.equal(next.verdict!.limits[0].remaining, 98);
+  // A reused X-Request-ID stops the decision: nothing of the lease is used either.
+  const claim = idem({ key: "idem:leased", mode: "unique" });
+  const claimed = await inContext(
+    {},
+    (c) => decide(c, leasePlan({ idempotency: claim }), services),
+  );
+  assert.equal(claimed.verdict!.idempotency?.outcome, "claimed");
+  assert.equal(claimed.verdict!.limits[0].remaining, 97);
+  const reused = await inContext({}, (c) => decide(c, leasePlan({ idempotency: claim }), services));
+  assert.equal(reused.verdict!.idempotency?.outcome, "duplicate");
+  assert.deepEqual(reused.verdict!.limits, []);
+  const after = await inContext({}, (c) => decide(c, wideOnly, services));
+  assert.equal(after.verdict!.limits[0].remaining, 96);
+  assert.equal(store.stats.roundTrips, 4, "the first, the refused, the claim and the reuse");
+});
+
+Deno.test("decide() lets a lease go after LEASE_MS: the next request asks the store", async () => {
+  const { store, services } = storeServices();
+  const plan = leasePlan();
+  await inContext({}, (c) => decide(c, plan, services));
+  await inContext({}, (c) => decide(c, plan, services));
+  assert.equal(store.stats.roundTrips, 1);
+  await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 50));
+  const late = await inContext({}, (c) => decide(c, plan, services));
+  assert.equal(store.stats.roundTrips, 2);
+  // The 14 requests the lease still held are spent (the store counted them at the grant): 83
+  // left, and what refilled in the second (100 a minute: one or two).
+  const left = late.verdict!.limits[0].remaining;
+  assert.ok(left >= 84 && left <= 85, String(left));
 });

@@ -3,7 +3,7 @@ import { tokenIssuer } from "../support/tpp_tokens.ts";
 // In-process through the app's fetch (the upstream is still real HTTP); see tests/support/gateway.ts.
 import { gatewayApp as startGateway, type TestGateway } from "../support/gateway.ts";
 import { closedPort, startUpstream } from "../support/upstream.ts";
-import { startRedisServer, storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
+import { redisClient, startRedisServer, storeSetup, WITHOUT_REDIS } from "../support/redis.ts";
 import { MemoryStore } from "../../src/store/memory.ts";
 import { rateLimit } from "../../middleware/rate_limit.ts";
 import { operation } from "../../src/psd2/catalogue.ts";
@@ -524,6 +524,65 @@ for (const kind of ["memory", "redis", "upstash"] as const) {
       // Sequentially too: the 11th request, whichever instance gets it, is rejected.
       assert.deepEqual(await statuses([() => read(one)]), [429]);
       assert.deepEqual(await statuses([() => read(two)]), [429]);
+    },
+  });
+}
+
+for (const kind of ["redis", "upstash"] as const) {
+  Deno.test({
+    name:
+      `rateLimit() on a shared store leases requests to each instance, never beyond the limit (${kind})`,
+    ignore: WITHOUT_REDIS,
+    async fn() {
+      await using redis = await startRedisServer();
+      await using store = await storeSetup(kind, { url: redis.url });
+      await using upstream = startUpstream();
+      // 2 a second refill (a lease of 2 at most), 40 at once.
+      const limits: RateLimitOptions["limits"] = {
+        per_tpp: { key: ["tpp"], limit: 120, window: "1m", burst: 40 },
+      };
+      // The limit alone decides a read: no consent counter.
+      const alone = { defaults: { consent_frequency: { mode: "off" as const } } };
+      const options = {
+        policy: policy(limits, {}, store.policy, alone),
+        upstream: upstream.url,
+        env: store.env,
+      };
+      await using one = await startGateway(options);
+      await using two = await startGateway(options);
+      const started = Date.now();
+      const all = await concurrent(
+        Array.from({ length: 100 }, (_, i) => () => read(i % 2 ? one : two)),
+      );
+      const refilled = Math.floor((Date.now() - started) / 500);
+      const passed = all.filter((s) => s === 200).length;
+      // Never more than the limit allows; at most one lease (of 2) per instance left unused.
+      assert.ok(passed <= 40 + refilled, `${passed} passed`);
+      assert.ok(passed >= 40 - 2, `${passed} passed`);
+      assert.equal(upstream.received.length, passed);
+
+      // A limit refilling 10 a second: one instance counts its lease down, exact to the TPP.
+      const fast: RateLimitOptions["limits"] = { fast: { key: ["tpp"], limit: 600, window: "1m" } };
+      await using three = await startGateway({
+        ...options,
+        policy: policy(fast, {}, store.policy, alone),
+      });
+      const client = await redisClient(redis.url);
+      const decisions = async () => {
+        const stats = await client.info("commandstats");
+        return [...stats.matchAll(/^cmdstat_eval(?:sha)?:calls=(\d+)/gm)]
+          .reduce((sum, [, calls]) => sum + Number(calls), 0);
+      };
+      const before = await decisions();
+      const shown = [];
+      for (let i = 0; i < 10; i++) {
+        const response = await read(three);
+        await response.body?.cancel();
+        shown.push(Number(response.headers.get("ratelimit-remaining")));
+      }
+      assert.deepEqual(shown, Array.from({ length: 10 }, (_, i) => 599 - i));
+      assert.equal(await decisions() - before, 1, "a lease of 10: one decision on Redis");
+      await client.quit();
     },
   });
 }

@@ -285,6 +285,36 @@ export function storeContract(
     );
   });
 
+  test("grants a lease of at most a quarter of what the limit allows, one near the limit", async (s) => {
+    const wide = limit({ key: "rl:lease", limit: 100, burst: 100, want: 16 });
+    const grants = [];
+    const remaining = [];
+    for (let i = 0; i < 9; i++) {
+      const result = (await s.decide(decision({ limits: [wide] }))).limits[0];
+      assert.equal(result.allowed, true);
+      grants.push(result.granted ?? 1);
+      remaining.push(result.remaining);
+    }
+    // 100 allowed: 16 (cap), then 84 -> 16, 68 -> 16, 52 -> 13, 39 -> 9, 30 -> 7, 23 -> 5, ...
+    assert.deepEqual(grants, [16, 16, 16, 13, 9, 7, 5, 4, 3]);
+    assert.deepEqual(remaining, [84, 68, 52, 39, 30, 23, 18, 14, 11]);
+    for (let i = 0; i < 20; i++) {
+      const result = (await s.decide(decision({ limits: [wide] }))).limits[0];
+      if (!result.allowed) break;
+      grants.push(result.granted ?? 1);
+    }
+    // Every request granted counted: the 100 are spent, the last ones one at a time.
+    assert.equal(grants.reduce((sum, granted) => sum + granted, 0), 100);
+    assert.deepEqual(grants.slice(-4), [1, 1, 1, 1]);
+    const over = (await s.decide(decision({ limits: [wide] }))).limits[0];
+    assert.equal(over.allowed, false);
+    // Without want, one at a time (and no grant beyond it).
+    const single = (await s.decide(decision({ limits: [limit({ key: "rl:one", limit: 100 })] })))
+      .limits[0];
+    assert.equal(single.granted ?? 1, 1);
+    assert.equal(single.remaining, 2);
+  });
+
   test("a rejected request consumes nothing and claims nothing", async (s) => {
     const tight = limit({ key: "rl:tight", limit: 1, burst: 1 });
     const wide = limit({ key: "rl:wide", limit: 10, burst: 10 });

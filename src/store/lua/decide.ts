@@ -34,14 +34,15 @@ import {
  * ("0" or "1"), then
  * - the X-Request-ID: fingerprint, token, enforce, inflight_ms, expire_ms (how long a claim is
  *   kept: the retention, and in replay mode at least the in-flight time)
- * - each limit: period_us, tau_us (period times burst), enforce
+ * - each limit: period_us, tau_us (period times burst), enforce, want (requests asked for at once:
+ *   this one and a lease; at most a quarter of what the limit allows now is granted)
  * - the consent counter: three day_start, day_end pairs, max_per_day, unknown_limit,
  *   psu_initiated, enforce
  *
  * Reply: one flat array per decision, {now_ms, blocked, outcome, ...}, followed by
  * - a replay: status, headers, body
  * - a decision the X-Request-ID stopped: nothing
- * - otherwise: allowed, remaining, reset_ms, retry_ms per limit, then (with a counter) counted,
+ * - otherwise: allowed, remaining, reset_ms, retry_ms, granted per limit, then (with a counter) counted,
  *   allowed, limit, used, retry_ms, known, counted_day; counted_day is the index (1 to 3) of the
  *   day counter the read was counted in, 0 when it was not
  *
@@ -106,27 +107,33 @@ local function decide(idem_mode, limit_count, has_frequency)
   local limit_tats = {}
   for i = 1, limit_count do
     local period, tau = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
-    local limit_enforce = ARGV[a + 3] == "1"
-    a = a + 3
+    local limit_enforce, want = ARGV[a + 3] == "1", tonumber(ARGV[a + 4])
+    a = a + 4
     local stored = values[i]
     local tat = stored and tonumber(stored) or now_us
     if tat < now_us then tat = now_us end
-    local next_tat = tat + period
-    local allow_at = next_tat - tau
+    local allow_at = tat + period - tau
     if now_us >= allow_at then
+      -- Requests allowed now, this one included; a lease takes at most a quarter of them.
+      local allowed = math.floor((now_us - allow_at) / period + 0.000001) + 1
+      local granted = 1
+      if want > 1 then granted = math.max(1, math.min(want, math.floor(allowed / 4))) end
+      local next_tat = tat + granted * period
       limit_tats[i] = next_tat
       reply[n + 1] = 1
-      reply[n + 2] = math.floor((now_us - allow_at) / period + 0.000001)
+      reply[n + 2] = allowed - granted
       reply[n + 3] = ceil((next_tat - now_us) / 1000)
       reply[n + 4] = 0
+      reply[n + 5] = granted
     else
       reply[n + 1] = 0
       reply[n + 2] = 0
       reply[n + 3] = ceil((tat - now_us) / 1000)
       reply[n + 4] = ceil((allow_at - now_us) / 1000)
+      reply[n + 5] = 0
       if limit_enforce then blocked = 1 end
     end
-    n = n + 4
+    n = n + 5
   end
 
   -- The consent counter: the day the store's clock falls in, among three candidates.
@@ -216,7 +223,7 @@ for d = 1, tonumber(ARGV[1]) do
   a = a + 3
   local idem = idem_mode ~= "none"
   local key_end = k + (idem and 1 or 0) + limit_count + (has_frequency and 4 or 0)
-  local arg_end = a + (idem and 5 or 0) + 3 * limit_count + (has_frequency and 10 or 0)
+  local arg_end = a + (idem and 5 or 0) + 4 * limit_count + (has_frequency and 10 or 0)
   replies[d] = decide(idem_mode, limit_count, has_frequency)
   k, a = key_end, arg_end
 end
@@ -265,7 +272,12 @@ function encodeInto(decision: Decision, prefix: string, keys: string[], args: st
   for (const limit of limits) {
     const period = limitPeriod(limit);
     keys.push(prefix + limit.key);
-    args.push(String(period), String(period * limit.burst), limit.enforce ? "1" : "0");
+    args.push(
+      String(period),
+      String(period * limit.burst),
+      limit.enforce ? "1" : "0",
+      String(limit.want ?? 1),
+    );
   }
   if (frequency) {
     keys.push(prefix + frequency.consentKey, ...frequency.days.map((d) => prefix + d.key));
@@ -312,15 +324,16 @@ export function decodeVerdict(reply: unknown, decision: Decision): Verdict {
   // A decision its X-Request-ID stopped has no more; any other has every part it asked for.
   if (reply.length === 3 && verdict.blocked && decision.idempotency) return verdict;
   const { limits, frequency } = decision;
-  if (reply.length !== 3 + 4 * limits.length + (frequency ? 7 : 0)) throw unexpected();
+  if (reply.length !== 3 + 5 * limits.length + (frequency ? 7 : 0)) throw unexpected();
   const numbers = reply.map(Number);
-  for (let at = 3; at < 3 + 4 * limits.length; at += 4) {
-    const [allowed, remaining, resetMs, retryMs] = numbers.slice(at, at + 4);
+  for (let at = 3; at < 3 + 5 * limits.length; at += 5) {
+    const [allowed, remaining, resetMs, retryMs, granted] = numbers.slice(at, at + 5);
     const result: LimitVerdict = { allowed: allowed === 1, remaining, resetMs, retryMs };
+    if (granted > 1) result.granted = granted;
     verdict.limits.push(result);
   }
   if (frequency) {
-    const at = 3 + 4 * limits.length;
+    const at = 3 + 5 * limits.length;
     const [counted, allowed, limit, used, retryMs, known, countedDay] = numbers.slice(at, at + 7);
     const result: FrequencyVerdict = {
       counted: counted === 1,

@@ -10,7 +10,7 @@ Deno.test("encodeDecision() puts the counts first and one key per record", () =>
   assert.deepEqual(args.slice(0, 3), ["replay", "1", "1"]);
   assert.equal(keys.length, 1 + 1 + 4);
   assert.ok(keys.every((key) => key.startsWith("p:")));
-  assert.equal(args.length, 3 + 5 + 3 + 6 + 4);
+  assert.equal(args.length, 3 + 5 + 4 + 6 + 4);
 });
 
 Deno.test("encodeDecision() keeps a claim for its retention, a replay's at least in flight", () => {
@@ -25,7 +25,7 @@ Deno.test("encodeDecision() keeps a claim for its retention, a replay's at least
 
 Deno.test("decodeVerdict() reads the reply's named layout", () => {
   const verdict = decodeVerdict(
-    [1700000000000, 0, "claimed", 1, 2, 20000, 0, 1, 1, 4, 1, 3600, 1, 0],
+    [1700000000000, 0, "claimed", 1, 2, 20000, 0, 1, 1, 1, 4, 1, 3600, 1, 0],
     DECISION,
   );
   assert.deepEqual(verdict, {
@@ -51,8 +51,8 @@ Deno.test("decodeVerdict() refuses a reply out of shape as a store failure", () 
     null,
     "OK",
     [1, 0],
-    [1, 0, "claimed", 1, 2, 20000, 0],
-    [1, 0, "claimed", 1, 2, 20000, 0, 1, 1, 4, 1, 3600, 1, 0, 0],
+    [1, 0, "claimed", 1, 2, 20000, 0, 1],
+    [1, 0, "claimed", 1, 2, 20000, 0, 1, 1, 1, 4, 1, 3600, 1, 0, 0],
     [1, 0, "replay", "201", "not json", ""],
     [1, 0, "replay", "201", "[]"],
     [1, 0, "claimed"],
@@ -77,12 +77,15 @@ Deno.test("encodeDecision() refuses a frequency part without exactly three candi
 
 Deno.test("decodeVerdict() reads only the parts the decision asked for", () => {
   const limitsOnly: Decision = { limits: [limit()] };
-  const verdict = decodeVerdict([5, 0, "none", 1, 3, 100, 0], limitsOnly);
+  const verdict = decodeVerdict([5, 0, "none", 1, 3, 100, 0, 1], limitsOnly);
   assert.deepEqual(verdict, {
     now: 5,
     blocked: false,
     limits: [{ allowed: true, remaining: 3, resetMs: 100, retryMs: 0 }],
   });
+  // A lease granted beyond the request's own.
+  const leased = decodeVerdict([5, 0, "none", 1, 3, 100, 0, 4], { limits: [limit({ want: 8 })] });
+  assert.equal(leased.limits[0].granted, 4);
   assert.equal("idempotency" in verdict, false);
   assert.equal("frequency" in verdict, false);
   // A replay without headers has none.
@@ -90,7 +93,7 @@ Deno.test("decodeVerdict() reads only the parts the decision asked for", () => {
   assert.deepEqual(replay.idempotency?.response, { status: 204, headers: [], body: "" });
   // The counter of the day the read was counted on.
   const counted = decodeVerdict(
-    [1, 0, "claimed", 1, 2, 20000, 0, 1, 1, 4, 1, 3600, 1, 2],
+    [1, 0, "claimed", 1, 2, 20000, 0, 1, 1, 1, 4, 1, 3600, 1, 2],
     DECISION,
   );
   assert.equal(counted.frequency?.counter, DECISION.frequency!.days[1].key);
@@ -106,9 +109,9 @@ Deno.test("decodeVerdict() reads only the parts the decision asked for", () => {
 
 Deno.test("decodeVerdict() refuses a reply with a part too many or a day it did not offer", () => {
   const replies: [unknown, Decision][] = [
-    [[1, 0, "claimed", 1, 2, 20000, 0, 1, 1, 4, 1, 3600, 1, 0, 5], DECISION],
+    [[1, 0, "claimed", 1, 2, 20000, 0, 1, 1, 1, 4, 1, 3600, 1, 0, 5], DECISION],
     [[1, 0, "none", 1, 1, 4, 1, 3600, 1, 1], { limits: [] }],
-    [[1, 0, "claimed", 1, 2, 20000, 0, 1, 1, 4, 1, 3600, 1, 4], DECISION],
+    [[1, 0, "claimed", 1, 2, 20000, 0, 1, 1, 1, 4, 1, 3600, 1, 4], DECISION],
     [[1, 1, "none"], { limits: [limit()] }],
   ];
   for (const [reply, decision] of replies) {
