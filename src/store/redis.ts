@@ -228,7 +228,6 @@ export async function redisStore(
       replicated(send(["EVALSHA", sha, String(keys.length), ...keys, ...args]), needs),
     eval: (script, keys, args) =>
       replicated(send(["EVAL", script, String(keys.length), ...keys, ...args]), needs),
-    set: (key, value, ttlMs) => replicated(send(["SET", key, value, "PX", String(ttlMs)]), needs),
     get: (key) => send(["GET", key]),
     getMany: (keys) => send(["MGET", ...keys]),
     del: (key) => send(["DEL", key]),

@@ -179,8 +179,6 @@ export async function redisClusterStore(
         send(keys[0], ["EVAL", script, String(keys.length), ...keys, ...args]),
         needs(keys[0]),
       ),
-    set: (key, value, ttlMs) =>
-      replicated(send(key, ["SET", key, value, "PX", String(ttlMs)]), needs(key)),
     get: (key) => send(key, ["GET", key]),
     del: (key) => send(key, ["DEL", key]),
     async close() {

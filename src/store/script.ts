@@ -2,9 +2,9 @@
  * A {@link Store} over any transport that can run the Lua scripts of `lua/` (node-redis over TCP,
  * Upstash over HTTP). Scripts go as EVALSHA, falling back to EVAL when the server answers NOSCRIPT
  * (after a restart). Where the transport allows it (`batch` above 1), the decisions asked for in
- * one turn of the event loop go as one script call, and the reads as one MGET: the requests that
- * a turn's I/O woke share a round trip and the server's work of running a command, and each is
- * decided as atomically as alone.
+ * one turn of the event loop go as one script call, the writes after answers (completions, puts)
+ * as another, and the reads as one MGET: the requests that a turn's I/O woke share a round trip
+ * and the server's work of running a command, and each is decided as atomically as alone.
  */
 import { setImmediate } from "node:timers";
 import { withDeadline } from "../lib/deadline.ts";
@@ -18,14 +18,13 @@ import {
   StoreUnavailableError,
 } from "./types.ts";
 import { batchReplies, DECIDE_SCRIPT, decodeVerdict, encodeDecisions } from "./lua/decide.ts";
-import { COMPLETE_SCRIPT, encodeCompletion } from "./lua/complete.ts";
+import { encodeWrites, type Write, WRITE_SCRIPT } from "./lua/write.ts";
 import { REFUND_SCRIPT } from "./lua/refund.ts";
 
 /** What a backend must offer to run the scripts. */
 export interface ScriptTransport {
   evalSha(sha: string, keys: string[], args: string[]): Promise<unknown>;
   eval(script: string, keys: string[], args: string[]): Promise<unknown>;
-  set(key: string, value: string, ttlMs: number): Promise<unknown>;
   get(key: string): Promise<unknown>;
   /** The values of `keys` in one command (MGET), where every key may go to one server. */
   getMany?(keys: string[]): Promise<unknown>;
@@ -141,6 +140,35 @@ export function scriptedStore(transport: ScriptTransport, options: ScriptedStore
     }
   }
 
+  /** One script call for the writes after answers (completions, puts): a reply or error each. */
+  async function writeAll(writes: readonly Write[]): Promise<unknown[]> {
+    const { keys, args } = encodeWrites(writes, prefix);
+    try {
+      const replies = await run(WRITE_SCRIPT, keys, args);
+      if (!Array.isArray(replies) || replies.length !== writes.length) {
+        throw new Error("The write script answered in an unexpected form");
+      }
+      return replies;
+    } catch (error) {
+      // Named by what the batch held: complete, put, or both.
+      const kinds = new Set(writes.map((item) => "completion" in item ? "complete" : "put"));
+      try {
+        failed([...kinds].join(" and "), error);
+      } catch (thrown) {
+        return writes.map(() => thrown);
+      }
+    }
+  }
+
+  const write = (options.batch ?? 1) > 1
+    ? turnBatches(writeAll, options.batch!)
+    : async (item: Write) => (await writeAll([item]))[0];
+
+  async function written(item: Write): Promise<void> {
+    const reply = await write(item);
+    if (reply instanceof Error) throw reply;
+  }
+
   const read = (options.batch ?? 1) > 1 && transport.getMany
     ? turnBatches(getAll, options.batch!)
     : async (key: string) => {
@@ -160,14 +188,7 @@ export function scriptedStore(transport: ScriptTransport, options: ScriptedStore
       if (reply instanceof Error) throw reply;
       return decodeVerdict(reply, decision);
     },
-    async complete(completion: Completion) {
-      const { keys, args } = encodeCompletion(completion, prefix);
-      try {
-        await run(COMPLETE_SCRIPT, keys, args);
-      } catch (error) {
-        failed("complete", error);
-      }
-    },
+    complete: (completion: Completion) => written({ completion }),
     async refund(counter) {
       try {
         await run(REFUND_SCRIPT, [prefix + counter], []);
@@ -175,13 +196,7 @@ export function scriptedStore(transport: ScriptTransport, options: ScriptedStore
         failed("refund", error);
       }
     },
-    async put(key, value, ttlMs) {
-      try {
-        await bounded(() => transport.set(prefix + key, value, Math.max(1, Math.ceil(ttlMs))));
-      } catch (error) {
-        failed("put", error);
-      }
-    },
+    put: (key, value, ttlMs) => written({ key, value, ttlMs }),
     async get(key) {
       const value = await read(key);
       if (value instanceof Error) throw value;

@@ -28,7 +28,6 @@ export function upstashStore(section: StoreSection, options: StoreOptions = {}):
   const transport: ScriptTransport = {
     evalSha: (sha, keys, args) => redis.evalsha(sha, keys, args),
     eval: (script, keys, args) => redis.eval(script, keys, args),
-    set: (key, value, ttlMs) => redis.set(key, value, { px: ttlMs }),
     get: (key) => redis.get(key),
     del: (key) => redis.del(key),
     close: () => Promise.resolve(),

@@ -123,7 +123,7 @@ export const COVERED_BY: Record<string, string[]> = {
   ],
   // The store scripts run inside redis-server: the store contract against a real one.
   "src/store/lua/decide.ts": ["tests/src/store/redis_test.ts"],
-  "src/store/lua/complete.ts": ["tests/src/store/redis_test.ts"],
+  "src/store/lua/write.ts": ["tests/src/store/redis_test.ts"],
   "src/store/lua/refund.ts": ["tests/src/store/redis_test.ts"],
   // Revocation (src/pki/revocation_policy.ts, crl.ts, revocation.ts): the checker's tests and the
   // attacks with revoked certificates through the gateway.

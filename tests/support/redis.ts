@@ -22,6 +22,12 @@ export const WITHOUT_REDIS = SKIP_REDIS;
 /** Why the shared Redis could not be started, when it could not. */
 let sharedProblem: string | undefined;
 
+/**
+ * Ports handed out in this process: each once, though its server may not be listening yet.
+ * Declared before the shared server's start below, which draws the first.
+ */
+const handedOut = new Set<number>();
+
 /** The shared Redis of the test run (undefined under SKIP_REDIS=1 or when it could not start). */
 export const REDIS_URL = SKIP_REDIS ? undefined : Deno.env.get("REDIS_URL") ?? await ownServer();
 
@@ -71,9 +77,6 @@ let counter = 0;
 export function uniquePrefix(): string {
   return `test:${crypto.randomUUID().slice(0, 8)}:${++counter}:`;
 }
-
-/** Ports handed out in this process: each once, though its server may not be listening yet. */
-const handedOut = new Set<number>();
 
 /**
  * A free port below Linux's ephemeral range (32768-60999): a server listening on port 0, here or

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createStore } from "../../../src/store/mod.ts";
-import { StoreUnavailableError } from "../../../src/store/types.ts";
+import { type StoredResponse, StoreUnavailableError } from "../../../src/store/types.ts";
 import { storeSection } from "../../../src/sections/sections.ts";
 import { storeContract } from "../../support/store_contract.ts";
 import { assertNoDecision, idem, limit } from "../../support/store_contract.ts";
@@ -311,5 +311,46 @@ Deno.test({
     );
     assert.equal(store.stats.roundTrips - trips, 1, "one MGET for the turn");
     assert.deepEqual(values, ["A", undefined, "B", "A"]);
+  },
+});
+
+Deno.test({
+  name: "redisStore writes one turn's completions and puts in one script call, each as if alone",
+  ignore: WITHOUT_REDIS,
+  async fn() {
+    await using own = await ownRedisStore();
+    const { store } = own;
+    const mine = idem({ key: "idem:mine" });
+    const theirs = idem({ key: "idem:theirs" });
+    for (const part of [mine, theirs]) {
+      assert.equal(
+        (await store.decide({ idempotency: part, limits: [] })).idempotency?.outcome,
+        "claimed",
+      );
+    }
+    const response: StoredResponse = {
+      status: 201,
+      headers: [["content-type", "application/json"]],
+      body: "e30=",
+    };
+    await store.put("warm", "the script loaded (EVAL after NOSCRIPT once)", 1000);
+    const trips = store.stats.roundTrips;
+    await Promise.all([
+      store.complete({ ...mine, action: "done", response }),
+      // Another request's token: its record stays in flight.
+      store.complete({ ...theirs, token: "not-the-owner", action: "done", response }),
+      store.put("owner:payment:p-1", "PSDGE-NBG-1", 60_000),
+      store.put("owner:payment:p-2", "PSDGE-NBG-2", 60_000),
+    ]);
+    assert.equal(store.stats.roundTrips - trips, 1, "one script call for the turn's writes");
+    assert.deepEqual(
+      await Promise.all(["owner:payment:p-1", "owner:payment:p-2"].map((key) => store.get(key))),
+      ["PSDGE-NBG-1", "PSDGE-NBG-2"],
+    );
+    const replay = await store.decide({ idempotency: mine, limits: [] });
+    assert.equal(replay.idempotency?.outcome, "replay");
+    assert.deepEqual(replay.idempotency?.response, response);
+    const still = await store.decide({ idempotency: theirs, limits: [] });
+    assert.equal(still.idempotency?.outcome, "inflight");
   },
 });

@@ -13,7 +13,6 @@ function failing(error: unknown): ScriptTransport {
   return {
     evalSha: fail,
     eval: fail,
-    set: fail,
     get: fail,
     del: fail,
     close: () => Promise.resolve(),
