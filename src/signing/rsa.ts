@@ -10,13 +10,15 @@
  * PKCS#1 v1.5 is checked by encoding and comparing (8.2.2 step 3), never by parsing the padding,
  * which is what lets forged DigestInfo encodings through. Keys larger than {@link MAX_BITS} or with
  * an exponent above 2^32 are left to WebCrypto (value.ts): the cost of this operation grows with
- * both, and it runs where every request waits for it.
+ * both, and it runs where every request waits for it; so are keys below {@link MIN_BITS}.
  */
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 
 /** The largest modulus verified here; larger ones go to WebCrypto's worker threads. */
 export const MAX_BITS = 4096;
+/** The smallest: WebCrypto decides on smaller keys (it refuses what it cannot check). */
+export const MIN_BITS = 1024;
 
 /** An RSA public key as the operation needs it. */
 export interface RsaKey {
@@ -45,7 +47,10 @@ export function rsaKey(n: string, e: string): RsaKey | undefined {
   const modulus = integer(Buffer.from(n, "base64url"));
   const exponent = integer(Buffer.from(e, "base64url"));
   const bits = modulus.toString(2).length;
-  if (bits > MAX_BITS || exponent < 3n || exponent >= 1n << 32n || exponent % 2n === 0n) {
+  if (
+    bits < MIN_BITS || bits > MAX_BITS || exponent < 3n || exponent >= 1n << 32n ||
+    exponent % 2n === 0n
+  ) {
     return undefined;
   }
   return { n: modulus, e: exponent, bits, bytes: Math.ceil(bits / 8) };
@@ -88,8 +93,8 @@ function power(base: bigint, exponent: bigint, modulus: bigint): bigint {
 /** EMSA-PKCS1-v1_5's encoding of a digest in `length` bytes, as hex (RFC 8017, 9.2). */
 function pkcs1Encoding(length: number, hash: RsaScheme["hash"], digest: Buffer): string {
   const { digestInfo } = HASHES[hash];
+  // At least 42 bytes of padding: 128 bytes (MIN_BITS) less 3, the DigestInfo and SHA-512's 64.
   const padding = length - 3 - digestInfo.length / 2 - digest.length;
-  if (padding < 8) return ""; // intended encoded message length too short: matches nothing
   return "0001" + "ff".repeat(padding) + "00" + digestInfo + digest.toString("hex");
 }
 

@@ -3,6 +3,7 @@ import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import {
   MAX_BITS,
+  MIN_BITS,
   type RsaKey,
   rsaKey,
   type RsaScheme,
@@ -114,11 +115,14 @@ const pairOf = (bits: number) => {
 };
 
 Deno.test("verifyRsa() accepts what WebCrypto signs, for each scheme and modulus size", async () => {
-  for (const bits of [2048, 2056, 3072, 4096]) {
+  // 2049 bits: PSS's encoded message is a byte shorter than the signature.
+  for (const bits of [1024, 2048, 2049, 2056, 3072, 4096]) {
     const keys = await pairOf(bits);
     assert.equal(keys.key.bits, bits);
     for (const scheme of SCHEMES) {
       const [alg, , , hash] = scheme;
+      // 1024 bits cannot hold a PSS encoding with SHA-512 and its salt (a test of its own below).
+      if (bits === 1024 && alg === "PS512") continue;
       for (const length of [0, 1, 200, 5000]) {
         const data = crypto.getRandomValues(new Uint8Array(length));
         const params = webParams(alg, Number(hash.slice(4)) / 8);
@@ -208,6 +212,87 @@ Deno.test("verifyRsa() compares PKCS #1 v1.5 encodings whole: no forged DigestIn
   }
 });
 
+/** EMSA-PSS-ENCODE (RFC 8017, 9.1.1) of `data` in `emBits`, with `salt`, as hex; `hash` sha*. */
+function pssEncoding(data: Uint8Array, emBits: number, hash: string, salt: Uint8Array): Buffer {
+  const digest = (...parts: Uint8Array[]) => {
+    const h = createHash(hash);
+    for (const part of parts) h.update(part);
+    return h.digest();
+  };
+  const hLength = HASH_LENGTH[hash];
+  const emLength = Math.ceil(emBits / 8);
+  const h = digest(new Uint8Array(8), digest(data), salt);
+  const db = Buffer.concat([
+    Buffer.alloc(emLength - salt.length - hLength - 2),
+    Buffer.from([1]),
+    salt,
+  ]);
+  const mask: Buffer[] = [];
+  for (let i = 0; Buffer.concat(mask).length < db.length; i++) {
+    const counter = Buffer.alloc(4);
+    counter.writeUInt32BE(i);
+    mask.push(digest(h, counter));
+  }
+  const masked = db.map((byte, i) => byte ^ Buffer.concat(mask)[i]);
+  masked[0] &= 0xff >> (8 * emLength - emBits);
+  return Buffer.concat([masked, h, Buffer.from([0xbc])]);
+}
+
+Deno.test("verifyRsa() checks every part of a PSS encoding: trailer, top bits, padding, separator, hash", async () => {
+  for (const bits of [2048, 2049]) {
+    const keys = await pairOf(bits);
+    const scheme = SCHEMES[3];
+    const data = new TextEncoder().encode("x-request-id: 99391c7e-ad88-49ec-a2ad-99ddcb1f7721");
+    const emBits = bits - 1;
+    const sign = (em: Uint8Array) =>
+      rawSign(keys, new Uint8Array([...new Uint8Array(keys.key.bytes - em.length), ...em]));
+    const honest = pssEncoding(data, emBits, "sha256", crypto.getRandomValues(new Uint8Array(32)));
+    assert.deepEqual(await both(keys, scheme, sign(honest), data), [true, true], `${bits}`);
+    const dbLength = honest.length - 33;
+    const altered = (label: string, change: (em: Buffer) => void): [string, Buffer] => {
+      const em = Buffer.from(honest);
+      change(em);
+      return [label, em];
+    };
+    const cases = [
+      altered("the trailer not 0xbc", (em) => em[em.length - 1] = 0xbd),
+
+      // The salt's first byte taken into the zero padding: its separator is then a salt byte.
+      altered("a padding byte not zero", (em) => em[0] ^= 0x01),
+      altered("the hash changed", (em) => em[dbLength + 5] ^= 0x01),
+    ];
+    // 2048 bits: emBits 2047 leaves the top bit of the encoding unused, and it must be zero.
+    if (emBits % 8 !== 0) cases.push(altered("the unused top bit set", (em) => em[0] |= 0x80));
+    // The separator 0x01 turned into 0x00: the unmasked DB keeps its mask's byte there.
+    const separator = Buffer.from(honest);
+    separator[honest.length - 33 - 32 - 1] ^= 0x01;
+    cases.push(["the separator not 0x01", separator]);
+    for (const [label, em] of cases) {
+      assert.deepEqual(
+        await both(keys, scheme, sign(em), data),
+        [false, false],
+        `${bits} ${label}`,
+      );
+    }
+    // An integer that needs every byte of the signature: no PSS encoding of emBits (2049 bits:
+    // the encoded message is one byte shorter than the key).
+    if (bits % 8 === 1) {
+      const full = new Uint8Array(keys.key.bytes).fill(0x11);
+      full[0] = 0x01;
+      assert.equal(verifyRsa(keys.key, scheme[1], rawSign(keys, full), data), false);
+    }
+  }
+});
+
+Deno.test("verifyRsa() refuses PS512 on a 1024-bit key, whose encoding cannot hold it", async () => {
+  const keys = await pairOf(1024);
+  const data = new Uint8Array([1, 2, 3]);
+  const em = new Uint8Array(128).fill(0x5a);
+  em[0] = 0;
+  em[127] = 0xbc;
+  assert.equal(verifyRsa(keys.key, SCHEMES[5][1], rawSign(keys, em), data), false);
+});
+
 Deno.test("verifyRsa() takes PSS only with a salt as long as the hash, as JWS and hs2019 do", async () => {
   const keys = await pairOf(2048);
   const data = new TextEncoder().encode(
@@ -240,6 +325,9 @@ Deno.test("rsaKey() leaves keys above 4096 bits and unusual exponents to WebCryp
   const modulus = (bits: number) => text((1n << BigInt(bits - 1)) + 1n);
   const exponent = text;
   assert.equal(rsaKey(modulus(MAX_BITS), exponent(65537n))?.bits, MAX_BITS);
+  assert.equal(rsaKey(modulus(MIN_BITS), exponent(65537n))?.bits, MIN_BITS);
+  assert.equal(rsaKey(modulus(MIN_BITS - 1), exponent(65537n)), undefined);
+  assert.equal(rsaKey("", exponent(65537n)), undefined);
   assert.equal(rsaKey(modulus(MAX_BITS + 1), exponent(65537n)), undefined);
   assert.equal(rsaKey(modulus(2048), exponent(3n))?.e, 3n);
   assert.equal(rsaKey(modulus(2048), exponent((1n << 32n) + 1n)), undefined);
