@@ -22,7 +22,9 @@ import {
 
 /**
  * KEYS: the X-Request-ID record (when the decision has one), each limit's key, then the consent
- * record and its three candidate day counters (when the read is to be counted).
+ * record and its three candidate day counters (when the read is to be counted), the middle day
+ * first: one MGET reads the limits, the consent and that day; another day is read only when the
+ * store's clock falls in it.
  *
  * The script decides a batch of decisions in turn, on one reading of the clock (each as atomic as
  * alone: no other command runs in between). ARGV[1] is their number; then each decision's
@@ -49,14 +51,16 @@ import {
  * What a decision costs Redis is mostly the script's own work, not its commands (callgrind,
  * `deno run -A bench/redis_instructions.ts`): numbers are handed to commands as integer strings
  * (a Lua number becomes "%.17g" text, and `%.0f` formats through multi-precision code), the
- * candidate day most likely to hold the store's clock is tried first, every key a decision reads
- * comes in one MGET, and a day counter's expiry is set when the counter is made.
+ * candidate day most likely to hold the store's clock is tried (and read) first, the keys a
+ * decision reads come in one MGET, and a day counter's expiry is set when the counter is made.
  */
 export const DECIDE_SCRIPT = `
 local time = redis.call("TIME")
 local now_us = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local now = math.floor(now_us / 1000)
 local call, format, ceil = redis.call, string.format, math.ceil
+-- Where each candidate day's counter is among a decision's keys: the middle day first.
+local day_slot = {2, 1, 3}
 
 -- The last key and argument read.
 local k, a = 0, 1
@@ -98,8 +102,9 @@ local function decide(idem_mode, limit_count, has_frequency)
   local reply = {now, 0, outcome}
   local n = 3
 
-  -- Every record the decision reads, in one command: the limits, the consent, its day counters.
-  local read_count = limit_count + (has_frequency and 4 or 0)
+  -- Every record the decision reads, in one command: the limits, the consent and its middle day's
+  -- counter (the other days only when the store's clock falls in them).
+  local read_count = limit_count + (has_frequency and 2 or 0)
   local values = {}
   if read_count > 0 then values = call("MGET", unpack(KEYS, k + 1, k + read_count)) end
 
@@ -167,7 +172,9 @@ local function decide(idem_mode, limit_count, has_frequency)
         end
       end
       day_end = tonumber(ARGV[a + 2 * today])
-      used = tonumber(values[limit_count + 1 + today] or "0")
+      local day_key = KEYS[k + limit_count + 1 + day_slot[today]]
+      if today == 2 then used = values[limit_count + 2] else used = call("GET", day_key) end
+      used = tonumber(used or "0")
       retry_ms = day_end - now
       if used >= read_limit then
         read_allowed = 0
@@ -187,7 +194,7 @@ local function decide(idem_mode, limit_count, has_frequency)
       end
     end
     if counted == 1 and read_allowed == 1 then
-      local day_key = KEYS[k + limit_count + 1 + today]
+      local day_key = KEYS[k + limit_count + 1 + day_slot[today]]
       used = call("INCR", day_key)
       if used == 1 then call("PEXPIREAT", day_key, format("%d", day_end + 3600000)) end
       counted_day = today
@@ -280,7 +287,13 @@ function encodeInto(decision: Decision, prefix: string, keys: string[], args: st
     );
   }
   if (frequency) {
-    keys.push(prefix + frequency.consentKey, ...frequency.days.map((d) => prefix + d.key));
+    const [first, middle, last] = frequency.days;
+    keys.push(
+      prefix + frequency.consentKey,
+      prefix + middle.key,
+      prefix + first.key,
+      prefix + last.key,
+    );
     for (const day of frequency.days) args.push(String(day.start), String(day.end));
     args.push(
       String(frequency.max),
