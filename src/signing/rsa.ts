@@ -98,7 +98,10 @@ function pkcs1Encoding(length: number, hash: RsaScheme["hash"], digest: Buffer):
   return "0001" + "ff".repeat(padding) + "00" + digestInfo + digest.toString("hex");
 }
 
-/** EMSA-PSS-VERIFY (RFC 8017, 9.1.2) of the message representative `m`, salt as long as the hash. */
+/**
+ * EMSA-PSS-VERIFY (RFC 8017, 9.1.2) of the message representative `m`, its salt as long as the
+ * hash.
+ */
 function pssVerify(m: bigint, emBits: number, hash: RsaScheme["hash"], digest: Buffer): boolean {
   const emLength = Math.ceil(emBits / 8);
   const hex = m.toString(16);

@@ -44,9 +44,9 @@ import {
  * Reply: one flat array per decision, {now_ms, blocked, outcome, ...}, followed by
  * - a replay: status, headers, body
  * - a decision the X-Request-ID stopped: nothing
- * - otherwise: allowed, remaining, reset_ms, retry_ms, granted per limit, then (with a counter) counted,
- *   allowed, limit, used, retry_ms, known, counted_day; counted_day is the index (1 to 3) of the
- *   day counter the read was counted in, 0 when it was not
+ * - otherwise: allowed, remaining, reset_ms, retry_ms, granted per limit, then (with a counter)
+ *   counted, allowed, limit, used, retry_ms, known, counted_day; counted_day is the index (1 to 3)
+ *   of the day counter the read was counted in, 0 when it was not
  *
  * What a decision costs Redis is mostly the script's own work, not its commands (callgrind,
  * `deno run -A bench/redis_instructions.ts`): numbers are handed to commands as integer strings
@@ -172,8 +172,11 @@ local function decide(idem_mode, limit_count, has_frequency)
         end
       end
       day_end = tonumber(ARGV[a + 2 * today])
-      local day_key = KEYS[k + limit_count + 1 + day_slot[today]]
-      if today == 2 then used = values[limit_count + 2] else used = call("GET", day_key) end
+      if today == 2 then
+        used = values[limit_count + 2]
+      else
+        used = call("GET", KEYS[k + limit_count + 1 + day_slot[today]])
+      end
       used = tonumber(used or "0")
       retry_ms = day_end - now
       if used >= read_limit then
