@@ -105,72 +105,65 @@ export function scriptedStore(transport: ScriptTransport, options: ScriptedStore
     return await bounded(() => transport.eval(script, keys, args));
   }
 
-  /** One script call for `decisions`: a verdict, or the error of its call, for each. */
-  async function decideAll(decisions: readonly Decision[]): Promise<unknown[]> {
+  /**
+   * `send` for items asked for together, where the store batches them per turn (`batch` above 1)
+   * or one by one: each caller gets its own reply, or the call's error, logged once as the
+   * operation `name` gives for the items.
+   */
+  function perItem<T>(
+    send: (items: readonly T[]) => Promise<unknown[]>,
+    name: (items: readonly T[]) => string,
+  ): (item: T) => Promise<unknown> {
+    async function all(items: readonly T[]): Promise<unknown[]> {
+      try {
+        return await send(items);
+      } catch (error) {
+        try {
+          failed(name(items), error);
+        } catch (thrown) {
+          return items.map(() => thrown);
+        }
+      }
+    }
+    return (options.batch ?? 1) > 1
+      ? turnBatches(all, options.batch!)
+      : async (item: T) => (await all([item]))[0];
+  }
+
+  /** `replies`, when it is one per item; else what `sender` answered is no answer. */
+  function onePerItem(replies: unknown, count: number, sender: string): unknown[] {
+    if (!Array.isArray(replies) || replies.length !== count) {
+      throw new Error(`${sender} answered in an unexpected form`);
+    }
+    return replies;
+  }
+
+  /** One script call per turn's decisions: a verdict each. */
+  const decide = perItem(async (decisions: readonly Decision[]) => {
     const { keys, args } = encodeDecisions(decisions, prefix);
-    try {
-      return batchReplies(await run(DECIDE_SCRIPT, keys, args), decisions.length);
-    } catch (error) {
-      try {
-        failed("decide", error);
-      } catch (thrown) {
-        return decisions.map(() => thrown);
-      }
-    }
-  }
+    return batchReplies(await run(DECIDE_SCRIPT, keys, args), decisions.length);
+  }, () => "decide");
 
-  const decide = (options.batch ?? 1) > 1
-    ? turnBatches(decideAll, options.batch!)
-    : async (decision: Decision) => (await decideAll([decision]))[0];
-
-  /** The reads of one turn in one MGET (a consent's scope per account read, a payment's owner). */
-  async function getAll(keys: readonly string[]): Promise<unknown[]> {
-    try {
-      const values = await bounded(() => transport.getMany!(keys.map((key) => prefix + key)));
-      if (!Array.isArray(values) || values.length !== keys.length) {
-        throw new Error("MGET answered in an unexpected form");
-      }
-      return values;
-    } catch (error) {
-      try {
-        failed("get", error);
-      } catch (thrown) {
-        return keys.map(() => thrown);
-      }
-    }
-  }
-
-  /** One script call for the writes after answers (completions, puts): a reply or error each. */
-  async function writeAll(writes: readonly Write[]): Promise<unknown[]> {
+  /** One script call per turn's writes after answers (completions, puts): complete, put or both. */
+  const write = perItem(async (writes: readonly Write[]) => {
     const { keys, args } = encodeWrites(writes, prefix);
-    try {
-      const replies = await run(WRITE_SCRIPT, keys, args);
-      if (!Array.isArray(replies) || replies.length !== writes.length) {
-        throw new Error("The write script answered in an unexpected form");
-      }
-      return replies;
-    } catch (error) {
-      // Named by what the batch held: complete, put, or both.
-      const kinds = new Set(writes.map((item) => "completion" in item ? "complete" : "put"));
-      try {
-        failed([...kinds].join(" and "), error);
-      } catch (thrown) {
-        return writes.map(() => thrown);
-      }
-    }
-  }
-
-  const write = (options.batch ?? 1) > 1
-    ? turnBatches(writeAll, options.batch!)
-    : async (item: Write) => (await writeAll([item]))[0];
+    return onePerItem(await run(WRITE_SCRIPT, keys, args), writes.length, "The write script");
+  }, (writes) => {
+    const kinds = new Set(writes.map((item) => "completion" in item ? "complete" : "put"));
+    return [...kinds].join(" and ");
+  });
 
   async function written(item: Write): Promise<void> {
     const reply = await write(item);
     if (reply instanceof Error) throw reply;
   }
 
+  /** One MGET per turn's reads (a consent's scope per account read, a payment's owner). */
   const read = (options.batch ?? 1) > 1 && transport.getMany
-    ? turnBatches(getAll, options.batch!)
+    ? perItem(async (keys: readonly string[]) => {
+      const values = await bounded(() => transport.getMany!(keys.map((key) => prefix + key)));
+      return onePerItem(values, keys.length, "MGET");
+    }, () => "get")
     : async (key: string) => {
       try {
         return await bounded(() => transport.get(prefix + key));
