@@ -6,28 +6,24 @@
  */
 import { type RsaKey, rsaKey, type RsaScheme, verifyRsa } from "./rsa.ts";
 
-/** The JWS algorithms verified on the event loop, by their RSA scheme. */
-const RSA_SCHEMES: Record<string, RsaScheme & { key: string; keyHash: string }> = {
-  RS256: { padding: "pkcs1", hash: "sha256", key: "RSASSA-PKCS1-v1_5", keyHash: "SHA-256" },
-  RS384: { padding: "pkcs1", hash: "sha384", key: "RSASSA-PKCS1-v1_5", keyHash: "SHA-384" },
-  RS512: { padding: "pkcs1", hash: "sha512", key: "RSASSA-PKCS1-v1_5", keyHash: "SHA-512" },
-  PS256: { padding: "pss", hash: "sha256", key: "RSA-PSS", keyHash: "SHA-256" },
-  PS384: { padding: "pss", hash: "sha384", key: "RSA-PSS", keyHash: "SHA-384" },
-  PS512: { padding: "pss", hash: "sha512", key: "RSA-PSS", keyHash: "SHA-512" },
-};
-
-/** WebCrypto's parameters of each JWS algorithm (RFC 7518: a PSS salt as long as the hash). */
-const WEB_CRYPTO: Record<string, AlgorithmIdentifier | RsaPssParams | EcdsaParams> = {
-  RS256: "RSASSA-PKCS1-v1_5",
-  RS384: "RSASSA-PKCS1-v1_5",
-  RS512: "RSASSA-PKCS1-v1_5",
-  PS256: { name: "RSA-PSS", saltLength: 32 },
-  PS384: { name: "RSA-PSS", saltLength: 48 },
-  PS512: { name: "RSA-PSS", saltLength: 64 },
-  ES256: { name: "ECDSA", hash: "SHA-256" },
-  ES384: { name: "ECDSA", hash: "SHA-384" },
-  ES512: { name: "ECDSA", hash: "SHA-512" },
-};
+/**
+ * Each JWS algorithm: WebCrypto's parameters (RFC 7518: a PSS salt as long as the hash) and, for
+ * RSA, the scheme verified on the event loop with the key import it needs (name and hash).
+ */
+const ALGORITHMS = new Map<string, {
+  web: AlgorithmIdentifier | RsaPssParams | EcdsaParams;
+  rsa?: RsaScheme & { key: string; keyHash: string };
+}>();
+for (const bits of [256, 384, 512] as const) {
+  const [hash, keyHash] = [`sha${bits}` as const, `SHA-${bits}`];
+  const pkcs1 = "RSASSA-PKCS1-v1_5";
+  ALGORITHMS.set(`RS${bits}`, { web: pkcs1, rsa: { padding: "pkcs1", hash, key: pkcs1, keyHash } });
+  ALGORITHMS.set(`PS${bits}`, {
+    web: { name: "RSA-PSS", saltLength: bits / 8 },
+    rsa: { padding: "pss", hash, key: "RSA-PSS", keyHash },
+  });
+  ALGORITHMS.set(`ES${bits}`, { web: { name: "ECDSA", hash: keyHash } });
+}
 
 /** The public numbers of each RSA key met, read once per key. */
 const numbers = new WeakMap<CryptoKey, Promise<RsaKey | undefined>>();
@@ -57,16 +53,16 @@ export async function verifyValue(
   signature: Uint8Array<ArrayBuffer>,
   data: Uint8Array<ArrayBuffer>,
 ): Promise<boolean> {
-  const scheme = RSA_SCHEMES[alg];
+  const algorithm = ALGORITHMS.get(alg);
+  if (!algorithm) return false;
+  const scheme = algorithm.rsa;
   const { name, hash } = key.algorithm as RsaHashedKeyAlgorithm;
   // A key imported for another algorithm checks nothing, as WebCrypto would refuse it.
   if (scheme && (name !== scheme.key || hash.name !== scheme.keyHash)) return false;
   const rsa = scheme && await numbersOf(key);
   if (rsa) return verifyRsa(rsa, scheme, signature, data);
-  const algorithm = WEB_CRYPTO[alg];
-  if (!algorithm) return false;
   try {
-    return await crypto.subtle.verify(algorithm, key, signature, data);
+    return await crypto.subtle.verify(algorithm.web, key, signature, data);
   } catch {
     return false;
   }
