@@ -17,6 +17,7 @@ import {
   type Decision,
   type DecisionOutcome,
   type DecisionPlan,
+  type LimitPart,
   type LimitVerdict,
   StoreUnavailableError,
   verdictProblem,
@@ -81,26 +82,26 @@ async function leased(services: Services, decision: Decision): Promise<DecisionO
   const leases = leasesOf(services.store);
   const now = Date.now();
   const local = decision.limits.map((limit) =>
-    (limit.want ?? 1) > 1 ? leases.take(limit.key, now) : undefined
+    leasing(limit) ? leases.take(limit.key, now) : undefined
   );
   // One request at a time asks for a lease of a limit; those beside it ask for themselves.
   const asking: string[] = [];
   const limits = decision.limits.flatMap((limit, i) => {
     if (local[i]) return [];
-    if ((limit.want ?? 1) <= 1) return [limit];
+    if (!leasing(limit)) return [limit];
     if (leases.ask(limit.key)) {
       asking.push(limit.key);
       return [limit];
     }
     return [{ ...limit, want: 1 }];
   });
-  const asked = { ...decision, limits };
-  const storeBound = asked.idempotency || asked.frequency || asked.limits.length > 0;
+  const toStore = { ...decision, limits };
+  const storeBound = toStore.idempotency || toStore.frequency || toStore.limits.length > 0;
   let outcome: DecisionOutcome;
   try {
     outcome = storeBound
-      ? await ask(services, asked)
-      : { decision: asked, verdict: { now, blocked: false, limits: [] } };
+      ? await ask(services, toStore)
+      : { decision: toStore, verdict: { now, blocked: false, limits: [] } };
   } finally {
     for (const key of asking) leases.answered(key);
   }
@@ -116,7 +117,7 @@ async function leased(services: Services, decision: Decision): Promise<DecisionO
   }
   // What the store granted beyond this request is this gateway's to use, still to count down.
   const granted = verdict.limits.map((result, i) => {
-    leases.keep(asked.limits[i].key, result, now);
+    leases.keep(toStore.limits[i].key, result, now);
     const lease = (result.granted ?? 1) - 1;
     return lease > 0 ? { ...result, remaining: result.remaining + lease } : result;
   });
@@ -132,11 +133,14 @@ function merged(
   return local.map((taken) => taken?.verdict ?? fromStore[next++]);
 }
 
+/** Whether a limit part may be leased: it asks for more than its own request. */
+function leasing(limit: LimitPart): boolean {
+  return (limit.want ?? 1) > 1;
+}
+
 /** The store's answer to `decision`, with its leases where it may have any. */
 function asked(services: Services, decision: Decision): Promise<DecisionOutcome> {
-  return decision.limits.some((limit) => (limit.want ?? 1) > 1)
-    ? leased(services, decision)
-    : ask(services, decision);
+  return decision.limits.some(leasing) ? leased(services, decision) : ask(services, decision);
 }
 
 /** The request's decision, asked of the store once and shared by the checks. */
