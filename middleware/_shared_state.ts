@@ -89,7 +89,7 @@ async function leased(services: Services, decision: Decision): Promise<DecisionO
   const limits = decision.limits.flatMap((limit, i) => {
     if (local[i]) return [];
     if (!leasing(limit)) return [limit];
-    if (leases.ask(limit.key)) {
+    if (leases.ask(limit.key, now)) {
       asking.push(limit.key);
       return [limit];
     }

@@ -11,7 +11,11 @@ import type { LimitVerdict, Store } from "./types.ts";
 
 /** How long a lease is kept. */
 export const LEASE_MS = 1000;
-/** Most limit keys with a lease at once; the oldest lease goes first (its requests unused). */
+/**
+ * Most limit keys with a lease at once. When as many hold a live one, requests of other keys ask
+ * the store for themselves alone: no lease is dropped to make room, so a caller whose keys fill
+ * the table never costs another caller requests it was granted.
+ */
 const MAX_LEASES = 10_000;
 
 /** A lease: requests left, until when, and what the store said when it granted them. */
@@ -34,10 +38,20 @@ export class Leases {
    * Whether a request may ask the store for a lease of `key`: not while another is asking, so
    * that a burst of requests at once leaves at most one lease unused.
    */
-  ask(key: string): boolean {
-    if (this.#asking.has(key)) return false;
+  ask(key: string, now: number): boolean {
+    if (this.#asking.has(key) || !this.#room(key, now)) return false;
     this.#asking.add(key);
     return true;
+  }
+
+  /** Whether `key` has or may have a lease: ended leases (the oldest first) make room. */
+  #room(key: string, now: number): boolean {
+    if (this.#leases.size + this.#asking.size < MAX_LEASES || this.#leases.has(key)) return true;
+    for (const [oldest, lease] of this.#leases) {
+      if (now < lease.until) break;
+      this.#leases.delete(oldest);
+    }
+    return this.#leases.size + this.#asking.size < MAX_LEASES;
   }
 
   /** The store answered (or failed) the request that asked for a lease of `key`. */
@@ -74,8 +88,8 @@ export class Leases {
     const granted = verdict.granted ?? 1;
     if (!verdict.allowed || granted <= 1) return;
     const live = this.#leases.get(key);
+    // Re-inserted: the map stays in the order the leases end.
     this.#leases.delete(key);
-    if (this.#leases.size >= MAX_LEASES) this.#leases.delete(this.#leases.keys().next().value!);
     this.#leases.set(key, {
       left: granted - 1 + (live && now < live.until ? live.left : 0),
       until: now + LEASE_MS,

@@ -61,20 +61,27 @@ Deno.test("Leases adds a grant to a live lease of its key, not to an ended one",
 
 Deno.test("Leases lets one request at a time ask for a lease of a key", () => {
   const leases = new Leases();
-  assert.equal(leases.ask("rl:a"), true);
-  assert.equal(leases.ask("rl:a"), false);
-  assert.equal(leases.ask("rl:b"), true);
+  assert.equal(leases.ask("rl:a", NOW), true);
+  assert.equal(leases.ask("rl:a", NOW), false);
+  assert.equal(leases.ask("rl:b", NOW), true);
   leases.answered("rl:a");
-  assert.equal(leases.ask("rl:a"), true);
+  assert.equal(leases.ask("rl:a", NOW), true);
 });
 
-Deno.test("Leases holds at most 10,000 keys, the oldest lease going first", () => {
+Deno.test("Leases grants no lease of a new key while 10,000 live ones fill it, and drops none", () => {
   const leases = new Leases();
-  for (let i = 0; i < 10_001; i++) leases.keep(`rl:${i}`, grant(2), NOW);
-  assert.equal(leases.size, 10_000);
-  assert.equal(leases.take("rl:0", NOW), undefined);
-  assert.ok(leases.take("rl:1", NOW));
-  assert.ok(leases.take("rl:10000", NOW));
+  for (let i = 0; i < 10_000; i++) {
+    assert.equal(leases.ask(`rl:${i}`, NOW), true);
+    leases.keep(`rl:${i}`, grant(2), NOW + i / 10);
+    leases.answered(`rl:${i}`);
+  }
+  assert.equal(leases.ask("rl:new", NOW + 999), false, "full of live leases");
+  assert.ok(leases.take("rl:0", NOW + 999), "the oldest lease still serves");
+  assert.equal(leases.ask("rl:0", NOW + 999), true, "a key with a lease may ask again");
+  leases.answered("rl:0");
+  // The leases kept first end first and make room.
+  assert.equal(leases.ask("rl:new", NOW + LEASE_MS + 1), true);
+  assert.equal(leases.size, 10_000 - 11);
 });
 
 Deno.test("leasesOf() is one table per store, kept between requests", () => {
