@@ -143,22 +143,38 @@ export function finish(c: GatewayContext, answer: Answer): Response {
   return toResponse(answer, c.get("answerHeaders"));
 }
 
-/** The response of an answer with the headers `decided` for its request (see {@link finish}). */
+/**
+ * The response of an answer with the headers `decided` for its request (see {@link finish}).
+ *
+ * The headers are added to a response made without them: as a ResponseInit's `headers` they cost
+ * this runtime about 4.5 us per answer (converted as a sequence, then each checked), appended
+ * about 1 (a loop of `new Response`, 8 headers). A text body gave the response a default
+ * `text/plain` type, which the first content type of the answer (or of `decided`) replaces, as
+ * the constructor would have let it.
+ */
 export function toResponse(answer: Answer, decided?: readonly [string, string][]): Response {
-  const headers: [string, string][] = [];
-  for (const entry of answer.headers) {
-    const name = entry[0];
-    if (name === "x-content-type-options") continue;
-    if (decided !== undefined && decided.some((own) => own[0] === name)) continue;
-    headers.push(entry as [string, string]);
-  }
-  headers.push(["x-content-type-options", "nosniff"]);
-  if (decided !== undefined) headers.push(...decided);
   const { body } = answer;
   // A Response with one of these statuses cannot have a body.
   const empty = body === null || NO_CONTENT.has(answer.status) ||
     (typeof body === "string" ? body.length === 0 : body.byteLength === 0);
-  return new Response(empty ? null : body, { status: answer.status, headers });
+  const response = new Response(empty ? null : body, { status: answer.status });
+  const headers = response.headers;
+  let typed = false;
+  const add = (name: string, value: string) => {
+    if (name === "content-type" && !typed) {
+      typed = true;
+      headers.set(name, value);
+    } else headers.append(name, value);
+  };
+  for (const entry of answer.headers) {
+    const name = entry[0];
+    if (name === "x-content-type-options") continue;
+    if (decided !== undefined && decided.some((own) => own[0] === name)) continue;
+    add(name, entry[1]);
+  }
+  headers.append("x-content-type-options", "nosniff");
+  if (decided !== undefined) { for (const [name, value] of decided) add(name, value); }
+  return response;
 }
 
 /** The answer of any failure: its own for a {@link GatewayError}, else {@link INTERNAL_ERROR}. */

@@ -49,6 +49,21 @@ Deno.test("toResponse() sends no body with 204, 205 and 304, nor an empty one", 
   assert.equal(await toResponse({ ...made, body: "x" }).text(), "x");
 });
 
+Deno.test("toResponse() gives a text body the answer's content type alone, and text/plain only without one", () => {
+  const text = { ...made, body: '{"a":1}' };
+  assert.deepEqual(
+    [...toResponse(text).headers].filter(([name]) => name === "content-type"),
+    [["content-type", "Application/JSON; charset=UTF-8"]],
+  );
+  const decided = toResponse({ ...text, headers: [] }, [["content-type", "application/json"]]);
+  assert.deepEqual(decided.headers.get("content-type"), "application/json");
+  assert.equal(
+    toResponse({ ...text, headers: [] }).headers.get("content-type"),
+    "text/plain;charset=UTF-8",
+  );
+  assert.equal(toResponse({ ...made, headers: [] }).headers.get("content-type"), null);
+});
+
 Deno.test("changed() remembers the answer as it was made, through every change", () => {
   const once = changed(made, { body: "one" });
   const twice = changed(once, { status: 201 });
