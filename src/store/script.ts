@@ -107,7 +107,7 @@ export function scriptedStore(transport: ScriptTransport, options: ScriptedStore
 
   /**
    * `send` for items asked for together, where the store batches them per turn (`batch` above 1)
-   * or one by one: each caller gets its own reply, or the call's error, logged once as the
+   * or one by one: each caller gets its own reply, or throws the call's error, logged once as the
    * operation `name` gives for the items.
    */
   function perItem<T>(
@@ -125,9 +125,14 @@ export function scriptedStore(transport: ScriptTransport, options: ScriptedStore
         }
       }
     }
-    return (options.batch ?? 1) > 1
+    const each = (options.batch ?? 1) > 1
       ? turnBatches(all, options.batch!)
       : async (item: T) => (await all([item]))[0];
+    return async (item: T) => {
+      const reply = await each(item);
+      if (reply instanceof Error) throw reply;
+      return reply;
+    };
   }
 
   /** `replies`, when it is one per item; else what `sender` answered is no answer. */
@@ -153,11 +158,6 @@ export function scriptedStore(transport: ScriptTransport, options: ScriptedStore
     return [...kinds].join(" and ");
   });
 
-  async function written(item: Write): Promise<void> {
-    const reply = await write(item);
-    if (reply instanceof Error) throw reply;
-  }
-
   /** One MGET per turn's reads (a consent's scope per account read, a payment's owner). */
   const read = (options.batch ?? 1) > 1 && transport.getMany
     ? perItem(async (keys: readonly string[]) => {
@@ -176,12 +176,10 @@ export function scriptedStore(transport: ScriptTransport, options: ScriptedStore
     kind: options.kind,
     tagKeys: options.tagKeys,
     stats,
-    async decide(decision) {
-      const reply = await decide(decision);
-      if (reply instanceof Error) throw reply;
-      return decodeVerdict(reply, decision);
+    decide: async (decision) => decodeVerdict(await decide(decision), decision),
+    async complete(completion: Completion) {
+      await write({ completion });
     },
-    complete: (completion: Completion) => written({ completion }),
     async refund(counter) {
       try {
         await run(REFUND_SCRIPT, [prefix + counter], []);
@@ -189,10 +187,11 @@ export function scriptedStore(transport: ScriptTransport, options: ScriptedStore
         failed("refund", error);
       }
     },
-    put: (key, value, ttlMs) => written({ key, value, ttlMs }),
+    async put(key, value, ttlMs) {
+      await write({ key, value, ttlMs });
+    },
     async get(key) {
       const value = await read(key);
-      if (value instanceof Error) throw value;
       return typeof value === "string" ? value : undefined;
     },
     async delete(key) {
