@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { bankCalendar, isTimeZone } from "../../../src/lib/calendar.ts";
+import { bankCalendar, isTimeZone, wallClockOf } from "../../../src/lib/calendar.ts";
 
 Deno.test("bankCalendar() starts the day at midnight of the bank's time zone", () => {
   const tbilisi = bankCalendar("Asia/Tbilisi");
@@ -26,10 +26,10 @@ Deno.test("isTimeZone() tells IANA names from anything else", () => {
   assert.equal(isTimeZone("Mars/Olympus"), false);
 });
 
-Deno.test("isTimeZone() and bankCalendar() build no formatter before a calendar is read", () => {
+/** Counts constructions of `Intl.DateTimeFormat` while `run` runs. */
+function formattersBuilt(run: () => void): number {
   const original = Intl.DateTimeFormat;
   let built = 0;
-  // Counts constructions: the first one loads the time zone data (20-60 ms of a cold start).
   Intl.DateTimeFormat = new Proxy(original, {
     construct(target, args) {
       built++;
@@ -37,17 +37,103 @@ Deno.test("isTimeZone() and bankCalendar() build no formatter before a calendar 
     },
   });
   try {
-    assert.equal(isTimeZone("Asia/Tbilisi"), true);
-    const calendar = bankCalendar("Asia/Tbilisi");
-    assert.equal(built, 0, "a canonical name and an unread calendar need no formatter");
-    assert.equal(isTimeZone("UTC"), true, "an alias is still known (through a formatter)");
-    assert.equal(isTimeZone("europe/berlin"), true);
-    assert.equal(isTimeZone("Mars/Olympus"), false);
-    built = 0;
-    calendar.around(Date.parse("2026-03-10T21:00:00Z"));
-    calendar.startOf("2026-12-31");
-    assert.equal(built, 1, "one formatter, made on first use and reused");
+    run();
   } finally {
     Intl.DateTimeFormat = original;
   }
+  return built;
+}
+
+Deno.test("isTimeZone() and bankCalendar() build no formatter for a canonical name", () => {
+  // The first construction loads the time zone data (12 to 16 ms of a cold start).
+  assert.equal(
+    formattersBuilt(() => {
+      assert.equal(isTimeZone("Asia/Tbilisi"), true);
+      const calendar = bankCalendar("Asia/Tbilisi");
+      calendar.around(Date.parse("2026-03-10T21:00:00Z"));
+      calendar.startOf("2026-12-31");
+    }),
+    0,
+    "a canonical name and a calendar read through Temporal need no formatter",
+  );
+  assert.equal(
+    formattersBuilt(() => {
+      assert.equal(isTimeZone("UTC"), true, "an alias is still known (through a formatter)");
+      assert.equal(isTimeZone("europe/berlin"), true);
+      assert.equal(isTimeZone("Mars/Olympus"), false);
+    }) > 0,
+    true,
+  );
+});
+
+Deno.test("a runtime without Temporal reads the calendar through one formatter", () => {
+  let calendar: ReturnType<typeof bankCalendar> | undefined;
+  assert.equal(
+    formattersBuilt(() =>
+      calendar = bankCalendar("Asia/Tbilisi", wallClockOf("Asia/Tbilisi", false))
+    ),
+    0,
+    "none before the calendar is read",
+  );
+  assert.equal(
+    formattersBuilt(() => {
+      const [, today] = calendar!.around(Date.parse("2026-03-10T21:00:00Z"));
+      assert.equal(today.start, Date.parse("2026-03-10T20:00:00Z"));
+      calendar!.startOf("2026-12-31");
+    }),
+    1,
+    "one formatter, made on first use and reused",
+  );
+});
+
+Deno.test("bankCalendar() agrees with Temporal's start of day, through either wall clock", () => {
+  // Zones with changes at midnight (Santiago, Havana, Beirut), of half an hour (Lord Howe), at
+  // 02:45 (Chatham), a day skipped (Apia, 2011-12-30), none (Tbilisi, Kolkata), and the usual ones.
+  const zones = [
+    "Europe/Berlin",
+    "America/New_York",
+    "America/Santiago",
+    "America/Havana",
+    "Asia/Beirut",
+    "Australia/Lord_Howe",
+    "Pacific/Chatham",
+    "Pacific/Apia",
+    "Asia/Tbilisi",
+    "Asia/Kolkata",
+  ];
+  const windows = [
+    [Date.parse("2011-12-25T00:00:00Z"), Date.parse("2012-01-08T00:00:00Z")],
+    [Date.parse("2026-01-01T00:00:00Z"), Date.parse("2027-01-01T00:00:00Z")],
+  ];
+  const startOfDay = (label: string, zone: string) =>
+    Temporal.PlainDate.from(label).toZonedDateTime(zone).epochMilliseconds;
+  for (const zone of zones) {
+    const temporal = wallClockOf(zone, true);
+    const formatter = wallClockOf(zone, false);
+    const calendars = [bankCalendar(zone, temporal), bankCalendar(zone, formatter)];
+    for (const [from, to] of windows) {
+      // A step of 97 minutes and 13 seconds drifts through every time of day.
+      for (let instant = from; instant < to; instant += 5_833_000) {
+        const at = `${zone} at ${new Date(instant).toISOString()}`;
+        assert.equal(temporal(instant), formatter(instant), at);
+      }
+      for (let noon = from + 43_200_000; noon < to; noon += 86_400_000) {
+        const at = `${zone} around ${new Date(noon).toISOString()}`;
+        for (const calendar of calendars) {
+          for (const day of calendar.around(noon)) {
+            assert.equal(day.start, startOfDay(day.label, zone), `${at}: ${day.label}`);
+          }
+        }
+      }
+    }
+  }
+});
+
+Deno.test("bankCalendar() starts a day at 01:00 where the clocks go forward at midnight", () => {
+  // Santiago went from UTC-4 to UTC-3 at 2026-09-06 00:00 local time: the day began at 01:00.
+  const santiago = bankCalendar("America/Santiago");
+  const [, day] = santiago.around(Date.parse("2026-09-06T12:00:00Z"));
+  assert.equal(day.label, "2026-09-06");
+  assert.equal(day.start, Date.parse("2026-09-06T04:00:00Z"));
+  assert.equal(day.end - day.start, 23 * 3_600_000);
 });
