@@ -173,7 +173,7 @@ export function toResponse(answer: Answer, decided?: readonly [string, string][]
     add(name, entry[1]);
   }
   headers.append("x-content-type-options", "nosniff");
-  if (decided !== undefined) { for (const [name, value] of decided) add(name, value); }
+  for (const [name, value] of decided ?? []) add(name, value);
   return response;
 }
 
